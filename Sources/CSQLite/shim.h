@@ -1,0 +1,11 @@
+#ifndef ENTITLEMENT_CACHE_CSQLITE_SHIM_H
+#define ENTITLEMENT_CACHE_CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+// SQLITE_TRANSIENT and SQLITE_STATIC are macros casting integers to function pointers,
+// which Swift cannot import; these give them names Swift can see.
+static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }
+static inline sqlite3_destructor_type csqlite_static(void) { return SQLITE_STATIC; }
+
+#endif

@@ -1,0 +1,132 @@
+import CSQLite
+import Foundation
+
+/// The raw handle of a database connection. Owned by exactly one ``SQLiteConnection``.
+typealias SQLiteConnectionHandle = OpaquePointer
+
+/// One SQLite connection with its statement cache.
+///
+/// A connection is used from one thread at a time: owners keep it inside a `Mutex`. It is
+/// deliberately not `Sendable`.
+final class SQLiteConnection {
+  /// How the connection opens its file.
+  struct Options {
+    /// Open without write access; the file must exist.
+    var readOnly = false
+    /// How long a statement waits for another connection's lock before failing with BUSY.
+    var busyTimeoutMilliseconds: Int32 = 5_000
+  }
+
+  let handle: SQLiteConnectionHandle
+  let path: String
+  private var statementCache: [String: SQLiteStatement] = [:]
+
+  /// Opens (and, unless read-only, creates) the database at `path`.
+  ///
+  /// Opening reads nothing from the file: a file that is not a database is only detected by the
+  /// first statement, which callers run before changing anything.
+  init(path: String, options: Options = Options()) throws(SQLiteError) {
+    var handle: SQLiteConnectionHandle?
+    // NOMUTEX: callers serialize access with their own Mutex, so SQLite's per-connection mutex
+    // would be a second lock on every call.
+    var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+    flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    let code = sqlite3_open_v2(path, &handle, flags, nil)
+    guard code == SQLITE_OK, let handle else {
+      // "Whether or not an error occurs when it is opened, resources associated with the
+      // database connection handle should be released by passing it to sqlite3_close()."
+      let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+      sqlite3_close_v2(handle)
+      throw SQLiteError(operation: "open", extendedResultCode: code, message: message)
+    }
+    self.handle = handle
+    self.path = path
+    sqlite3_extended_result_codes(handle, 1)
+    let timeout = sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+    guard timeout == SQLITE_OK else {
+      let error = self.error(operation: "busy_timeout", code: timeout)
+      sqlite3_close_v2(handle)
+      throw error
+    }
+  }
+
+  deinit {
+    // Statements must be finalized before the connection closes; emptying the cache does it.
+    statementCache.removeAll()
+    sqlite3_close_v2(handle)
+  }
+
+  /// Runs one or more statements that take no parameters.
+  func execute(_ sql: String) throws(SQLiteError) {
+    var message: UnsafeMutablePointer<CChar>?
+    let code = sqlite3_exec(handle, sql, nil, nil, &message)
+    guard code == SQLITE_OK else {
+      let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+      sqlite3_free(message)
+      throw SQLiteError(operation: "execute", extendedResultCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+    }
+  }
+
+  /// Returns the cached statement for `sql`, preparing it on first use.
+  ///
+  /// The statement comes back reset with no bindings. Callers must not keep it beyond the
+  /// closure that owns the connection.
+  func cachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    if let statement = statementCache[sql] {
+      return statement
+    }
+    let statement = try SQLiteStatement(connection: self, sql: sql, persistent: true)
+    statementCache[sql] = statement
+    return statement
+  }
+
+  /// Runs `body` with the cached statement for `sql`, then resets it for the next user.
+  ///
+  /// A statement whose use failed is evicted, so a statement left in an unknown state is never
+  /// handed out again.
+  func withStatement<T>(
+    _ sql: String, _ body: (SQLiteStatement) throws(SQLiteError) -> T
+  ) throws(SQLiteError) -> T {
+    let statement = try cachedStatement(sql)
+    defer { statement.reset() }
+    do {
+      return try body(statement)
+    } catch {
+      statementCache[sql] = nil
+      throw error
+    }
+  }
+
+  /// The single integer returned by a query such as `PRAGMA user_version`.
+  func scalarInt(_ sql: String) throws(SQLiteError) -> Int64 {
+    try withStatement(sql) { statement throws(SQLiteError) in
+      guard try statement.step() else {
+        throw SQLiteError(operation: "read", extendedResultCode: SQLITE_MISUSE, message: "no row", sql: sql)
+      }
+      return statement.int64(0)
+    }
+  }
+
+  /// The single text value returned by a query such as `PRAGMA journal_mode`.
+  func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+    try withStatement(sql) { statement throws(SQLiteError) in
+      try statement.step() ? statement.string(0) : nil
+    }
+  }
+
+  /// Rows changed by the latest INSERT, UPDATE or DELETE on this connection.
+  var changes: Int { Int(sqlite3_changes64(handle)) }
+
+  /// An error built from this connection's latest error state.
+  func error(operation: String, code: Int32, sql: String? = nil) -> SQLiteError {
+    let extended = sqlite3_extended_errcode(handle)
+    // sqlite3_errmsg describes the latest failure on the connection; when it is a different
+    // failure than `code` (say, an API misuse detected before any call), use the code's text.
+    let message =
+      (extended & 0xFF) == (code & 0xFF)
+      ? String(cString: sqlite3_errmsg(handle)) : String(cString: sqlite3_errstr(code))
+    return SQLiteError(
+      operation: operation, extendedResultCode: (extended & 0xFF) == (code & 0xFF) ? extended : code,
+      message: message, sql: sql)
+  }
+}

@@ -1,0 +1,46 @@
+import CSQLite
+
+/// A failed SQLite call: which operation failed, the result codes SQLite returned, its message,
+/// and the SQL text involved.
+///
+/// Bound values are never part of an error: they may hold hashes of identities or snapshot
+/// bytes, and errors end up in logs.
+public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What the library was doing, such as `"open"`, `"prepare"` or `"step"`.
+  public var operation: String
+  /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...).
+  public var resultCode: Int32
+  /// The extended result code (`SQLITE_BUSY_SNAPSHOT`, `SQLITE_CORRUPT_INDEX`, ...).
+  public var extendedResultCode: Int32
+  /// SQLite's own explanation.
+  public var message: String
+  /// The statement involved, if any. Never includes bound values.
+  public var sql: String?
+
+  /// Creates an error from explicit parts.
+  public init(
+    operation: String, extendedResultCode: Int32, message: String, sql: String? = nil
+  ) {
+    self.operation = operation
+    self.resultCode = extendedResultCode & 0xFF
+    self.extendedResultCode = extendedResultCode
+    self.message = message
+    self.sql = sql
+  }
+
+  /// True when the file is not a database or its content is damaged.
+  public var isDamage: Bool {
+    resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
+  }
+
+  /// True when another connection holds a lock that the busy timeout did not outwait.
+  public var isBusy: Bool {
+    resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED
+  }
+
+  public var description: String {
+    var text = "\(operation) failed: \(message) (code \(extendedResultCode))"
+    if let sql { text += " in `\(sql)`" }
+    return text
+  }
+}

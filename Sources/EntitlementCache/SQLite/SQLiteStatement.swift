@@ -1,0 +1,129 @@
+import CSQLite
+import Foundation
+
+/// The raw handle of a prepared statement. Owned by exactly one ``SQLiteStatement``.
+typealias SQLiteStatementHandle = OpaquePointer
+
+/// A prepared statement: `init` prepares it, `deinit` finalizes it.
+///
+/// A statement belongs to the connection that prepared it and must be used from one thread at a
+/// time, like the connection itself; it is deliberately not `Sendable`.
+final class SQLiteStatement {
+  let handle: SQLiteStatementHandle
+  let sql: String
+  private unowned let connection: SQLiteConnection
+
+  init(connection: SQLiteConnection, sql: String, persistent: Bool) throws(SQLiteError) {
+    var handle: SQLiteStatementHandle?
+    // SQLITE_PREPARE_PERSISTENT tells SQLite the statement is long-lived (it comes from the
+    // statement cache), so it avoids the lookaside allocator meant for short-lived objects.
+    let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+    let code = sqlite3_prepare_v3(connection.handle, sql, -1, flags, &handle, nil)
+    guard code == SQLITE_OK, let handle else {
+      // On failure sqlite3_prepare_v3 sets the handle to NULL: nothing to finalize.
+      throw connection.error(operation: "prepare", code: code, sql: sql)
+    }
+    self.handle = handle
+    self.sql = sql
+    self.connection = connection
+  }
+
+  deinit {
+    sqlite3_finalize(handle)
+  }
+
+  // MARK: Binding. Parameters are numbered from 1, as in SQLite.
+
+  func bind(_ value: Int64?, at index: Int32) throws(SQLiteError) {
+    let code =
+      if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    try check(code, "bind")
+  }
+
+  func bind(_ value: Int?, at index: Int32) throws(SQLiteError) {
+    try bind(value.map(Int64.init), at: index)
+  }
+
+  func bind(_ value: String?, at index: Int32) throws(SQLiteError) {
+    guard let value else { return try check(sqlite3_bind_null(handle, index), "bind") }
+    // SQLITE_TRANSIENT: SQLite copies the text, because the Swift string's storage is only
+    // borrowed for the duration of this call.
+    let code = sqlite3_bind_text(handle, index, value, -1, csqlite_transient())
+    try check(code, "bind")
+  }
+
+  func bind(_ bytes: some ContiguousBytes, at index: Int32) throws(SQLiteError) {
+    let code = bytes.withUnsafeBytes { buffer in
+      // An empty buffer may have no base address, which SQLite would bind as NULL.
+      guard let base = buffer.baseAddress, !buffer.isEmpty else {
+        return sqlite3_bind_zeroblob(handle, index, 0)
+      }
+      return sqlite3_bind_blob(handle, index, base, Int32(buffer.count), csqlite_transient())
+    }
+    try check(code, "bind")
+  }
+
+  func bindNull(at index: Int32) throws(SQLiteError) {
+    try check(sqlite3_bind_null(handle, index), "bind")
+  }
+
+  // MARK: Stepping
+
+  /// Advances to the next row; false once the statement is done.
+  func step() throws(SQLiteError) -> Bool {
+    let code = sqlite3_step(handle)
+    switch code {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    default: throw connection.error(operation: "step", code: code, sql: sql)
+    }
+  }
+
+  /// Runs a statement that returns no rows.
+  func run() throws(SQLiteError) {
+    while try step() {}
+  }
+
+  /// Makes the statement ready for reuse and drops its bindings.
+  ///
+  /// The result of `sqlite3_reset` repeats the error of the last step, which `step()` already
+  /// reported, so it is deliberately not checked here.
+  func reset() {
+    sqlite3_reset(handle)
+    sqlite3_clear_bindings(handle)
+  }
+
+  // MARK: Columns. Indexes are numbered from 0, as in SQLite.
+
+  func isNull(_ column: Int32) -> Bool {
+    sqlite3_column_type(handle, column) == SQLITE_NULL
+  }
+
+  func int64(_ column: Int32) -> Int64 {
+    sqlite3_column_int64(handle, column)
+  }
+
+  func optionalInt64(_ column: Int32) -> Int64? {
+    isNull(column) ? nil : sqlite3_column_int64(handle, column)
+  }
+
+  func string(_ column: Int32) -> String? {
+    guard let text = sqlite3_column_text(handle, column) else { return nil }
+    let count = Int(sqlite3_column_bytes(handle, column))
+    return String(
+      decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+  }
+
+  func data(_ column: Int32) -> Data? {
+    guard let blob = sqlite3_column_blob(handle, column) else {
+      return isNull(column) ? nil : Data()
+    }
+    return Data(bytes: blob, count: Int(sqlite3_column_bytes(handle, column)))
+  }
+
+  private func check(_ code: Int32, _ operation: String) throws(SQLiteError) {
+    guard code == SQLITE_OK else {
+      throw connection.error(operation: operation, code: code, sql: sql)
+    }
+  }
+}
