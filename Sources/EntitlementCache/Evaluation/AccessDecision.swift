@@ -1,0 +1,139 @@
+import Foundation
+
+/// The answer to "may this user use `pro` now?", with the evidence behind it.
+///
+/// ```swift
+/// let decision = cache.access(to: "pro", for: scope)
+/// switch decision.state {
+/// case .granted: showPro()
+/// case .denied: showPaywall(offering: decision.recovery)  // restore, never "buy again"
+/// case .deviceBlocked(let reason): showDeviceManagement(reason, decision.device)
+/// case .offlineUnavailable: keepLockedAndOfferRetry()     // unknown, not "not entitled"
+/// }
+/// ```
+public struct AccessDecision: Sendable, Hashable {
+  /// The entitlement key asked about.
+  public var entitlement: String
+  /// Granted, denied, unavailable, or blocked on this device.
+  public var state: AccessState
+  /// What the decision rests on.
+  public var evidence: AccessEvidence
+  /// When access is denied but an unclaimed purchase lists this entitlement: what to offer.
+  public var recovery: ClaimHint?
+  /// When the device is blocked: what the app needs to show device management.
+  public var device: DeviceBlockDetails?
+
+  /// Whether access is granted.
+  public var isGranted: Bool { state == .granted }
+
+  /// Granted on a verified response that was not computed offline: fit for expensive,
+  /// server-backed or abuse-prone features.
+  public var isHighTrust: Bool {
+    guard isGranted, evidence.isComputedOffline == false else { return false }
+    return evidence.verification == .known(.verified)
+      || evidence.verification == .known(.verifiedOnDevice)
+  }
+}
+
+/// The outcome of an access decision.
+public enum AccessState: Sendable, Hashable {
+  /// The user may use the entitlement now.
+  case granted
+  /// The cached evidence says no.
+  case denied(DenialReason)
+  /// No bounded decision exists: keep the feature locked and offer a retry. Never a sign that
+  /// the user is not entitled.
+  case offlineUnavailable(UnavailableReason)
+  /// The user is entitled but this installation may not use it. Never "buy again".
+  case deviceBlocked(OpenEnum<DeviceBlockReason>?)
+}
+
+/// Why cached evidence denies access.
+public enum DenialReason: String, Sendable, Hashable, CaseIterable {
+  /// The snapshot has no such entitlement.
+  case notEntitled = "not_entitled"
+  /// It ended (by the server's status, or its `expiresAt` or grace end passed).
+  case expired
+  /// It was taken back.
+  case revoked
+  /// Billing is being retried: show billing recovery, not premium.
+  case billingRetry = "billing_retry"
+  /// Non-expiring access was last verified longer ago than the policy allows offline.
+  case offlineWindowElapsed = "offline_window_elapsed"
+  /// The server sent a status this build does not know; unknown never grants.
+  case unknownStatus = "unknown_status"
+  /// It is family-shared and the policy excludes shared access.
+  case familySharingExcluded = "family_sharing_excluded"
+}
+
+/// Why no bounded decision exists.
+public enum UnavailableReason: String, Sendable, Hashable, CaseIterable {
+  /// No snapshot is stored for the scope.
+  case noSnapshot = "no_snapshot"
+  /// The snapshot is older than the policy's `maxSnapshotAge`.
+  case snapshotTooOld = "snapshot_too_old"
+  /// The server-issued device access expiry has passed.
+  case deviceAccessExpired = "device_access_expired"
+  /// The stored snapshot could not be read (damaged file or storage error).
+  case unreadable
+}
+
+/// How current the cached snapshot is.
+public enum Freshness: String, Sendable, Hashable, CaseIterable {
+  /// Younger than `staleAfter`, and no refresh has failed since.
+  case fresh
+  /// Older than `staleAfter`: a refresh is due. Access is unchanged.
+  case stale
+  /// The latest refresh attempt failed after the last success: served from cache.
+  case offline
+}
+
+/// What a decision rests on. Fields that do not apply are nil.
+public struct AccessEvidence: Sendable, Hashable {
+  /// How current the snapshot is.
+  public var freshness: Freshness?
+  /// How the server verified the snapshot.
+  public var verification: OpenEnum<VerificationStatus>?
+  /// Served from cache after a failed refresh.
+  public var isComputedOffline: Bool?
+  /// The device time of the refresh that stored the snapshot.
+  public var storedAt: Date?
+  /// When the server last verified this entitlement.
+  public var verifiedAt: Date?
+  /// The effective boundary: access holds while the effective time is before it. For a denial,
+  /// the boundary that passed, when there is one.
+  public var validUntil: Date?
+  /// Where the entitlement's access comes from.
+  public var source: OpenEnum<EntitlementSource>?
+  /// The device clock is behind the latest trusted time by more than the tolerance.
+  public var clockRollbackSuspected: Bool
+
+  /// Creates evidence.
+  public init(
+    freshness: Freshness? = nil, verification: OpenEnum<VerificationStatus>? = nil,
+    isComputedOffline: Bool? = nil, storedAt: Date? = nil, verifiedAt: Date? = nil,
+    validUntil: Date? = nil, source: OpenEnum<EntitlementSource>? = nil,
+    clockRollbackSuspected: Bool = false
+  ) {
+    self.freshness = freshness
+    self.verification = verification
+    self.isComputedOffline = isComputedOffline
+    self.storedAt = storedAt
+    self.verifiedAt = verifiedAt
+    self.validUntil = validUntil
+    self.source = source
+    self.clockRollbackSuspected = clockRollbackSuspected
+  }
+}
+
+/// What the app needs to show device management for a blocked installation.
+public struct DeviceBlockDetails: Sendable, Hashable {
+  /// The server's reason code.
+  public var reason: OpenEnum<DeviceBlockReason>?
+  /// When the next device change is allowed.
+  public var nextAllowedAt: Date?
+  /// The rolling budget of device changes.
+  public var changeBudget: DeviceChangeBudget?
+  /// The customer's activations, as redacted by the server.
+  public var devices: [DeviceSummary]
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Re-evaluates cached entitlements against the clock: pure functions, no I/O, no global clock.
+///
+/// The cache calls these on every read. They are public so an SDK can evaluate a CustomerInfo
+/// it holds in memory with exactly the rules the cache applies.
+///
+/// Every window is half-open: access holds while the effective time is *before* its boundary.
+public enum EntitlementEvaluator {
+  /// The decision for one entitlement of a CustomerInfo held in memory.
+  ///
+  /// - Parameters:
+  ///   - key: The entitlement key, such as `pro`.
+  ///   - info: The snapshot; nil when none is available, which gives `offlineUnavailable`.
+  ///   - bookkeeping: When the snapshot was stored and what happened since.
+  ///   - now: The device clock.
+  ///   - policy: The offline policy.
+  public static func decision(
+    for key: String, in info: CustomerInfo?, bookkeeping: ScopeBookkeeping?, now: Date,
+    policy: OfflinePolicy = .conservative
+  ) -> AccessDecision {
+    let clock = ClockReading(
+      now: now, highWaterMark: bookkeeping?.highWaterMark,
+      tolerance: policy.clockRollbackTolerance)
+    guard let info, let bookkeeping else {
+      return unavailable(key, .noSnapshot, clock: clock)
+    }
+    let facts = EntitlementFacts.table(for: info)[key]
+    return decide(
+      key, facts: facts, snapshot: SnapshotFacts(info), bookkeeping: bookkeeping, clock: clock,
+      policy: policy)
+  }
+
+  /// Every entitlement of a CustomerInfo re-evaluated: lapsed ones read `expired`, an expired
+  /// access context is removed, and each key has its decision.
+  public static func evaluate(
+    _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date,
+    policy: OfflinePolicy = .conservative
+  ) -> EvaluatedCustomerInfo {
+    let clock = ClockReading(
+      now: now, highWaterMark: bookkeeping.highWaterMark, tolerance: policy.clockRollbackTolerance)
+    return evaluate(
+      info, facts: EntitlementFacts.table(for: info), snapshot: SnapshotFacts(info),
+      bookkeeping: bookkeeping, clock: clock, policy: policy)
+  }
+
+  static func evaluate(
+    _ info: CustomerInfo, facts: [String: EntitlementFacts], snapshot: SnapshotFacts,
+    bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
+  ) -> EvaluatedCustomerInfo {
+    var evaluated = info
+    var decisions: [String: AccessDecision] = [:]
+    for key in info.entitlements.keys {
+      let decision = decide(
+        key, facts: facts[key], snapshot: snapshot, bookkeeping: bookkeeping, clock: clock,
+        policy: policy)
+      decisions[key] = decision
+      // Locally computed expiry: the server said active or grace, the boundary has passed.
+      if decision.state == .denied(.expired) {
+        evaluated.entitlements[key]?.status = .known(.expired)
+      }
+    }
+    if let accessContext = info.accessContext, clock.effectiveNow >= accessContext.expiresAt {
+      evaluated.accessContext = nil
+    }
+    return EvaluatedCustomerInfo(
+      customerInfo: evaluated, decisions: decisions,
+      freshness: freshness(bookkeeping, clock: clock, policy: policy),
+      clockRollbackSuspected: clock.rollbackSuspected, bookkeeping: bookkeeping)
+  }
+
+  /// The decision when nothing usable is stored.
+  static func unavailable(
+    _ key: String, _ reason: UnavailableReason, clock: ClockReading
+  ) -> AccessDecision {
+    AccessDecision(
+      entitlement: key, state: .offlineUnavailable(reason),
+      evidence: AccessEvidence(clockRollbackSuspected: clock.rollbackSuspected))
+  }
+
+  static func freshness(
+    _ bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
+  ) -> Freshness {
+    if bookkeeping.lastRefreshFailedAt != nil { return .offline }
+    guard let storedAt = bookkeeping.storedAt else { return .stale }
+    return clock.effectiveNow.timeIntervalSince(storedAt) < policy.staleAfter ? .fresh : .stale
+  }
+
+  /// DESIGN §5 steps 2–7 for one key. The hot path calls this with facts already in memory.
+  static func decide(
+    _ key: String, facts: EntitlementFacts?, snapshot: SnapshotFacts,
+    bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
+  ) -> AccessDecision {
+    guard let storedAt = bookkeeping.storedAt else {
+      return unavailable(key, .noSnapshot, clock: clock)
+    }
+    let now = clock.effectiveNow
+    let freshness = freshness(bookkeeping, clock: clock, policy: policy)
+    var decision = AccessDecision(
+      entitlement: key, state: .granted,
+      evidence: AccessEvidence(
+        freshness: freshness, verification: snapshot.verification,
+        isComputedOffline: freshness == .offline, storedAt: storedAt,
+        verifiedAt: facts?.verifiedAt, source: facts?.source,
+        clockRollbackSuspected: clock.rollbackSuspected))
+
+    let snapshotBoundary = policy.maxSnapshotAge.map { storedAt.addingTimeInterval($0) }
+    if let snapshotBoundary, now >= snapshotBoundary {
+      decision.state = .offlineUnavailable(.snapshotTooOld)
+      decision.evidence.validUntil = snapshotBoundary
+      return decision
+    }
+
+    // The entitlement's own rules.
+    let boundary: Date?
+    switch entitlementBoundary(facts, serverTime: bookkeeping.serverTime, policy: policy) {
+    case .denied(let reason, let passedBoundary):
+      decision.state = .denied(reason)
+      decision.evidence.validUntil = passedBoundary
+      decision.recovery = facts?.claimHint
+      return decision
+    case .usable(let until):
+      if let until, now >= until {
+        let lapsed: DenialReason = facts?.expiresAt == nil && facts?.gracePeriodExpiresAt == nil
+          ? .offlineWindowElapsed : .expired
+        decision.state = .denied(lapsed)
+        decision.evidence.validUntil = until
+        decision.recovery = facts?.claimHint
+        return decision
+      }
+      boundary = until
+    }
+    if policy.excludeFamilyShared, facts?.source == .known(.familyShared) {
+      decision.state = .denied(.familySharingExcluded)
+      decision.recovery = facts?.claimHint
+      return decision
+    }
+
+    // The installation's rules: commercial access is there, but may this device use it?
+    var deviceBoundary: Date?
+    if let device = snapshot.deviceAccess {
+      guard device.status == .known(.active) else {
+        decision.state = .deviceBlocked(device.reason)
+        decision.device = DeviceBlockDetails(
+          reason: device.reason, nextAllowedAt: device.nextAllowedAt,
+          changeBudget: device.changeBudget, devices: device.devices)
+        decision.evidence.validUntil = earliest(boundary, snapshotBoundary)
+        return decision
+      }
+      if let expiresAt = device.expiresAt, now >= expiresAt {
+        decision.state = .offlineUnavailable(.deviceAccessExpired)
+        decision.evidence.validUntil = expiresAt
+        return decision
+      }
+      deviceBoundary = device.expiresAt
+    }
+    decision.evidence.validUntil = earliest(earliest(boundary, deviceBoundary), snapshotBoundary)
+    return decision
+  }
+
+  private enum EntitlementRule {
+    /// Usable until the date (nil: no device-clock boundary of its own).
+    case usable(until: Date?)
+    /// Denied by the server's status alone.
+    case denied(DenialReason, boundary: Date?)
+  }
+
+  private static func entitlementBoundary(
+    _ facts: EntitlementFacts?, serverTime: Date?, policy: OfflinePolicy
+  ) -> EntitlementRule {
+    guard let facts, let status = facts.status else { return .denied(.notEntitled, boundary: nil) }
+    let compareDeviceClock = policy.expiryReference == .deviceClock
+    switch status {
+    case .known(.revoked): return .denied(.revoked, boundary: nil)
+    case .known(.expired): return .denied(.expired, boundary: facts.expiresAt)
+    case .known(.billingRetry): return .denied(.billingRetry, boundary: nil)
+    case .unknown: return .denied(.unknownStatus, boundary: nil)
+    case .known(.grace):
+      guard compareDeviceClock else { return .usable(until: nil) }
+      if let end = facts.gracePeriodExpiresAt ?? facts.expiresAt { return .usable(until: end) }
+      return .usable(until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy))
+    case .known(.active):
+      guard compareDeviceClock else { return .usable(until: nil) }
+      if let end = facts.expiresAt { return .usable(until: end) }
+      return .usable(until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy))
+    }
+  }
+
+  /// Non-expiring access is usable for a bounded time after the server last verified it;
+  /// without `verifiedAt`, after the snapshot's `requestDate`.
+  private static func offlineWindowEnd(
+    _ facts: EntitlementFacts, serverTime: Date?, policy: OfflinePolicy
+  ) -> Date? {
+    (facts.verifiedAt ?? serverTime).map { $0.addingTimeInterval(policy.nonExpiringMaxOfflineAge) }
+  }
+
+  private static func earliest(_ first: Date?, _ second: Date?) -> Date? {
+    switch (first, second) {
+    case (let first?, let second?): min(first, second)
+    case (let first?, nil): first
+    case (nil, let second): second
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// The server's facts about one entitlement key, in the normalized form both the SQLite point
+/// read and an in-memory CustomerInfo produce, so the two give the same decision by
+/// construction.
+struct EntitlementFacts: Sendable, Hashable {
+  /// Nil when the snapshot does not entitle the key (the facts then exist for `claimHint`).
+  var status: OpenEnum<EntitlementStatus>?
+  var expiresAt: Date?
+  var gracePeriodExpiresAt: Date?
+  var verifiedAt: Date?
+  var source: OpenEnum<EntitlementSource>?
+  var productId: String?
+  var willRenew: Bool?
+  /// The hint of the first unclaimed purchase (in server order) that lists the key with a
+  /// hint this build knows.
+  var claimHint: ClaimHint?
+
+  /// The facts of every key the snapshot mentions: its entitlements, and the keys its
+  /// unclaimed purchases list.
+  static func table(for info: CustomerInfo) -> [String: EntitlementFacts] {
+    var table: [String: EntitlementFacts] = [:]
+    table.reserveCapacity(info.entitlements.count)
+    for (key, entitlement) in info.entitlements {
+      table[key] = EntitlementFacts(
+        status: entitlement.status, expiresAt: entitlement.expiresAt,
+        gracePeriodExpiresAt: entitlement.gracePeriodExpiresAt,
+        verifiedAt: entitlement.verifiedAt, source: entitlement.source,
+        productId: entitlement.productId, willRenew: entitlement.willRenew)
+    }
+    for purchase in info.unclaimedPurchases {
+      guard let hint = purchase.claimHint.knownValue else { continue }
+      for key in purchase.entitlements where table[key]?.claimHint == nil {
+        table[key, default: EntitlementFacts()].claimHint = hint
+      }
+    }
+    return table
+  }
+}
+
+/// The snapshot-wide facts a decision needs, besides the entitlement's own.
+struct SnapshotFacts: Sendable, Hashable {
+  var verification: OpenEnum<VerificationStatus>
+  var accessContextExpiresAt: Date?
+  var deviceAccess: DeviceAccessInfo?
+
+  init(
+    verification: OpenEnum<VerificationStatus>, accessContextExpiresAt: Date?,
+    deviceAccess: DeviceAccessInfo?
+  ) {
+    self.verification = verification
+    self.accessContextExpiresAt = accessContextExpiresAt
+    // Fields the server may add to deviceAccess are not needed to decide and could carry
+    // tokens; the normalized form drops them.
+    self.deviceAccess = deviceAccess.map { device in
+      var trimmed = device
+      trimmed.unknownFields = [:]
+      trimmed.changeBudget?.unknownFields = [:]
+      trimmed.devices = device.devices.map {
+        DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt)
+      }
+      return trimmed
+    }
+  }
+
+  init(_ info: CustomerInfo) {
+    self.init(
+      verification: info.verification, accessContextExpiresAt: info.accessContext?.expiresAt,
+      deviceAccess: info.deviceAccess)
+  }
+}

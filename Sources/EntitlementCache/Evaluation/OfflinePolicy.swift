@@ -1,0 +1,62 @@
+import Foundation
+
+/// How long cached access may be trusted, and against which clock.
+///
+/// Every knob has a documented default; the two presets cover the two product models.
+///
+/// ```swift
+/// var policy = OfflinePolicy.conservative
+/// policy.nonExpiringMaxOfflineAge = 7 * 86_400  // lifetime access: one week offline
+/// ```
+public struct OfflinePolicy: Sendable, Hashable {
+  /// What `expiresAt` is compared with.
+  public enum ExpiryReference: Sendable, Hashable {
+    /// The device clock (guarded against rollback): access ends at `expiresAt` even offline.
+    case deviceClock
+    /// The server's status holds until the snapshot is replaced or exceeds
+    /// ``OfflinePolicy/maxSnapshotAge``; `expiresAt` is not compared with the device clock.
+    case serverSnapshot
+  }
+
+  /// A snapshot older than this is `stale`: a refresh is due. Access is unchanged. Default 5 min.
+  public var staleAfter: TimeInterval
+  /// How long after `verifiedAt` an entitlement without `expiresAt` (lifetime access) stays
+  /// usable. Default 30 days, so a device that never reconnects cannot keep it forever.
+  public var nonExpiringMaxOfflineAge: TimeInterval
+  /// A snapshot older than this grants nothing: every decision is `offlineUnavailable`.
+  /// Default none.
+  public var maxSnapshotAge: TimeInterval?
+  /// What `expiresAt` is compared with. Default ``ExpiryReference/deviceClock``.
+  public var expiryReference: ExpiryReference
+  /// How far the clock may fall behind the latest trusted time before the evidence says
+  /// `clockRollbackSuspected`. Default 5 min, above ordinary NTP corrections.
+  public var clockRollbackTolerance: TimeInterval
+  /// Whether `family_shared` entitlements are denied. Default false.
+  public var excludeFamilyShared: Bool
+
+  /// Creates a policy; every omitted knob takes its default.
+  public init(
+    staleAfter: TimeInterval = 5 * 60,
+    nonExpiringMaxOfflineAge: TimeInterval = 30 * 86_400,
+    maxSnapshotAge: TimeInterval? = nil,
+    expiryReference: ExpiryReference = .deviceClock,
+    clockRollbackTolerance: TimeInterval = 5 * 60,
+    excludeFamilyShared: Bool = false
+  ) {
+    self.staleAfter = staleAfter
+    self.nonExpiringMaxOfflineAge = nonExpiringMaxOfflineAge
+    self.maxSnapshotAge = maxSnapshotAge
+    self.expiryReference = expiryReference
+    self.clockRollbackTolerance = clockRollbackTolerance
+    self.excludeFamilyShared = excludeFamilyShared
+  }
+
+  /// The default (spec/offline-access.txt): expiring access ends at `expiresAt` by the device
+  /// clock, lifetime access is usable 30 days after `verifiedAt`, stale after 5 minutes.
+  public static let conservative = OfflinePolicy()
+
+  /// The perk model (spec/check-access-perks.txt): the server's status holds, stale after
+  /// 5 minutes, unusable after 2 days, no device-clock comparison of `expiresAt`.
+  public static let serverSnapshot = OfflinePolicy(
+    maxSnapshotAge: 2 * 86_400, expiryReference: .serverSnapshot)
+}

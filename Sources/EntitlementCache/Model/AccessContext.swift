@@ -1,0 +1,35 @@
+import Foundation
+
+/// A short-lived, signed, opaque token that a trusted backend can forward to the server.
+///
+/// It expires independently of entitlements; the evaluator removes it from the evaluated
+/// CustomerInfo once `expiresAt` has passed.
+public struct AccessContext: Sendable, Hashable, JSONModel {
+  /// The opaque token. Redacted from every description.
+  public var token: AccessToken
+  /// When the token stops being valid.
+  public var expiresAt: Date
+  /// Fields this build does not know, kept as the server sent them.
+  public var unknownFields: [String: JSONValue]
+
+  /// Creates an access context.
+  public init(token: AccessToken, expiresAt: Date, unknownFields: [String: JSONValue] = [:]) {
+    self.token = token
+    self.expiresAt = expiresAt
+    self.unknownFields = unknownFields
+  }
+
+  init(json: JSONValue, path: String) throws(SnapshotError) {
+    var reader = try JSONObjectReader(json, path: path)
+    token = AccessToken(rawValue: try reader.required("token", JSONField.string))
+    expiresAt = try reader.required("expiresAt", JSONField.date)
+    unknownFields = reader.unknownFields
+  }
+
+  var json: JSONValue {
+    var writer = JSONObjectWriter(unknownFields: unknownFields)
+    writer.set("token", .string(token.rawValue))
+    writer.set("expiresAt", JSONValue(expiresAt))
+    return writer.value
+  }
+}

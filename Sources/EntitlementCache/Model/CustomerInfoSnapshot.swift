@@ -1,0 +1,72 @@
+import Foundation
+
+/// A validated CustomerInfo together with the exact JSON bytes that will be stored.
+///
+/// Build one from the server's response as soon as it arrives: it rejects bad input with a
+/// ``SnapshotError`` naming the field, before anything is written. The cache stores
+/// ``jsonData`` unchanged, so fields this build does not know survive byte for byte.
+///
+/// ```swift
+/// let snapshot = try CustomerInfoSnapshot(jsonData: responseBody)
+/// try cache.store(snapshot, for: scope)
+/// ```
+public struct CustomerInfoSnapshot: Sendable, Hashable {
+  /// The largest payload accepted by default: 1 MiB, far above a real CustomerInfo (a
+  /// 1,000-entitlement snapshot is about 250 KiB) and small enough that a runaway server
+  /// response cannot bloat the cache file.
+  public static let defaultSizeLimit = 1 << 20
+
+  /// The decoded CustomerInfo.
+  public let customerInfo: CustomerInfo
+  /// The JSON that is stored: the server's bytes, or the encoding of a CustomerInfo built in code.
+  public let jsonData: Data
+
+  /// Validates the server's JSON and keeps its bytes.
+  ///
+  /// - Throws: ``SnapshotError`` naming the field and the problem: malformed JSON, a missing
+  ///   field, a wrong type, a date that does not parse, or a payload over `sizeLimit` bytes.
+  public init(jsonData: Data, sizeLimit: Int = defaultSizeLimit) throws(SnapshotError) {
+    guard jsonData.count <= sizeLimit else {
+      throw SnapshotError(path: "", problem: .tooLarge(size: jsonData.count, limit: sizeLimit))
+    }
+    let value: JSONValue
+    do {
+      value = try JSONDecoder().decode(JSONValue.self, from: jsonData)
+    } catch {
+      throw SnapshotError(path: "", problem: .malformedJSON(detail: Self.syntaxDetail(error)))
+    }
+    customerInfo = try CustomerInfo(json: value, path: "")
+    self.jsonData = jsonData
+  }
+
+  /// Encodes a CustomerInfo built in code.
+  ///
+  /// - Throws: ``SnapshotError`` when the encoding is over `sizeLimit` bytes or an unknown field
+  ///   holds a number JSON cannot express.
+  public init(_ customerInfo: CustomerInfo, sizeLimit: Int = defaultSizeLimit)
+    throws(SnapshotError)
+  {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let data: Data
+    do {
+      data = try encoder.encode(customerInfo)
+    } catch {
+      throw SnapshotError(path: "", problem: .unencodable)
+    }
+    guard data.count <= sizeLimit else {
+      throw SnapshotError(path: "", problem: .tooLarge(size: data.count, limit: sizeLimit))
+    }
+    self.customerInfo = customerInfo
+    self.jsonData = data
+  }
+
+  /// Where the JSON parser stopped, without quoting the input (it may hold a token).
+  private static func syntaxDetail(_ error: any Error) -> String {
+    guard case DecodingError.dataCorrupted(let context) = error else {
+      return "unreadable"
+    }
+    let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey]
+    return (underlying as? String) ?? context.debugDescription
+  }
+}

@@ -1,0 +1,64 @@
+/// Any JSON value. Holds the fields of a snapshot this build does not know, so they are kept
+/// and written back unchanged (forward compatibility).
+public enum JSONValue: Sendable, Hashable, Codable {
+  /// `null`.
+  case null
+  /// `true` or `false`.
+  case bool(Bool)
+  /// A number written without a fraction or exponent that fits in 64 bits.
+  case integer(Int64)
+  /// Any other number.
+  case number(Double)
+  /// A string.
+  case string(String)
+  /// An array.
+  case array([JSONValue])
+  /// An object. Key order is not significant in JSON and is not kept.
+  case object([String: JSONValue])
+
+  /// Decodes any JSON value.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() {
+      self = .null
+    } else if let value = try? container.decode(Bool.self) {
+      self = .bool(value)
+    } else if let value = try? container.decode(Int64.self) {
+      self = .integer(value)
+    } else if let value = try? container.decode(Double.self) {
+      self = .number(value)
+    } else if let value = try? container.decode(String.self) {
+      self = .string(value)
+    } else if let value = try? container.decode([JSONValue].self) {
+      self = .array(value)
+    } else {
+      self = .object(try container.decode([String: JSONValue].self))
+    }
+  }
+
+  /// Encodes the value as JSON.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .null: try container.encodeNil()
+    case .bool(let value): try container.encode(value)
+    case .integer(let value): try container.encode(value)
+    case .number(let value): try container.encode(value)
+    case .string(let value): try container.encode(value)
+    case .array(let value): try container.encode(value)
+    case .object(let value): try container.encode(value)
+    }
+  }
+
+  /// The name of the value's JSON type, for error messages that must not echo the value.
+  var typeName: String {
+    switch self {
+    case .null: "null"
+    case .bool: "a boolean"
+    case .integer, .number: "a number"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/// The store environment a snapshot came from. Unknown values are rejected, not guessed.
+public enum StoreEnvironment: String, Sendable, Hashable, CaseIterable {
+  /// Real purchases.
+  case production
+  /// Store sandbox purchases.
+  case sandbox
+  /// Local testing (StoreKit configuration files, fake stores).
+  case local
+}
+
+/// Which snapshot a read or write is about: SDK key, installation, store environment and app
+/// user.
+///
+/// A scope holds only hashes. The raw SDK key, installation ID and app-user ID are hashed once,
+/// here, and never stored, logged or printed. Build a scope once per user session and reuse it:
+/// reads through a scope cost no hashing.
+///
+/// Each hash is SHA-256 over a domain tag, a zero byte, then each part as a 4-byte big-endian
+/// UTF-8 length followed by its bytes, so no two different part lists hash the same input:
+///
+/// | hash | domain tag | parts |
+/// |---|---|---|
+/// | scope key | `entitlement-cache/scope/v1` | SDK key, installation ID, environment, app-user ID |
+/// | user | `entitlement-cache/user/v1` | SDK key, app-user ID |
+/// | SDK key | `entitlement-cache/sdk-key/v1` | SDK key |
+/// | installation | `entitlement-cache/installation/v1` | SDK key, installation ID |
+public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
+  /// The store environment.
+  public let environment: StoreEnvironment
+  /// The identity of the scope in the file: a hash of all four parts.
+  public let key: ScopeKey
+  let userHash: [UInt8]
+  let sdkKeyHash: [UInt8]
+  let installationHash: [UInt8]
+
+  /// Hashes the four parts of a scope.
+  ///
+  /// - Throws: ``ScopeError`` when a part is empty.
+  public init(
+    sdkKey: String, installationID: String, environment: StoreEnvironment, appUserID: String
+  ) throws(ScopeError) {
+    for (name, value) in [("SDK key", sdkKey), ("installation ID", installationID), ("app-user ID", appUserID)]
+    where value.isEmpty {
+      throw ScopeError(problem: "\(name) is empty")
+    }
+    self.environment = environment
+    key = ScopeKey(
+      digest: Self.digest(
+        "entitlement-cache/scope/v1", sdkKey, installationID, environment.rawValue, appUserID))
+    userHash = Self.digest("entitlement-cache/user/v1", sdkKey, appUserID)
+    sdkKeyHash = Self.digest("entitlement-cache/sdk-key/v1", sdkKey)
+    installationHash = Self.digest("entitlement-cache/installation/v1", sdkKey, installationID)
+  }
+
+  /// Hashes the four parts of a scope, reading the environment from text.
+  ///
+  /// - Throws: ``ScopeError`` when a part is empty or the environment is not `production`,
+  ///   `sandbox` or `local`.
+  public init(
+    sdkKey: String, installationID: String, environment: String, appUserID: String
+  ) throws(ScopeError) {
+    guard let parsed = StoreEnvironment(rawValue: environment) else {
+      throw ScopeError(problem: "environment must be production, sandbox or local")
+    }
+    try self.init(
+      sdkKey: sdkKey, installationID: installationID, environment: parsed, appUserID: appUserID)
+  }
+
+  /// `CacheScope(production, 3fa4c1d2…)`: the environment and a prefix of the scope hash only.
+  public var description: String {
+    "CacheScope(\(environment.rawValue), \(key.hexPrefix)…)"
+  }
+
+  private static func digest(_ domain: String, _ parts: String...) -> [UInt8] {
+    var input = Array(domain.utf8)
+    input.append(0)
+    for part in parts {
+      let bytes = Array(part.utf8)
+      withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { input.append(contentsOf: $0) }
+      input.append(contentsOf: bytes)
+    }
+    return SHA256.hash(input)
+  }
+}
+
+/// Why a scope could not be built.
+public struct ScopeError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What is wrong, without the offending value.
+  public var problem: String
+  /// `invalid scope: ...`.
+  public var description: String { "invalid scope: \(problem)" }
+}

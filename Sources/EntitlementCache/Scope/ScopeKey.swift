@@ -1,0 +1,47 @@
+/// The 32-byte SHA-256 that identifies a scope in the file, held as four words so that the
+/// in-memory lookup on every read compares and hashes integers, not arrays.
+public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
+  private let words: (UInt64, UInt64, UInt64, UInt64)
+
+  /// Reads a 32-byte digest; nil for any other length.
+  public init?(bytes: some Collection<UInt8>) {
+    guard bytes.count == 32 else { return nil }
+    self.init(digest: Array(bytes))
+  }
+
+  init(digest: [UInt8]) {
+    precondition(digest.count == 32, "a scope key is a SHA-256 digest")
+    func word(_ index: Int) -> UInt64 {
+      digest[index * 8..<index * 8 + 8].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+    words = (word(0), word(1), word(2), word(3))
+  }
+
+  /// The 32 bytes, most significant first.
+  public var bytes: [UInt8] {
+    [words.0, words.1, words.2, words.3].flatMap { word in
+      (0..<8).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) }
+    }
+  }
+
+  /// The whole hash in lowercase hexadecimal.
+  public var hex: String {
+    bytes.map { String($0 >> 4, radix: 16) + String($0 & 0xF, radix: 16) }.joined()
+  }
+
+  /// The first 12 hexadecimal digits, enough to tell scopes apart on screen.
+  public var hexPrefix: String { String(hex.prefix(12)) }
+
+  /// The full hexadecimal hash.
+  public var description: String { hex }
+
+  /// Compares all four words.
+  public static func == (lhs: ScopeKey, rhs: ScopeKey) -> Bool {
+    lhs.words == rhs.words
+  }
+
+  /// A digest is already uniformly distributed: one word is as good a hash as four.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(words.0)
+  }
+}
