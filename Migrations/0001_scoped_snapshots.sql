@@ -1,5 +1,5 @@
 -- One row per scope. A scope is known only by hashes: the raw SDK key, installation ID and
--- app-user ID never reach this file (see Store/CacheScope.swift for the hash construction).
+-- app-user ID never reach this file (see Sources/EntitlementCache/Scope/CacheScope.swift for the hash construction).
 -- Times are integer milliseconds since the Unix epoch.
 CREATE TABLE scope (
   id INTEGER PRIMARY KEY,

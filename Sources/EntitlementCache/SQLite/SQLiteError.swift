@@ -5,7 +5,7 @@ import CSQLite
 ///
 /// Bound values are never part of an error: they may hold hashes of identities or snapshot
 /// bytes, and errors end up in logs.
-public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What the library was doing, such as `"open"`, `"prepare"` or `"step"`.
   public var operation: String
   /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...).

@@ -1,0 +1,52 @@
+import Foundation
+
+/// How a ``SQLiteCustomerInfoCache`` opens, stores and prunes. Every knob has a default.
+public struct CacheConfiguration: Sendable {
+  /// What to do with a file that is not a database or is damaged.
+  public enum DamageHandling: Sendable, Hashable {
+    /// Move it aside (never erase it), start a new empty database, and report it in
+    /// ``SQLiteCustomerInfoCache/damageReport``. Reads answer `offlineUnavailable` until a
+    /// refresh writes a new snapshot. The default for apps.
+    case moveAside
+    /// Throw ``CacheError/damagedDatabase(path:movedTo:cause:)`` and leave the file alone.
+    /// For inspection tools.
+    case fail
+  }
+
+  /// How hard a commit works to survive power loss.
+  public enum Durability: Sendable, Hashable {
+    /// `synchronous=NORMAL` in WAL mode: a commit survives an app crash; a power loss may
+    /// lose the latest commits but never corrupts. The default: a lost snapshot is refetched.
+    case normal
+    /// `synchronous=FULL`: every commit is on disk before it returns.
+    case full
+  }
+
+  /// The policy reads use when they do not pass one. Default ``OfflinePolicy/conservative``.
+  public var policy: OfflinePolicy = .conservative
+  /// Create the file when it does not exist. Default true.
+  public var createIfMissing = true
+  /// What to do with a damaged file. Default ``DamageHandling/moveAside``.
+  public var damageHandling: DamageHandling = .moveAside
+  /// Default ``Durability/normal``.
+  public var durability: Durability = .normal
+  /// How long a statement waits for another process's lock. Default 5 s.
+  public var busyTimeout: TimeInterval = 5
+  /// A scope that can no longer grant anything and was not used for this long is pruned.
+  /// Default 90 days.
+  public var retention: TimeInterval = 90 * 86_400
+  /// At most this many scopes are kept; the least recently used go first. Default 100, far
+  /// above one device's real account switches, and a bound on a shared device's file.
+  public var maxScopes = 100
+  /// Run the retention rules when the cache opens. Default true.
+  public var pruneOnOpen = true
+  /// How often a read checks whether another connection or process wrote to the file, in
+  /// seconds. Default 0.05 s, so such a write is seen within 100 ms; 0 checks on every read.
+  public var crossProcessCheckInterval: TimeInterval = 0.05
+  /// The largest snapshot accepted when decoding stored data. Default
+  /// ``CustomerInfoSnapshot/defaultSizeLimit``.
+  public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit
+
+  /// The defaults.
+  public init() {}
+}

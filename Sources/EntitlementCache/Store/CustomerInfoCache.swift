@@ -1,0 +1,113 @@
+/// What an SDK plugs in as its `customerInfoCache`: one snapshot per scope, re-evaluated on
+/// every read.
+///
+/// Every call names its scope, and no call enumerates or reads another scope, so switching
+/// users cannot read the previous user's access. A write goes to the scope it names: pass the
+/// scope captured when the request started, and a late response for user A lands under A
+/// even if the app has switched to user B.
+public protocol CustomerInfoCache: Sendable {
+  /// The stored snapshot and bookkeeping of `scope`, or nil when nothing is stored.
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo?
+
+  /// Stores `snapshot` as the result of a successful refresh now.
+  ///
+  /// The snapshot, its normalized entitlements and the bookkeeping change together or not at
+  /// all; after a failure the previous snapshot is still readable.
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
+
+  /// Records that a refresh attempt for `scope` failed now. Cached access is unchanged; its
+  /// evidence reads `offline` until the next successful refresh.
+  ///
+  /// - Parameter reason: A short note for support engineers. Do not pass tokens or user IDs.
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError)
+
+  /// Deletes everything stored for `scope`.
+  func remove(_ scope: CacheScope) throws(CacheError)
+
+  /// The decision for one entitlement now. Never throws: when nothing usable can be read the
+  /// decision is `offlineUnavailable`, which is fail-closed and distinct from `denied`.
+  func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
+    -> AccessDecision
+
+  /// The keys usable now, offline included.
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String>
+
+  /// The stored CustomerInfo re-evaluated now, or nil when nothing is stored.
+  func evaluatedCustomerInfo(for scope: CacheScope, policy: OfflinePolicy?) throws(CacheError)
+    -> EvaluatedCustomerInfo?
+}
+
+extension CustomerInfoCache {
+  /// The decision for one entitlement now, under the cache's policy.
+  public func access(to entitlement: String, for scope: CacheScope) -> AccessDecision {
+    access(to: entitlement, for: scope, policy: nil)
+  }
+
+  /// Whether `entitlement` is usable now, under the cache's policy.
+  public func hasActiveEntitlement(_ entitlement: String, for scope: CacheScope) -> Bool {
+    access(to: entitlement, for: scope, policy: nil).isGranted
+  }
+
+  /// The keys usable now under the cache's policy, offline included.
+  public func activeEntitlementKeys(for scope: CacheScope) -> Set<String> {
+    activeEntitlementKeys(for: scope, policy: nil)
+  }
+
+  /// A handle bound to one scope, for code that should not see scopes at all.
+  public func bound(to scope: CacheScope) -> ScopedCustomerInfoCache<Self> {
+    ScopedCustomerInfoCache(cache: self, scope: scope)
+  }
+}
+
+/// A snapshot as stored, with its bookkeeping.
+public struct CachedCustomerInfo: Sendable, Hashable {
+  /// The snapshot; nil when the scope has bookkeeping (a failed refresh) but no snapshot yet.
+  public var snapshot: CustomerInfoSnapshot?
+  /// When it was stored and what happened since.
+  public var bookkeeping: ScopeBookkeeping
+}
+
+/// A cache bound to one scope: the reads and writes an SDK's current user session makes.
+///
+/// ```swift
+/// let session = cache.bound(to: scope)
+/// if session.hasActiveEntitlement("pro") { showPro() }
+/// ```
+public struct ScopedCustomerInfoCache<Cache: CustomerInfoCache>: Sendable {
+  /// The underlying cache.
+  public let cache: Cache
+  /// The scope every call uses.
+  public let scope: CacheScope
+
+  /// The decision for one entitlement now.
+  public func access(to entitlement: String, policy: OfflinePolicy? = nil) -> AccessDecision {
+    cache.access(to: entitlement, for: scope, policy: policy)
+  }
+
+  /// Whether `entitlement` is usable now.
+  public func hasActiveEntitlement(_ entitlement: String) -> Bool {
+    cache.access(to: entitlement, for: scope, policy: nil).isGranted
+  }
+
+  /// The keys usable now, offline included.
+  public var activeEntitlementKeys: Set<String> {
+    cache.activeEntitlementKeys(for: scope, policy: nil)
+  }
+
+  /// The stored CustomerInfo re-evaluated now.
+  public func evaluatedCustomerInfo(policy: OfflinePolicy? = nil) throws(CacheError)
+    -> EvaluatedCustomerInfo?
+  {
+    try cache.evaluatedCustomerInfo(for: scope, policy: policy)
+  }
+
+  /// Stores a successful refresh.
+  public func store(_ snapshot: CustomerInfoSnapshot) throws(CacheError) {
+    try cache.store(snapshot, for: scope)
+  }
+
+  /// Records a failed refresh.
+  public func recordRefreshFailure(reason: String? = nil) throws(CacheError) {
+    try cache.recordRefreshFailure(for: scope, reason: reason)
+  }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// File-system steps around the database file that SQLite does not do for us.
+enum DatabaseFile {
+  /// The files SQLite keeps beside the database in WAL mode.
+  static let companionSuffixes = ["-wal", "-shm"]
+
+  /// Creates an empty file readable and writable by its owner only (0600), unless it exists.
+  ///
+  /// SQLite creates its `-wal` and `-shm` files with the permissions of the database file, so
+  /// creating this one first keeps all three private. `O_EXCL` makes a concurrent creator lose
+  /// cleanly instead of truncating.
+  static func createPrivately(at path: String) throws(CacheError) {
+    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+    if descriptor >= 0 {
+      close(descriptor)
+      return
+    }
+    let code = errno
+    guard code != EEXIST else { return }
+    throw .fileSystem(.open, path: path, reason: String(cString: strerror(code)))
+  }
+
+  /// Moves a damaged database and its companions to `PATH.damaged-<UTC time>`, never erasing
+  /// anything, and returns the new path of the database file.
+  static func moveAside(_ path: String, at date: Date) throws(CacheError) -> String {
+    let stamp = ISO8601.format(date).filter { $0.isNumber || $0 == "T" || $0 == "Z" }
+    var target = "\(path).damaged-\(stamp)"
+    var attempt = 1
+    while FileManager.default.fileExists(atPath: target) {
+      attempt += 1
+      target = "\(path).damaged-\(stamp)-\(attempt)"
+    }
+    for suffix in [""] + companionSuffixes {
+      let source = path + suffix
+      guard FileManager.default.fileExists(atPath: source) else { continue }
+      guard rename(source, target + suffix) == 0 else {
+        throw .fileSystem(.open, path: source, reason: String(cString: strerror(errno)))
+      }
+    }
+    return target
+  }
+
+  /// The size of a file in bytes; nil when it does not exist.
+  static func size(_ path: String) -> Int? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return Int(info.st_size)
+  }
+}

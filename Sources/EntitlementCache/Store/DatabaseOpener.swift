@@ -1,0 +1,109 @@
+import CSQLite
+import Foundation
+
+/// Opens the two connections of a cache: checks the file is a database of a schema this build
+/// knows before changing anything, moves a damaged file aside when configured to, then sets up
+/// WAL and migrates.
+struct DatabaseOpener {
+  let path: String
+  let configuration: CacheConfiguration
+  let clock: CacheClock
+
+  struct Opened {
+    var writer: SQLiteConnection
+    var reader: SQLiteConnection
+    var damage: DamageReport?
+  }
+
+  private enum Failure: Error {
+    case damaged(SQLiteError)
+    case other(CacheError)
+  }
+
+  func open() throws(CacheError) -> Opened {
+    if !FileManager.default.fileExists(atPath: path) {
+      guard configuration.createIfMissing else { throw .databaseMissing(path: path) }
+      try DatabaseFile.createPrivately(at: path)
+    }
+    let cause: SQLiteError
+    switch connect() {
+    case .success(let opened): return opened
+    case .failure(.other(let error)): throw error
+    case .failure(.damaged(let error)): cause = error
+    }
+    guard configuration.damageHandling == .moveAside else {
+      throw .damagedDatabase(path: path, movedTo: nil, cause: cause)
+    }
+    let movedTo = try DatabaseFile.moveAside(path, at: clock.now())
+    try DatabaseFile.createPrivately(at: path)
+    switch connect() {
+    case .success(var opened):
+      opened.damage = DamageReport(movedTo: movedTo, cause: cause)
+      return opened
+    case .failure(.other(let error)): throw error
+    case .failure(.damaged(let again)):
+      throw .damagedDatabase(path: path, movedTo: movedTo, cause: again)
+    }
+  }
+
+  private func connect() -> Result<Opened, Failure> {
+    var options = SQLiteConnection.Options()
+    options.busyTimeoutMilliseconds = Int32(clamping: Int(configuration.busyTimeout * 1000))
+    let writer: SQLiteConnection
+    let version: Int
+    do {
+      writer = try SQLiteConnection(path: path, options: options)
+      // Reading the header and the schema detects a file that is not a database, or whose
+      // first pages are damaged, before anything is written to it.
+      version = Int(try writer.scalarInt("PRAGMA user_version"))
+      _ = try writer.scalarInt("SELECT count(*) FROM sqlite_schema")
+    } catch {
+      return .failure(classify(error, .open))
+    }
+    let supported = Migrator.embedded.latestVersion
+    guard version <= supported else {
+      return .failure(.other(.schemaTooNew(path: path, found: version, supported: supported)))
+    }
+    do {
+      try configure(writer)
+    } catch {
+      return .failure(classify(error, .open))
+    }
+    do {
+      try Migrator.embedded.migrate(writer)
+    } catch {
+      switch error {
+      case .schemaTooNew(let found, let supported):
+        return .failure(.other(.schemaTooNew(path: path, found: found, supported: supported)))
+      case .storage(let error):
+        return .failure(classify(error, .migrate))
+      }
+    }
+    do {
+      let reader = try SQLiteConnection(path: path, options: options)
+      // The reader only reads; query_only turns a stray write into an error.
+      try reader.execute("PRAGMA query_only = 1")
+      return .success(Opened(writer: writer, reader: reader))
+    } catch {
+      return .failure(classify(error, .open))
+    }
+  }
+
+  private func classify(_ error: SQLiteError, _ operation: CacheOperation) -> Failure {
+    error.isDamage ? .damaged(error) : .other(.storage(operation, error))
+  }
+
+  private func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
+    // WAL: readers never block the writer nor wait for it, and a commit appends to the log
+    // instead of rewriting pages.
+    let mode = try connection.scalarText("PRAGMA journal_mode = WAL")
+    guard mode?.lowercased() == "wal" else {
+      throw SQLiteError(
+        operation: "journal_mode", extendedResultCode: SQLITE_ERROR,
+        message: "cannot switch to WAL (journal mode is \(mode ?? "unknown"))")
+    }
+    let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
+    try connection.execute("PRAGMA synchronous = \(synchronous)")
+    try connection.execute("PRAGMA foreign_keys = ON")
+  }
+}

@@ -1,0 +1,199 @@
+import Foundation
+
+/// Everything the read path touches, behind one lock: the reader connection and the scopes
+/// resident in memory.
+///
+/// A class so the lock's closure mutates it in place; it is only ever used inside
+/// `SQLiteCustomerInfoCache.reads`, which serializes all access.
+final class ReadState {
+  let reader: SQLiteConnection
+  var residents: [ScopeKey: ResidentScope] = [:]
+  /// Read-time bookkeeping of residents dropped before it was persisted.
+  var orphanedTouches: [ScopeKey: PendingTouch] = [:]
+  private let checkInterval: UInt64
+  private var lastCheck: UInt64 = 0
+  private var dataVersion: Int64?
+
+  init(reader: SQLiteConnection, checkInterval: UInt64) {
+    self.reader = reader
+    self.checkInterval = checkInterval
+    lastCheck = MonotonicClock.nanoseconds()
+  }
+
+  // MARK: Cross-connection invalidation
+
+  /// Whether it is time to ask SQLite if another connection wrote. Costs one coarse clock read.
+  var isCheckDue: Bool {
+    MonotonicClock.nanoseconds() &- lastCheck >= checkInterval
+  }
+
+  /// Drops every resident when `version` (the writer connection's `PRAGMA data_version`, which
+  /// changes only when *another* connection commits) moved since the last check.
+  func observe(dataVersion version: Int64) {
+    lastCheck = MonotonicClock.nanoseconds()
+    if let dataVersion, dataVersion != version {
+      dropAllResidents()
+    }
+    dataVersion = version
+  }
+
+  /// Forgets every resident, keeping their unpersisted read-time bookkeeping.
+  func dropAllResidents() {
+    for (key, resident) in residents {
+      if let touch = resident.pendingTouch {
+        orphanedTouches[key] = touch.merged(with: orphanedTouches[key])
+      }
+    }
+    residents.removeAll(keepingCapacity: true)
+  }
+
+  /// Forgets one resident and its bookkeeping (the scope was deleted or rewritten).
+  func forget(_ key: ScopeKey) {
+    residents[key] = nil
+    orphanedTouches[key] = nil
+  }
+
+  /// Every scope's read-time bookkeeping not yet in the file.
+  func pendingTouches() -> [ScopeKey: PendingTouch] {
+    var touches = orphanedTouches
+    for (key, resident) in residents {
+      if let touch = resident.pendingTouch {
+        touches[key] = touch.merged(with: touches[key])
+      }
+    }
+    return touches
+  }
+
+  /// Records that `touches` reached the file.
+  func markPersisted(_ touches: [ScopeKey: PendingTouch]) {
+    for (key, touch) in touches {
+      if let orphan = orphanedTouches[key], orphan.highWaterMark <= touch.highWaterMark,
+        orphan.lastUsedAt <= touch.lastUsedAt
+      {
+        orphanedTouches[key] = nil
+      }
+      if let resident = residents[key] {
+        resident.persistedHighWaterMark = max(resident.persistedHighWaterMark, touch.highWaterMark)
+        resident.persistedLastUsedAt = max(resident.persistedLastUsedAt, touch.lastUsedAt)
+      }
+    }
+  }
+
+  // MARK: Decisions
+
+  /// The decision for `key`, from memory when the scope and key are resident.
+  func decision(
+    _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
+  ) -> AccessDecision {
+    if let resident = residents[scope.key] {
+      if let facts = resident.entitlements[key] {
+        return evaluate(resident, key, facts, now: now, policy: policy)
+      }
+      if resident.isComplete || resident.header?.facts == nil {
+        return evaluate(resident, key, nil, now: now, policy: policy)
+      }
+    }
+    do {
+      let resident = try readThrough(key, scope: scope)
+      return evaluate(resident, key, resident.entitlements[key], now: now, policy: policy)
+    } catch {
+      return EntitlementEvaluator.unavailable(
+        key, .unreadable,
+        clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
+    }
+  }
+
+  /// A resident holding every key of the scope, reading the file when needed.
+  func completeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
+    if let resident = residents[scope.key], resident.isComplete || resident.header == nil {
+      return resident
+    }
+    var header: ScopeHeader?
+    var entitlements: [String: EntitlementFacts] = [:]
+    do {
+      try reader.withStatement(ScopeSQL.fullRead) { statement throws(SQLiteError) in
+        try statement.bind(scope.key.bytes, at: 1)
+        while try statement.step() {
+          if header == nil { header = ScopeSQL.header(statement) }
+          if let (key, facts) = ScopeSQL.entitlement(statement) { entitlements[key] = facts }
+        }
+      }
+    } catch {
+      throw .storage(error)
+    }
+    return try install(header, entitlements, isComplete: true, for: scope)
+  }
+
+  /// Evaluates one key of a resident, raising its read-time bookkeeping in memory.
+  func evaluate(
+    _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
+    policy: OfflinePolicy
+  ) -> AccessDecision {
+    guard let header = resident.header else {
+      return EntitlementEvaluator.unavailable(
+        key, .noSnapshot,
+        clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
+    }
+    let clock = ClockReading(
+      now: now, highWaterMark: resident.highWaterMark, tolerance: policy.clockRollbackTolerance)
+    resident.highWaterMark = clock.effectiveNow
+    if clock.effectiveNow > resident.lastUsedAt { resident.lastUsedAt = clock.effectiveNow }
+    guard let snapshot = header.facts else {
+      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
+    }
+    return EntitlementEvaluator.decide(
+      key, facts: facts, snapshot: snapshot, bookkeeping: header.bookkeeping, clock: clock,
+      policy: policy)
+  }
+
+  /// One statement: the scope header and at most one entitlement row.
+  private func readThrough(_ key: String, scope: CacheScope) throws(ReadFailure) -> ResidentScope {
+    var header: ScopeHeader?
+    var facts: EntitlementFacts?
+    do {
+      try reader.withStatement(ScopeSQL.pointRead) { statement throws(SQLiteError) in
+        try statement.bind(scope.key.bytes, at: 1)
+        try statement.bind(key, at: 2)
+        guard try statement.step() else { return }
+        header = ScopeSQL.header(statement)
+        facts = ScopeSQL.entitlement(statement)?.facts
+      }
+    } catch {
+      throw .storage(error)
+    }
+    let resident = residents[scope.key]
+    if let resident, resident.matches(header) {
+      resident.entitlements[key] = facts ?? EntitlementFacts()
+      return resident
+    }
+    return try install(header, [key: facts ?? EntitlementFacts()], isComplete: false, for: scope)
+  }
+
+  /// Makes a freshly read scope resident, replacing a resident of an older snapshot.
+  private func install(
+    _ header: ScopeHeader?, _ entitlements: [String: EntitlementFacts], isComplete: Bool,
+    for scope: CacheScope
+  ) throws(ReadFailure) -> ResidentScope {
+    let decoded: ScopeHeader?
+    do {
+      decoded = try header?.decodingDeviceList()
+    } catch {
+      throw .snapshot(error)
+    }
+    let previous = residents[scope.key]
+    let resident = ResidentScope(header: decoded, entitlements: entitlements, isComplete: isComplete)
+    // Read-time bookkeeping only moves forward, whatever the file says.
+    if let previous, decoded != nil {
+      resident.highWaterMark = max(resident.highWaterMark, previous.highWaterMark)
+      resident.lastUsedAt = max(resident.lastUsedAt, previous.lastUsedAt)
+    }
+    residents[scope.key] = resident
+    return resident
+  }
+}
+
+/// Why a read could not produce a resident scope.
+enum ReadFailure: Error {
+  case storage(SQLiteError)
+  case snapshot(SnapshotError)
+}

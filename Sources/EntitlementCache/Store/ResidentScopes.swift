@@ -1,0 +1,58 @@
+import Foundation
+
+/// One scope held in memory after its first read, so later reads cost a dictionary lookup
+/// and a re-evaluation against the clock.
+///
+/// Owned by ``ReadState`` and touched only under its lock; a class so the hot path mutates the
+/// read-time bookkeeping in place after a single dictionary lookup.
+final class ResidentScope {
+  /// Nil when the file has no row for the scope: remembered so unknown scopes are not
+  /// re-read on every call.
+  let header: ScopeHeader?
+  /// The facts of each key read so far; a key the snapshot does not mention maps to empty
+  /// facts, which decide `notEntitled`.
+  var entitlements: [String: EntitlementFacts]
+  /// Every key of the snapshot is in ``entitlements``.
+  var isComplete: Bool
+  /// The latest trusted time, raised by reads in memory and persisted lazily.
+  var highWaterMark: Date
+  var lastUsedAt: Date
+  var persistedHighWaterMark: Date
+  var persistedLastUsedAt: Date
+
+  init(header: ScopeHeader?, entitlements: [String: EntitlementFacts], isComplete: Bool) {
+    self.header = header
+    self.entitlements = entitlements
+    self.isComplete = isComplete
+    highWaterMark = header?.bookkeeping.highWaterMark ?? .distantPast
+    lastUsedAt = header?.lastUsedAt ?? .distantPast
+    persistedHighWaterMark = highWaterMark
+    persistedLastUsedAt = lastUsedAt
+  }
+
+  /// Read-time bookkeeping not yet in the file.
+  var pendingTouch: PendingTouch? {
+    guard header != nil,
+      highWaterMark > persistedHighWaterMark || lastUsedAt > persistedLastUsedAt
+    else { return nil }
+    return PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
+  }
+
+  /// Whether `other` describes the same stored snapshot and bookkeeping as this one.
+  func matches(_ other: ScopeHeader?) -> Bool {
+    header?.rowID == other?.rowID && header?.bookkeeping == other?.bookkeeping
+  }
+}
+
+/// Read-time bookkeeping waiting to be written with the next write transaction.
+struct PendingTouch: Sendable, Hashable {
+  var highWaterMark: Date
+  var lastUsedAt: Date
+
+  func merged(with other: PendingTouch?) -> PendingTouch {
+    guard let other else { return self }
+    return PendingTouch(
+      highWaterMark: max(highWaterMark, other.highWaterMark),
+      lastUsedAt: max(lastUsedAt, other.lastUsedAt))
+  }
+}

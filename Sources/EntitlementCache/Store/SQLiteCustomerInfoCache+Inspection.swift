@@ -1,0 +1,157 @@
+import Foundation
+
+/// One scope as the `scopes` listing shows it: hashes, never raw identities.
+public struct ScopeSummary: Sendable, Hashable {
+  /// The scope's identity in the file.
+  public var key: ScopeKey
+  /// Its store environment.
+  public var environment: StoreEnvironment?
+  /// The first hexadecimal digits of the hashed app-user ID, to group scopes of one user.
+  public var userHashPrefix: String
+  /// Its bookkeeping.
+  public var bookkeeping: ScopeBookkeeping
+  /// Entitlement keys in the stored snapshot.
+  public var entitlementCount: Int
+  /// The latest persisted use (write, or read flushed to the file).
+  public var lastUsedAt: Date
+  /// How current its snapshot is now; nil when it has none.
+  public var freshness: Freshness?
+}
+
+/// The health of a cache file, as `doctor` reports it.
+public struct DatabaseHealth: Sendable, Hashable {
+  /// The schema version in the file.
+  public var schemaVersion: Int
+  /// The schema version this build writes.
+  public var supportedSchemaVersion: Int
+  /// `PRAGMA integrity_check` output: `["ok"]` for a healthy file.
+  public var integrity: [String]
+  /// The journal mode (`wal` once a cache has opened the file).
+  public var journalMode: String
+  /// Bytes per page.
+  public var pageSize: Int
+  /// Pages in the file.
+  public var pageCount: Int
+  /// Unused pages in the file.
+  public var freelistCount: Int
+  /// Size of the database file in bytes.
+  public var fileSize: Int
+  /// Size of the write-ahead log in bytes; 0 when there is none.
+  public var walSize: Int
+  /// Scopes stored.
+  public var scopeCount: Int
+
+  /// Whether the integrity check passed and the schema is one this build knows.
+  public var isHealthy: Bool {
+    integrity == ["ok"] && schemaVersion <= supportedSchemaVersion
+  }
+}
+
+extension SQLiteCustomerInfoCache {
+  /// Every scope in the file, most recently used first, by hash only.
+  ///
+  /// For support tools: an SDK never needs it, and it is not part of ``CustomerInfoCache``.
+  public func scopeSummaries(policy: OfflinePolicy? = nil) throws(CacheError) -> [ScopeSummary] {
+    let now = clock.now()
+    let policy = policy ?? configuration.policy
+    let sql = """
+      SELECT s.scope_key, s.environment, s.user_hash, s.stored_at, s.server_time,
+        s.last_refresh_attempt_at, s.last_refresh_failed_at, s.last_refresh_failure_reason,
+        s.high_water_mark, s.snapshot_size, s.last_used_at,
+        (SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL)
+      FROM scope s ORDER BY s.last_used_at DESC, s.id DESC
+      """
+    do {
+      return try reads.withLock { state throws(SQLiteError) in
+        try state.reader.withStatement(sql) { statement throws(SQLiteError) in
+          var summaries: [ScopeSummary] = []
+          while try statement.step() {
+            guard let keyBytes = statement.data(0), let key = ScopeKey(bytes: keyBytes) else {
+              continue
+            }
+            let bookkeeping = ScopeBookkeeping(
+              storedAt: statement.date(3), serverTime: statement.date(4),
+              lastRefreshAttemptAt: statement.date(5), lastRefreshFailedAt: statement.date(6),
+              lastRefreshFailureReason: statement.string(7),
+              highWaterMark: Date(unixMilliseconds: statement.int64(8)),
+              snapshotSize: statement.optionalInt64(9).map { Int($0) })
+            let clockReading = ClockReading(
+              now: now, highWaterMark: bookkeeping.highWaterMark,
+              tolerance: policy.clockRollbackTolerance)
+            let userHash = statement.data(2).map { ScopeKey(bytes: $0)?.hexPrefix ?? "" } ?? ""
+            summaries.append(
+              ScopeSummary(
+                key: key, environment: statement.string(1).flatMap(StoreEnvironment.init),
+                userHashPrefix: userHash, bookkeeping: bookkeeping,
+                entitlementCount: Int(statement.int64(11)),
+                lastUsedAt: Date(unixMilliseconds: statement.int64(10)),
+                freshness: bookkeeping.storedAt == nil
+                  ? nil
+                  : EntitlementEvaluator.freshness(bookkeeping, clock: clockReading, policy: policy)
+              ))
+          }
+          return summaries
+        }
+      }
+    } catch {
+      throw .storage(.listScopes, error)
+    }
+  }
+
+  /// Deletes the scope whose hash starts with `hexPrefix` and returns its full key; nil when
+  /// no scope matches.
+  ///
+  /// - Throws: ``CacheError/ambiguousScope(prefix:matches:)`` when more than one scope matches.
+  public func removeScope(hashPrefix hexPrefix: String) throws(CacheError) -> ScopeKey? {
+    let prefix = hexPrefix.lowercased()
+    let matches = try scopeSummaries().map(\.key).filter { $0.hex.hasPrefix(prefix) }
+    guard let key = matches.first else { return nil }
+    guard matches.count == 1 else {
+      throw .ambiguousScope(prefix: hexPrefix, matches: matches.count)
+    }
+    try write(.remove, scope: nil) { connection, _ throws(SQLiteError) in
+      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
+        try statement.bind(key.bytes, at: 1)
+        try statement.run()
+      }
+      return { state in state.forget(key) }
+    }
+    return key
+  }
+
+  /// Checks the file at `path` without changing it: schema version, `PRAGMA integrity_check`,
+  /// page counts, file and WAL sizes, scope count.
+  ///
+  /// - Throws: ``CacheError/databaseMissing(path:)``; ``CacheError/damagedDatabase(path:movedTo:cause:)``
+  ///   with `movedTo` nil when the file is not a database (it is left where it is).
+  public static func inspect(path: String) throws(CacheError) -> DatabaseHealth {
+    guard FileManager.default.fileExists(atPath: path) else {
+      throw .databaseMissing(path: path)
+    }
+    do {
+      var options = SQLiteConnection.Options()
+      options.readOnly = true
+      let connection = try SQLiteConnection(path: path, options: options)
+      let version = Int(try connection.scalarInt("PRAGMA user_version"))
+      var integrity: [String] = []
+      try connection.withStatement("PRAGMA integrity_check") { statement throws(SQLiteError) in
+        while try statement.step() { integrity.append(statement.string(0) ?? "") }
+      }
+      let hasScopes =
+        try connection.scalarInt(
+          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scope'") > 0
+      return DatabaseHealth(
+        schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
+        integrity: integrity,
+        journalMode: try connection.scalarText("PRAGMA journal_mode") ?? "unknown",
+        pageSize: Int(try connection.scalarInt("PRAGMA page_size")),
+        pageCount: Int(try connection.scalarInt("PRAGMA page_count")),
+        freelistCount: Int(try connection.scalarInt("PRAGMA freelist_count")),
+        fileSize: DatabaseFile.size(path) ?? 0, walSize: DatabaseFile.size(path + "-wal") ?? 0,
+        scopeCount: hasScopes ? Int(try connection.scalarInt("SELECT count(*) FROM scope")) : 0)
+    } catch {
+      if error.isDamage { throw .damagedDatabase(path: path, movedTo: nil, cause: error) }
+      throw .storage(.inspect, error)
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+extension SQLiteCustomerInfoCache {
+  /// The decision for one entitlement now, re-evaluated against the clock.
+  ///
+  /// From memory after the scope's first read: one lock, two dictionary lookups and the
+  /// evaluation. The first read of a scope, or of a key not yet seen, costs one prepared
+  /// statement. Never throws: a storage failure answers `offlineUnavailable(.unreadable)`.
+  public func access(
+    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil
+  ) -> AccessDecision {
+    let now = clock.now()
+    let policy = policy ?? configuration.policy
+    return reads.withLock { state in
+      revalidateIfDue(state)
+      return state.decision(entitlement, scope: scope, now: now, policy: policy)
+    }
+  }
+
+  /// The keys usable now, offline included. Empty when nothing usable can be read.
+  public func activeEntitlementKeys(
+    for scope: CacheScope, policy: OfflinePolicy? = nil
+  ) -> Set<String> {
+    let now = clock.now()
+    let policy = policy ?? configuration.policy
+    return reads.withLock { state in
+      revalidateIfDue(state)
+      guard let resident = try? state.completeResident(scope) else { return [] }
+      var keys: Set<String> = []
+      for (key, facts) in resident.entitlements
+      where state.evaluate(resident, key, facts, now: now, policy: policy).isGranted {
+        keys.insert(key)
+      }
+      return keys
+    }
+  }
+
+  /// The stored CustomerInfo re-evaluated now, or nil when no snapshot is stored.
+  ///
+  /// - Throws: ``CacheError/storage(_:_:)`` when the file cannot be read;
+  ///   ``CacheError/unreadableSnapshot(_:)`` when the stored bytes no longer decode.
+  public func evaluatedCustomerInfo(
+    for scope: CacheScope, policy: OfflinePolicy? = nil
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    let now = clock.now()
+    let policy = policy ?? configuration.policy
+    guard let cached = try load(scope), let snapshot = cached.snapshot else { return nil }
+    // Reads raise the high-water mark in memory; use it so this view agrees with access(to:).
+    var bookkeeping = cached.bookkeeping
+    let residentMark: Date? = reads.withLock { state in
+      state.residents[scope.key].flatMap { $0.header == nil ? nil : $0.highWaterMark }
+    }
+    if let residentMark {
+      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, residentMark)
+    }
+    return EntitlementEvaluator.evaluate(
+      snapshot.customerInfo, bookkeeping: bookkeeping, now: now, policy: policy)
+  }
+
+  /// The stored snapshot and bookkeeping of `scope`, read from the file.
+  public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    let row: (header: ScopeHeader, json: Data?)?
+    do {
+      row = try reads.withLock { state throws(SQLiteError) in
+        try state.reader.withStatement(ScopeSQL.snapshotRead) { statement throws(SQLiteError) in
+          try statement.bind(scope.key.bytes, at: 1)
+          guard try statement.step() else { return nil }
+          return (ScopeSQL.header(statement), statement.data(ScopeSQL.headerColumnCount))
+        }
+      }
+    } catch {
+      throw .storage(.load, error)
+    }
+    guard let row else { return nil }
+    guard let json = row.json else {
+      return CachedCustomerInfo(snapshot: nil, bookkeeping: row.header.bookkeeping)
+    }
+    do {
+      let snapshot = try CustomerInfoSnapshot(
+        jsonData: json, sizeLimit: max(configuration.snapshotSizeLimit, json.count))
+      return CachedCustomerInfo(snapshot: snapshot, bookkeeping: row.header.bookkeeping)
+    } catch {
+      throw .unreadableSnapshot(error)
+    }
+  }
+
+  /// Asks the writer connection whether another connection committed, at most once per
+  /// ``CacheConfiguration/crossProcessCheckInterval``.
+  ///
+  /// The writer connection is used because its `data_version` ignores this cache's own
+  /// commits, whose results are already installed in memory. If a write holds it right now,
+  /// the check waits for the next read rather than blocking this one.
+  func revalidateIfDue(_ state: ReadState) {
+    guard state.isCheckDue else { return }
+    let version = writer.withLockIfAvailable { connection in
+      try? connection.scalarInt("PRAGMA data_version")
+    }
+    guard let version else { return }
+    guard let version else {
+      // The file could not be asked; trust nothing resident.
+      state.dropAllResidents()
+      return
+    }
+    state.observe(dataVersion: version)
+  }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// What a pruning pass deleted.
+public struct PruneReport: Sendable, Hashable {
+  /// Scopes that could no longer grant anything and were unused for the retention period.
+  public var expired: Int
+  /// Scopes deleted, least recently used first, to stay within the scope cap.
+  public var overCap: Int
+}
+
+extension SQLiteCustomerInfoCache {
+  /// Applies the retention rules (the TTL side of the cache) in one transaction: deletes
+  /// every scope that can no longer grant anything under the configured policy and was not
+  /// used for ``CacheConfiguration/retention``, then the least recently used scopes beyond
+  /// ``CacheConfiguration/maxScopes``.
+  ///
+  /// Runs at open unless ``CacheConfiguration/pruneOnOpen`` is false. Cheap: the age test
+  /// uses an index and only old scopes are evaluated.
+  @discardableResult
+  public func prune() throws(CacheError) -> PruneReport {
+    let now = clock.now()
+    let cutoff = now.addingTimeInterval(-configuration.retention)
+    var report = PruneReport(expired: 0, overCap: 0)
+    try write(.prune, scope: nil) { connection, _ throws(SQLiteError) in
+      report.expired = try Self.deleteUnusable(
+        on: connection, usedBefore: cutoff, now: now, policy: configuration.policy)
+      report.overCap = try Self.deleteOverCap(on: connection, keeping: configuration.maxScopes)
+      return { state in
+        if report.expired + report.overCap > 0 { state.dropAllResidents() }
+      }
+    }
+    return report
+  }
+
+  /// Deletes every scope whose snapshot can no longer grant anything under `policy` now,
+  /// whatever its age, and returns how many were deleted.
+  @discardableResult
+  public func purgeUnusable(policy: OfflinePolicy? = nil) throws(CacheError) -> Int {
+    let now = clock.now()
+    var deleted = 0
+    try write(.prune, scope: nil) { connection, _ throws(SQLiteError) in
+      deleted = try Self.deleteUnusable(
+        on: connection, usedBefore: nil, now: now, policy: policy ?? configuration.policy)
+      return { state in
+        if deleted > 0 { state.dropAllResidents() }
+      }
+    }
+    return deleted
+  }
+
+  private static func deleteUnusable(
+    on connection: SQLiteConnection, usedBefore cutoff: Date?, now: Date, policy: OfflinePolicy
+  ) throws(SQLiteError) -> Int {
+    let sql =
+      cutoff == nil
+      ? "SELECT scope_key FROM scope"
+      : "SELECT scope_key FROM scope WHERE last_used_at < ?1"
+    let candidates: [[UInt8]] = try connection.withStatement(sql) { statement throws(SQLiteError) in
+      if let cutoff { try statement.bind(cutoff, at: 1) }
+      var keys: [[UInt8]] = []
+      while try statement.step() {
+        if let key = statement.data(0) { keys.append(Array(key)) }
+      }
+      return keys
+    }
+    var deleted = 0
+    for key in candidates where try !canGrant(key, on: connection, now: now, policy: policy) {
+      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
+        try statement.bind(key, at: 1)
+        try statement.run()
+      }
+      deleted += connection.changes
+    }
+    return deleted
+  }
+
+  /// Whether any key of the stored snapshot is granted now.
+  private static func canGrant(
+    _ key: [UInt8], on connection: SQLiteConnection, now: Date, policy: OfflinePolicy
+  ) throws(SQLiteError) -> Bool {
+    var header: ScopeHeader?
+    var entitlements: [String: EntitlementFacts] = [:]
+    try connection.withStatement(ScopeSQL.fullRead) { statement throws(SQLiteError) in
+      try statement.bind(key, at: 1)
+      while try statement.step() {
+        if header == nil { header = ScopeSQL.header(statement) }
+        if let (name, facts) = ScopeSQL.entitlement(statement) { entitlements[name] = facts }
+      }
+    }
+    guard let header, let snapshot = header.facts else { return false }
+    let clock = ClockReading(
+      now: now, highWaterMark: header.bookkeeping.highWaterMark,
+      tolerance: policy.clockRollbackTolerance)
+    return entitlements.contains { name, facts in
+      EntitlementEvaluator.decide(
+        name, facts: facts, snapshot: snapshot, bookkeeping: header.bookkeeping, clock: clock,
+        policy: policy
+      ).isGranted
+    }
+  }
+
+  private static func deleteOverCap(
+    on connection: SQLiteConnection, keeping limit: Int
+  ) throws(SQLiteError) -> Int {
+    let count = Int(try connection.scalarInt("SELECT count(*) FROM scope"))
+    guard count > limit else { return 0 }
+    let sql = """
+      DELETE FROM scope WHERE id IN (
+        SELECT id FROM scope ORDER BY last_used_at ASC, id ASC LIMIT ?1)
+      """
+    return try connection.withStatement(sql) { statement throws(SQLiteError) in
+      try statement.bind(count - max(0, limit), at: 1)
+      try statement.run()
+      return connection.changes
+    }
+  }
+}

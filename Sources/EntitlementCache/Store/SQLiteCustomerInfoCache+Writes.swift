@@ -1,0 +1,171 @@
+import Foundation
+
+extension SQLiteCustomerInfoCache {
+  /// Stores `snapshot` for `scope` as a successful refresh now, in one transaction: the
+  /// snapshot row, its normalized entitlements and the bookkeeping change together or not at
+  /// all. A failed refresh recorded earlier is cleared.
+  ///
+  /// The next read in this process sees the write at once; other processes within the
+  /// cross-process check interval.
+  ///
+  /// - Throws: ``CacheError/storage(_:_:)``; the previous snapshot is then still readable.
+  public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    // Times are stored to the millisecond; memory must hold exactly what the file holds.
+    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let info = snapshot.customerInfo
+    let entitlements = EntitlementFacts.table(for: info)
+    let facts = SnapshotFacts(info)
+    let digest = SHA256.hash(Array(snapshot.jsonData))
+    let deviceList = try Self.encodeDeviceList(info.deviceAccess)
+    try write(.store, scope: scope) { connection, touches throws(SQLiteError) in
+      let (rowID, highWaterMark) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
+        statement throws(SQLiteError) in
+        try ScopeSQL.bindScope(scope, to: statement)
+        try statement.bind(now, at: 6)
+        try statement.bind(info.requestDate, at: 7)
+        try statement.bind(max(now, info.requestDate), at: 8)
+        try statement.bind(snapshot.jsonData, at: 9)
+        try statement.bind(snapshot.jsonData.count, at: 10)
+        try statement.bind(digest, at: 11)
+        try statement.bind(info.verification.rawValue, at: 12)
+        try statement.bind(facts.accessContextExpiresAt, at: 13)
+        let device = facts.deviceAccess
+        try statement.bind(device?.status.rawValue, at: 14)
+        try statement.bind(device?.reason?.rawValue, at: 15)
+        try statement.bind(device?.expiresAt, at: 16)
+        try statement.bind(device?.nextAllowedAt, at: 17)
+        try statement.bind(device?.changeBudget?.remaining, at: 18)
+        try statement.bind(device?.changeBudget?.limit, at: 19)
+        try statement.bind(device?.changeBudget?.windowDays, at: 20)
+        try statement.bind(deviceList, at: 21)
+        guard try statement.step() else {
+          throw SQLiteError(
+            operation: "upsert", extendedResultCode: 1, message: "no row returned",
+            sql: ScopeSQL.upsertSnapshot)
+        }
+        return (statement.int64(0), Date(unixMilliseconds: statement.int64(1)))
+      }
+      try connection.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
+        try statement.bind(rowID, at: 1)
+        try statement.run()
+      }
+      try connection.withStatement(ScopeSQL.insertEntitlement) { statement throws(SQLiteError) in
+        for (key, entitlement) in entitlements {
+          try statement.bind(rowID, at: 1)
+          try statement.bind(key, at: 2)
+          try statement.bind(entitlement.status?.rawValue, at: 3)
+          try statement.bind(entitlement.expiresAt, at: 4)
+          try statement.bind(entitlement.gracePeriodExpiresAt, at: 5)
+          try statement.bind(entitlement.verifiedAt, at: 6)
+          try statement.bind(entitlement.source?.rawValue, at: 7)
+          try statement.bind(entitlement.productId, at: 8)
+          try statement.bind(entitlement.willRenew.map { $0 ? 1 : 0 }, at: 9)
+          try statement.bind(entitlement.claimHint?.rawValue, at: 10)
+          try statement.run()
+          statement.reset()
+        }
+      }
+      let previousLastUse = touches[scope.key]?.lastUsedAt ?? now
+      let header = ScopeHeader(
+        rowID: rowID,
+        bookkeeping: ScopeBookkeeping(
+          storedAt: now, serverTime: info.requestDate, lastRefreshAttemptAt: now,
+          highWaterMark: highWaterMark, snapshotSize: snapshot.jsonData.count,
+          snapshotSHA256: digest),
+        facts: facts, lastUsedAt: max(now, previousLastUse))
+      return { state in
+        state.forget(scope.key)
+        state.residents[scope.key] = ResidentScope(
+          header: header, entitlements: entitlements, isComplete: true)
+      }
+    }
+  }
+
+  /// Records that a refresh attempt for `scope` failed now. Access is unchanged; evidence
+  /// reads `offline` until the next successful refresh.
+  public func recordRefreshFailure(for scope: CacheScope, reason: String? = nil)
+    throws(CacheError)
+  {
+    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    try write(.recordRefreshFailure, scope: scope) { connection, _ throws(SQLiteError) in
+      try connection.withStatement(ScopeSQL.upsertRefreshFailure) { statement throws(SQLiteError) in
+        try ScopeSQL.bindScope(scope, to: statement)
+        try statement.bind(now, at: 6)
+        try statement.bind(reason, at: 7)
+        try statement.run()
+      }
+      // The next read re-reads the row, which now carries the failure.
+      return { state in state.residents[scope.key] = nil }
+    }
+  }
+
+  /// Deletes everything stored for `scope`.
+  public func remove(_ scope: CacheScope) throws(CacheError) {
+    try write(.remove, scope: scope) { connection, _ throws(SQLiteError) in
+      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
+        try statement.bind(scope.key.bytes, at: 1)
+        try statement.run()
+      }
+      return { state in state.forget(scope.key) }
+    }
+  }
+
+  /// Persists read-time bookkeeping (the raised high-water marks and last-use times) that reads
+  /// keep in memory. Every write does this too; call it when the app goes to the background.
+  public func flush() throws(CacheError) {
+    try write(.flush, scope: nil) { _, _ throws(SQLiteError) in { _ in } }
+  }
+
+  /// Runs `body` in a write transaction together with the pending read-time bookkeeping, then
+  /// applies the returned change to memory, all under the writer lock, so memory never shows
+  /// an older write after a newer one.
+  func write(
+    _ operation: CacheOperation, scope: CacheScope?,
+    _ body: (SQLiteConnection, [ScopeKey: PendingTouch]) throws(SQLiteError) -> (ReadState) -> Void
+  ) throws(CacheError) {
+    try writer.withLock { connection throws(CacheError) in
+      let touches = reads.withLock { $0.pendingTouches() }
+      let apply: (ReadState) -> Void
+      do throws(SQLiteError) {
+        apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadState) -> Void in
+          try Self.persist(touches, on: connection)
+          return try body(connection, touches)
+        }
+      } catch {
+        throw .storage(operation, error)
+      }
+      reads.withLock { state in
+        state.markPersisted(touches)
+        apply(state)
+      }
+    }
+  }
+
+  private static func persist(
+    _ touches: [ScopeKey: PendingTouch], on connection: SQLiteConnection
+  ) throws(SQLiteError) {
+    guard !touches.isEmpty else { return }
+    try connection.withStatement(ScopeSQL.touch) { statement throws(SQLiteError) in
+      for (key, touch) in touches {
+        try statement.bind(key.bytes, at: 1)
+        try statement.bind(touch.highWaterMark, at: 2)
+        try statement.bind(touch.lastUsedAt, at: 3)
+        try statement.run()
+        statement.reset()
+      }
+    }
+  }
+
+  private static func encodeDeviceList(_ device: DeviceAccessInfo?) throws(CacheError) -> String? {
+    guard let device else { return nil }
+    let list = JSONValue.array(
+      device.devices.map { DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json })
+    do {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = .sortedKeys
+      return String(decoding: try encoder.encode(list), as: UTF8.self)
+    } catch {
+      throw .invalidSnapshot(SnapshotError(path: "deviceAccess.devices", problem: .unencodable))
+    }
+  }
+}

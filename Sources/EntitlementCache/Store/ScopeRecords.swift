@@ -1,0 +1,199 @@
+import Foundation
+
+/// A scope row as the read path needs it: bookkeeping and snapshot-wide facts.
+struct ScopeHeader: Sendable {
+  var rowID: Int64
+  var bookkeeping: ScopeBookkeeping
+  /// Nil when the scope has bookkeeping but no snapshot.
+  var facts: SnapshotFacts?
+  var lastUsedAt: Date
+  /// The stored device list of a blocked installation, decoded after the row is released
+  /// (see ``decodingDeviceList()``) because decoding can fail with a snapshot error.
+  var undecodedDeviceList: String?
+
+  /// The header with its device list decoded.
+  func decodingDeviceList() throws(SnapshotError) -> ScopeHeader {
+    guard let list = undecodedDeviceList else { return self }
+    let path = "deviceAccess.devices"
+    let value: JSONValue
+    do {
+      value = try JSONDecoder().decode(JSONValue.self, from: Data(list.utf8))
+    } catch {
+      throw SnapshotError(path: path, problem: .malformedJSON(detail: "stored device list"))
+    }
+    var decoded = self
+    decoded.facts?.deviceAccess?.devices = try JSONField.array(
+      value, path, DeviceSummary.init(json:path:))
+    decoded.undecodedDeviceList = nil
+    return decoded
+  }
+}
+
+/// The SQL of the store, one place, with the row mapping that goes with each statement.
+enum ScopeSQL {
+  /// Columns 0–19 of every scope read; `headerColumnCount` marks where entitlement columns
+  /// start.
+  static let headerColumns = """
+    s.stored_at, s.server_time, s.last_refresh_attempt_at, s.last_refresh_failed_at,
+    s.last_refresh_failure_reason, s.high_water_mark, s.snapshot_size, s.snapshot_sha256,
+    s.verification, s.access_context_expires_at, s.device_status, s.device_reason,
+    s.device_expires_at, s.device_next_allowed_at, s.device_budget_remaining,
+    s.device_budget_limit, s.device_budget_window_days, s.device_list, s.last_used_at, s.id
+    """
+  static let headerColumnCount: Int32 = 20
+  static let entitlementColumns = """
+    e.key, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.product_id,
+    e.will_renew, e.claim_hint
+    """
+
+  /// The read-through of one key: scope header and at most one entitlement row, one statement.
+  static let pointRead = """
+    SELECT \(headerColumns), \(entitlementColumns)
+    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
+    WHERE s.scope_key = ?1
+    """
+
+  /// The whole scope: the header repeated on each entitlement row, so one statement (one
+  /// implicit read transaction) gives a consistent picture.
+  static let fullRead = """
+    SELECT \(headerColumns), \(entitlementColumns)
+    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id
+    WHERE s.scope_key = ?1
+    """
+
+  /// The header and the stored JSON (column 20), for reads that need the whole CustomerInfo.
+  static let snapshotRead = """
+    SELECT \(headerColumns), s.snapshot FROM scope s WHERE s.scope_key = ?1
+    """
+
+  static func header(_ row: SQLiteStatement) -> ScopeHeader {
+    let storedAt = row.date(0)
+    let bookkeeping = ScopeBookkeeping(
+      storedAt: storedAt, serverTime: row.date(1), lastRefreshAttemptAt: row.date(2),
+      lastRefreshFailedAt: row.date(3), lastRefreshFailureReason: row.string(4),
+      highWaterMark: Date(unixMilliseconds: row.int64(5)),
+      snapshotSize: row.optionalInt64(6).map { Int($0) }, snapshotSHA256: row.data(7).map(Array.init))
+    var facts: SnapshotFacts?
+    let device = deviceAccess(row)
+    if storedAt != nil {
+      facts = SnapshotFacts(
+        verification: OpenEnum(rawValue: row.string(8) ?? ""),
+        accessContextExpiresAt: row.date(9), deviceAccess: device)
+    }
+    // The device list matters only to a blocked installation; an active one skips decoding.
+    let blocked = device.map { $0.status != .known(.active) } ?? false
+    return ScopeHeader(
+      rowID: row.int64(19), bookkeeping: bookkeeping, facts: facts,
+      lastUsedAt: Date(unixMilliseconds: row.int64(18)),
+      undecodedDeviceList: blocked ? row.string(17) : nil)
+  }
+
+  /// The entitlement columns of a row; nil when the LEFT JOIN found no row.
+  static func entitlement(_ row: SQLiteStatement) -> (key: String, facts: EntitlementFacts)? {
+    let base = headerColumnCount
+    guard let key = row.string(base) else { return nil }
+    let facts = EntitlementFacts(
+      status: row.string(base + 1).map(OpenEnum.init(rawValue:)),
+      expiresAt: row.date(base + 2), gracePeriodExpiresAt: row.date(base + 3),
+      verifiedAt: row.date(base + 4), source: row.string(base + 5).map(OpenEnum.init(rawValue:)),
+      productId: row.string(base + 6), willRenew: row.optionalInt64(base + 7).map { $0 != 0 },
+      claimHint: row.string(base + 8).flatMap(ClaimHint.init(rawValue:)))
+    return (key, facts)
+  }
+
+  private static func deviceAccess(_ row: SQLiteStatement) -> DeviceAccessInfo? {
+    guard let status = row.string(10) else { return nil }
+    var device = DeviceAccessInfo(
+      status: OpenEnum(rawValue: status), reason: row.string(11).map(OpenEnum.init(rawValue:)),
+      expiresAt: row.date(12), nextAllowedAt: row.date(13))
+    if let remaining = row.optionalInt64(14), let limit = row.optionalInt64(15),
+      let window = row.optionalInt64(16)
+    {
+      device.changeBudget = DeviceChangeBudget(
+        remaining: Int(remaining), limit: Int(limit), windowDays: Int(window))
+    }
+    return device
+  }
+
+  // MARK: Writes
+
+  static let upsertSnapshot = """
+    INSERT INTO scope (
+      scope_key, sdk_key_hash, user_hash, installation_hash, environment,
+      stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
+      snapshot, snapshot_size, snapshot_sha256, verification, access_context_expires_at,
+      device_status, device_reason, device_expires_at, device_next_allowed_at,
+      device_budget_remaining, device_budget_limit, device_budget_window_days, device_list)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+      ?18, ?19, ?20, ?21)
+    ON CONFLICT (scope_key) DO UPDATE SET
+      stored_at = excluded.stored_at, server_time = excluded.server_time,
+      last_refresh_attempt_at = excluded.last_refresh_attempt_at,
+      last_refresh_failed_at = NULL, last_refresh_failure_reason = NULL,
+      high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
+      last_used_at = max(scope.last_used_at, excluded.last_used_at),
+      snapshot = excluded.snapshot, snapshot_size = excluded.snapshot_size,
+      snapshot_sha256 = excluded.snapshot_sha256, verification = excluded.verification,
+      access_context_expires_at = excluded.access_context_expires_at,
+      device_status = excluded.device_status, device_reason = excluded.device_reason,
+      device_expires_at = excluded.device_expires_at,
+      device_next_allowed_at = excluded.device_next_allowed_at,
+      device_budget_remaining = excluded.device_budget_remaining,
+      device_budget_limit = excluded.device_budget_limit,
+      device_budget_window_days = excluded.device_budget_window_days,
+      device_list = excluded.device_list
+    RETURNING id, high_water_mark
+    """
+
+  static let upsertRefreshFailure = """
+    INSERT INTO scope (
+      scope_key, sdk_key_hash, user_hash, installation_hash, environment,
+      last_refresh_attempt_at, last_refresh_failed_at, last_refresh_failure_reason,
+      high_water_mark, last_used_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?6, ?6)
+    ON CONFLICT (scope_key) DO UPDATE SET
+      last_refresh_attempt_at = excluded.last_refresh_attempt_at,
+      last_refresh_failed_at = excluded.last_refresh_failed_at,
+      last_refresh_failure_reason = excluded.last_refresh_failure_reason,
+      high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
+      last_used_at = max(scope.last_used_at, excluded.last_used_at)
+    """
+
+  static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
+
+  static let insertEntitlement = """
+    INSERT INTO entitlement (
+      scope_id, key, status, expires_at, grace_expires_at, verified_at, source, product_id,
+      will_renew, claim_hint)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+    """
+
+  static let deleteScope = "DELETE FROM scope WHERE scope_key = ?1"
+
+  /// Read-time bookkeeping, persisted lazily; never moves either time backwards.
+  static let touch = """
+    UPDATE scope SET high_water_mark = max(high_water_mark, ?2),
+      last_used_at = max(last_used_at, ?3)
+    WHERE scope_key = ?1
+    """
+
+  static func bindScope(_ scope: CacheScope, to statement: SQLiteStatement) throws(SQLiteError) {
+    try statement.bind(scope.key.bytes, at: 1)
+    try statement.bind(scope.sdkKeyHash, at: 2)
+    try statement.bind(scope.userHash, at: 3)
+    try statement.bind(scope.installationHash, at: 4)
+    try statement.bind(scope.environment.rawValue, at: 5)
+  }
+}
+
+extension SQLiteStatement {
+  /// A millisecond timestamp column as a date.
+  func date(_ column: Int32) -> Date? {
+    optionalInt64(column).map(Date.init(unixMilliseconds:))
+  }
+
+  /// Binds a date as integer milliseconds since the Unix epoch.
+  func bind(_ date: Date?, at index: Int32) throws(SQLiteError) {
+    try bind(date?.unixMilliseconds, at: index)
+  }
+}

@@ -1,0 +1,1 @@
+print("entitlement-cache: not yet")
