@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The time one evaluation uses, and whether the device clock looks set back.
 struct ClockReading: Sendable, Hashable {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// Re-evaluates cached entitlements against the clock: pure functions, no I/O, no global clock.
 ///

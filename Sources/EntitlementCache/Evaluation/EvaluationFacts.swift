@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The server's facts about one entitlement key, in the normalized form both the SQLite point
 /// read and an in-memory CustomerInfo produce, so the two give the same decision by

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The server's CustomerInfo: the customer's entitlements, purchases, and the tokens and device
 /// state that go with them, at `requestDate`.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// A validated CustomerInfo together with the exact JSON bytes that will be stored.
 ///
@@ -66,7 +70,6 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
     guard case DecodingError.dataCorrupted(let context) = error else {
       return "unreadable"
     }
-    let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey]
-    return (underlying as? String) ?? context.debugDescription
+    return context.underlyingError.map { String(describing: $0) } ?? context.debugDescription
   }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// A store purchase and who owns it relative to the current app user.
 public struct PurchaseInfo: Sendable, Hashable, JSONModel {

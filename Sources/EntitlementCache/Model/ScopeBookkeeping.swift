@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// What the cache knows about a scope besides its snapshot (DESIGN §4).
 public struct ScopeBookkeeping: Sendable, Hashable {

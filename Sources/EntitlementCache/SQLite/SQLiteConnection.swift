@@ -1,5 +1,9 @@
 import CSQLite
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The raw handle of a database connection. Owned by exactly one ``SQLiteConnection``.
 typealias SQLiteConnectionHandle = OpaquePointer

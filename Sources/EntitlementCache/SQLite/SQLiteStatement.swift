@@ -1,5 +1,9 @@
 import CSQLite
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// The raw handle of a prepared statement. Owned by exactly one ``SQLiteStatement``.
 typealias SQLiteStatementHandle = OpaquePointer

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 import Synchronization
 
 /// The wall clock the cache reads for `now`: the system clock in apps, a ``ManualClock`` in

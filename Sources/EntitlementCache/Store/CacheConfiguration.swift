@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// How a ``SQLiteCustomerInfoCache`` opens, stores and prunes. Every knob has a default.
 public struct CacheConfiguration: Sendable {

@@ -1,5 +1,9 @@
 import CSQLite
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// Opens the two connections of a cache: checks the file is a database of a schema this build
 /// knows before changing anything, moves a damaged file aside when configured to, then sets up

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// Everything the read path touches, behind one lock: the reader connection and the scopes
 /// resident in memory.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// One scope held in memory after its first read, so later reads cost a dictionary lookup
 /// and a re-evaluation against the clock.

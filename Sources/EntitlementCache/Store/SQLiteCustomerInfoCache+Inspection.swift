@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// One scope as the `scopes` listing shows it: hashes, never raw identities.
 public struct ScopeSummary: Sendable, Hashable {

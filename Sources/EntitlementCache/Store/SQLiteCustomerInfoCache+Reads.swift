@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 extension SQLiteCustomerInfoCache {
   /// The decision for one entitlement now, re-evaluated against the clock.

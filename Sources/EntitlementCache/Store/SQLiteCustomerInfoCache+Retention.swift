@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// What a pruning pass deleted.
 public struct PruneReport: Sendable, Hashable {

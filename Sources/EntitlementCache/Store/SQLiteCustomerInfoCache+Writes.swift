@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 extension SQLiteCustomerInfoCache {
   /// Stores `snapshot` for `scope` as a successful refresh now, in one transaction: the

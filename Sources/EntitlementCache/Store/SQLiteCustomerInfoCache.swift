@@ -1,5 +1,9 @@
 import CSQLite
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 import Synchronization
 
 /// The SQLite-backed ``CustomerInfoCache``: one snapshot per scope in a WAL-mode database,

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// A scope row as the read path needs it: bookkeeping and snapshot-wide facts.
 struct ScopeHeader: Sendable {

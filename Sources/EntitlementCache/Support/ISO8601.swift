@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
 
 /// A strict ISO-8601 (RFC 3339 profile) timestamp parser and formatter for snapshot dates.
 ///
