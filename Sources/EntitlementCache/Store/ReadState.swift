@@ -18,9 +18,12 @@ final class ReadState {
   private var lastCheck: UInt64 = 0
   private var dataVersion: Int64?
 
-  init(reader: SQLiteConnection, checkInterval: UInt64) {
+  /// - Parameter dataVersion: The writer's `data_version` when the cache opened, so a write by
+  ///   another connection before the first check is noticed too.
+  init(reader: SQLiteConnection, checkInterval: UInt64, dataVersion: Int64?) {
     self.reader = reader
     self.checkInterval = checkInterval
+    self.dataVersion = dataVersion
     lastCheck = MonotonicClock.nanoseconds()
   }
 

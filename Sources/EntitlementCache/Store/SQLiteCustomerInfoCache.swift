@@ -54,11 +54,18 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.clock = clock
     let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
     damageReport = opened.damage
+    let dataVersion: Int64
+    do {
+      dataVersion = try opened.writer.scalarInt("PRAGMA data_version")
+    } catch {
+      throw .storage(.open, error)
+    }
     writer = Locked(opened.writer)
     reads = Locked(
       ReadState(
         reader: opened.reader,
-        checkInterval: UInt64(max(0, configuration.crossProcessCheckInterval) * 1e9)))
+        checkInterval: UInt64(max(0, configuration.crossProcessCheckInterval) * 1e9),
+        dataVersion: dataVersion))
     if configuration.pruneOnOpen {
       try prune()
     }
