@@ -26,7 +26,7 @@ public enum EntitlementEvaluator {
     let clock = ClockReading(
       now: now, highWaterMark: bookkeeping?.highWaterMark,
       tolerance: policy.clockRollbackTolerance)
-    guard let info, let bookkeeping else {
+    guard let info, let bookkeeping = bookkeeping.map({ $0.withServerTime(of: info) }) else {
       return unavailable(key, .noSnapshot, clock: clock)
     }
     let facts = EntitlementFacts.table(for: info)[key]
@@ -45,7 +45,7 @@ public enum EntitlementEvaluator {
       now: now, highWaterMark: bookkeeping.highWaterMark, tolerance: policy.clockRollbackTolerance)
     return evaluate(
       info, facts: EntitlementFacts.table(for: info), snapshot: SnapshotFacts(info),
-      bookkeeping: bookkeeping, clock: clock, policy: policy)
+      bookkeeping: bookkeeping.withServerTime(of: info), clock: clock, policy: policy)
   }
 
   static func evaluate(
@@ -204,5 +204,17 @@ public enum EntitlementEvaluator {
     case (let first?, nil): first
     case (nil, let second): second
     }
+  }
+}
+
+extension ScopeBookkeeping {
+  /// `serverTime` is the snapshot's `requestDate` (DESIGN §4), which bounds lifetime access
+  /// without `verifiedAt`. Bookkeeping built by hand for a CustomerInfo held in memory may
+  /// omit it; without it that access would never end.
+  fileprivate func withServerTime(of info: CustomerInfo) -> ScopeBookkeeping {
+    guard serverTime == nil else { return self }
+    var filled = self
+    filled.serverTime = info.requestDate
+    return filled
   }
 }
