@@ -60,7 +60,18 @@ public enum EntitlementEvaluator {
         policy: policy)
       decisions[key] = decision
       // Locally computed expiry: the server said active or grace, the boundary has passed.
-      if decision.state == .denied(.expired) {
+      // A snapshot too old to decide on still must not show a lapsed entitlement as active.
+      var lapsed = decision.state == .denied(.expired)
+      if decision.state == .offlineUnavailable(.snapshotTooOld) {
+        var ignoringAge = policy
+        ignoringAge.maxSnapshotAge = nil
+        lapsed =
+          decide(
+            key, facts: facts[key], snapshot: snapshot, bookkeeping: bookkeeping, clock: clock,
+            policy: ignoringAge
+          ).state == .denied(.expired)
+      }
+      if lapsed {
         evaluated.entitlements[key]?.status = .known(.expired)
       }
     }
