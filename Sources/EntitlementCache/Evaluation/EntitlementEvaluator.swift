@@ -134,11 +134,9 @@ public enum EntitlementEvaluator {
       decision.evidence.validUntil = passedBoundary
       decision.recovery = facts?.claimHint
       return decision
-    case .usable(let until):
+    case .usable(let until, let lapse):
       if let until, now >= until {
-        let lapsed: DenialReason = facts?.expiresAt == nil && facts?.gracePeriodExpiresAt == nil
-          ? .offlineWindowElapsed : .expired
-        decision.state = .denied(lapsed)
+        decision.state = .denied(lapse)
         decision.evidence.validUntil = until
         decision.recovery = facts?.claimHint
         return decision
@@ -174,8 +172,9 @@ public enum EntitlementEvaluator {
   }
 
   private enum EntitlementRule {
-    /// Usable until the date (nil: no device-clock boundary of its own).
-    case usable(until: Date?)
+    /// Usable until the date (nil: no device-clock boundary of its own); past it, denied for
+    /// `lapse`: the server's end date passed, or the offline window of non-expiring access.
+    case usable(until: Date?, lapse: DenialReason = .expired)
     /// Denied by the server's status alone.
     case denied(DenialReason, boundary: Date?)
   }
@@ -193,11 +192,16 @@ public enum EntitlementEvaluator {
     case .known(.grace):
       guard compareDeviceClock else { return .usable(until: nil) }
       if let end = facts.gracePeriodExpiresAt ?? facts.expiresAt { return .usable(until: end) }
-      return .usable(until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy))
+      return .usable(
+        until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy),
+        lapse: .offlineWindowElapsed)
     case .known(.active):
       guard compareDeviceClock else { return .usable(until: nil) }
       if let end = facts.expiresAt { return .usable(until: end) }
-      return .usable(until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy))
+      // A grace end on an active entitlement is not its end date: it is non-expiring.
+      return .usable(
+        until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy),
+        lapse: .offlineWindowElapsed)
     }
   }
 
