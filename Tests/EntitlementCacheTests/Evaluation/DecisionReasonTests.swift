@@ -61,6 +61,13 @@ struct DecisionReasonTests {
       info: F.info(["pro": F.entitlement(.active, verifiedAt: F.at(-30 * F.day))]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
+      // Only grace reads gracePeriodExpiresAt: on an active entitlement it is not an end date.
+      name: "lifetime with a stray grace end still lapses by the offline window",
+      info: F.info([
+        "pro": F.entitlement(.active, graceEnd: F.at(10 * F.day), verifiedAt: F.at(-30 * F.day))
+      ]),
+      conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
+    ReasonCase(
       name: "grace with neither end date falls back to the offline window",
       info: F.info(["pro": F.entitlement(.grace, verifiedAt: F.at(-30 * F.day))]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
