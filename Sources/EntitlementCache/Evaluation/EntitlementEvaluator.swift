@@ -26,7 +26,7 @@ public enum EntitlementEvaluator {
     let clock = ClockReading(
       now: now, highWaterMark: bookkeeping?.highWaterMark,
       tolerance: policy.clockRollbackTolerance)
-    guard let info, let bookkeeping else {
+    guard let info, let bookkeeping = bookkeeping.map({ $0.withServerTime(of: info) }) else {
       return unavailable(key, .noSnapshot, clock: clock)
     }
     let facts = EntitlementFacts.table(for: info)[key]
@@ -45,7 +45,7 @@ public enum EntitlementEvaluator {
       now: now, highWaterMark: bookkeeping.highWaterMark, tolerance: policy.clockRollbackTolerance)
     return evaluate(
       info, facts: EntitlementFacts.table(for: info), snapshot: SnapshotFacts(info),
-      bookkeeping: bookkeeping, clock: clock, policy: policy)
+      bookkeeping: bookkeeping.withServerTime(of: info), clock: clock, policy: policy)
   }
 
   static func evaluate(
@@ -60,7 +60,18 @@ public enum EntitlementEvaluator {
         policy: policy)
       decisions[key] = decision
       // Locally computed expiry: the server said active or grace, the boundary has passed.
-      if decision.state == .denied(.expired) {
+      // A snapshot too old to decide on still must not show a lapsed entitlement as active.
+      var lapsed = decision.state == .denied(.expired)
+      if decision.state == .offlineUnavailable(.snapshotTooOld) {
+        var ignoringAge = policy
+        ignoringAge.maxSnapshotAge = nil
+        lapsed =
+          decide(
+            key, facts: facts[key], snapshot: snapshot, bookkeeping: bookkeeping, clock: clock,
+            policy: ignoringAge
+          ).state == .denied(.expired)
+      }
+      if lapsed {
         evaluated.entitlements[key]?.status = .known(.expired)
       }
     }
@@ -123,11 +134,9 @@ public enum EntitlementEvaluator {
       decision.evidence.validUntil = passedBoundary
       decision.recovery = facts?.claimHint
       return decision
-    case .usable(let until):
+    case .usable(let until, let lapse):
       if let until, now >= until {
-        let lapsed: DenialReason = facts?.expiresAt == nil && facts?.gracePeriodExpiresAt == nil
-          ? .offlineWindowElapsed : .expired
-        decision.state = .denied(lapsed)
+        decision.state = .denied(lapse)
         decision.evidence.validUntil = until
         decision.recovery = facts?.claimHint
         return decision
@@ -163,8 +172,9 @@ public enum EntitlementEvaluator {
   }
 
   private enum EntitlementRule {
-    /// Usable until the date (nil: no device-clock boundary of its own).
-    case usable(until: Date?)
+    /// Usable until the date (nil: no device-clock boundary of its own); past it, denied for
+    /// `lapse`: the server's end date passed, or the offline window of non-expiring access.
+    case usable(until: Date?, lapse: DenialReason = .expired)
     /// Denied by the server's status alone.
     case denied(DenialReason, boundary: Date?)
   }
@@ -182,11 +192,16 @@ public enum EntitlementEvaluator {
     case .known(.grace):
       guard compareDeviceClock else { return .usable(until: nil) }
       if let end = facts.gracePeriodExpiresAt ?? facts.expiresAt { return .usable(until: end) }
-      return .usable(until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy))
+      return .usable(
+        until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy),
+        lapse: .offlineWindowElapsed)
     case .known(.active):
       guard compareDeviceClock else { return .usable(until: nil) }
       if let end = facts.expiresAt { return .usable(until: end) }
-      return .usable(until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy))
+      // A grace end on an active entitlement is not its end date: it is non-expiring.
+      return .usable(
+        until: offlineWindowEnd(facts, serverTime: serverTime, policy: policy),
+        lapse: .offlineWindowElapsed)
     }
   }
 
@@ -204,5 +219,17 @@ public enum EntitlementEvaluator {
     case (let first?, nil): first
     case (nil, let second): second
     }
+  }
+}
+
+extension ScopeBookkeeping {
+  /// `serverTime` is the snapshot's `requestDate` (DESIGN §4), which bounds lifetime access
+  /// without `verifiedAt`. Bookkeeping built by hand for a CustomerInfo held in memory may
+  /// omit it; without it that access would never end.
+  fileprivate func withServerTime(of info: CustomerInfo) -> ScopeBookkeeping {
+    guard serverTime == nil else { return self }
+    var filled = self
+    filled.serverTime = info.requestDate
+    return filled
   }
 }

@@ -194,6 +194,12 @@ final class ReadState {
       resident.highWaterMark = max(resident.highWaterMark, previous.highWaterMark)
       resident.lastUsedAt = max(resident.lastUsedAt, previous.lastUsedAt)
     }
+    // A resident dropped because another connection wrote left its raised mark here; without
+    // it a clock set back would reopen access that a read here had already seen expire.
+    if let orphan = orphanedTouches[scope.key], decoded != nil {
+      resident.highWaterMark = max(resident.highWaterMark, orphan.highWaterMark)
+      resident.lastUsedAt = max(resident.lastUsedAt, orphan.lastUsedAt)
+    }
     residents[scope.key] = resident
     return resident
   }

@@ -52,7 +52,11 @@ extension SQLiteCustomerInfoCache {
     // Reads raise the high-water mark in memory; use it so this view agrees with access(to:).
     var bookkeeping = cached.bookkeeping
     let residentMark: Date? = reads.withLock { state in
-      state.residents[scope.key].flatMap { $0.header == nil ? nil : $0.highWaterMark }
+      let resident = state.residents[scope.key].flatMap {
+        $0.header == nil ? nil : $0.highWaterMark
+      }
+      // A resident dropped after another connection's write keeps its mark among the orphans.
+      return [resident, state.orphanedTouches[scope.key]?.highWaterMark].compactMap { $0 }.max()
     }
     if let residentMark {
       bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, residentMark)

@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+@Suite("Clock guard and freshness (DESIGN §4, §5.1, §5.3)")
+struct ClockGuardTests {
+  typealias F = EvalFixture
+
+  /// A subscription that ends 90 minutes after T.
+  static let info = F.info(["pro": F.entitlement(.active, expiresAt: F.at(90 * F.minute))])
+
+  // MARK: The guard itself
+
+  /// The clock, the high-water mark, and whether rollback is suspected (tolerance 5 min).
+  static let readings: [(TimeInterval, TimeInterval?, Bool)] = [
+    (0, nil, false),
+    (F.hour, 0, false),
+    (0, 0, false),
+    (-5 * F.minute, 0, false),
+    (-5 * F.minute - 0.001, 0, true),
+    (-F.day, 0, true),
+  ]
+
+  @Test(
+    "effectiveNow = max(now, highWaterMark); suspected only beyond the tolerance",
+    arguments: readings)
+  func reading(_ now: TimeInterval, _ mark: TimeInterval?, _ suspected: Bool) {
+    let reading = ClockReading(
+      now: F.at(now), highWaterMark: mark.map(F.at), tolerance: 5 * F.minute)
+    #expect(reading.effectiveNow == F.at(max(now, mark ?? now)))
+    #expect(reading.rollbackSuspected == suspected)
+  }
+
+  @Test("setting the clock back never extends access, in memory", arguments: Preset.allCases)
+  func rollbackInMemory(_ preset: Preset) {
+    // A read at T+2h raised the mark past the expiry; the clock now says T+1h.
+    var bookkeeping = F.bookkeeping(for: Self.info)
+    bookkeeping.highWaterMark = F.at(2 * F.hour)
+    let decision = EntitlementEvaluator.decision(
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(F.hour), policy: .conservative)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+    // Within the tolerance the flag stays down, and the mark still holds.
+    let small = EntitlementEvaluator.decision(
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(2 * F.hour - F.minute))
+    #expect(small.state == .denied(.expired))
+    #expect(!small.evidence.clockRollbackSuspected)
+    // Lifetime access and the snapshot's own age are held to the mark just the same.
+    let lifetime = F.info(["pro": F.entitlement(.active)])
+    var late = F.bookkeeping(for: lifetime)
+    late.highWaterMark = F.at(31 * F.day)
+    #expect(
+      EntitlementEvaluator.decision(
+        for: "pro", in: lifetime, bookkeeping: late, now: F.t0, policy: preset.policy
+      ).isGranted == false)
+  }
+
+  @Test("a clock set back with nothing passed grants, and says the clock looks wrong")
+  func rollbackAloneNeverDenies() {
+    var bookkeeping = F.bookkeeping(for: Self.info)
+    bookkeeping.highWaterMark = F.at(F.hour)
+    let decision = EntitlementEvaluator.decision(
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(-F.day))
+    #expect(decision.state == .granted)
+    #expect(decision.evidence.clockRollbackSuspected)
+    #expect(decision.evidence.validUntil == F.at(90 * F.minute))
+  }
+
+  // MARK: Through the SQLite cache
+
+  @Test("reads raise the mark in memory: back from T+2h to T+1h is still denied")
+  func readsRaiseTheMark() throws {
+    let harness = try CacheHarness()
+    try harness.store(Self.info)
+    let cache = harness.cache
+    harness.clock.set(F.at(2 * F.hour))
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+
+    harness.clock.set(F.at(F.hour))
+    let decision = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+    #expect(!cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
+    #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
+    let evaluated = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(evaluated.clockRollbackSuspected)
+    #expect(evaluated.decisions["pro"] == decision)
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
+  }
+
+  @Test("activeEntitlementKeys raises the mark too")
+  func keyListingRaisesTheMark() throws {
+    let harness = try CacheHarness()
+    try harness.store(Self.info)
+    harness.clock.set(F.at(2 * F.hour))
+    #expect(harness.cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
+    harness.clock.set(F.at(F.hour))
+    #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+  }
+
+  @Test("the mark is persisted lazily: not by a read, by flush(); a reopened cache still denies")
+  func flushPersistsTheMark() throws {
+    let harness = try CacheHarness()
+    try harness.store(Self.info)
+    harness.clock.set(F.at(2 * F.hour))
+    #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+
+    let observer = try harness.secondInstance()
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.t0)
+    try harness.cache.flush()
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.at(2 * F.hour))
+
+    harness.clock.set(F.at(F.hour))
+    let reopened = try harness.secondInstance()
+    let decision = reopened.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+  }
+
+  @Test("the next write, to any scope, persists the mark")
+  func writePersistsTheMark() throws {
+    let harness = try CacheHarness()
+    try harness.store(Self.info)
+    harness.clock.set(F.at(2 * F.hour))
+    _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    let observer = try harness.secondInstance()
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.t0)
+
+    try harness.cache.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.at(2 * F.hour))
+    harness.clock.set(F.at(F.hour))
+    #expect(
+      try harness.secondInstance().access(to: "pro", for: Fixture.scopeA).state == .denied(.expired)
+    )
+  }
+
+  @Test("a write at a clock set back keeps the mark: a new snapshot is judged at the mark")
+  func writeNeverLowersTheMark() throws {
+    let harness = try CacheHarness()
+    try harness.store(Self.info)
+    harness.clock.set(F.at(2 * F.hour))
+    _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    try harness.store(Self.info, at: F.at(F.hour))
+    let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+    #expect(decision.evidence.storedAt == F.at(F.hour))
+    #expect(try harness.cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.at(2 * F.hour))
+  }
+
+  @Test("the mark survives another instance's write to the file")
+  func markSurvivesCrossInstanceInvalidation() throws {
+    let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
+    try harness.store(Self.info)
+    let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
+    harness.clock.set(F.at(2 * F.hour))
+    #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+
+    // Another process writes (any scope): this instance drops what it holds in memory.
+    try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
+    harness.clock.set(F.at(F.hour))
+    let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+    let evaluated = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(evaluated.decisions["pro"] == decision)
+  }
+
+  @Test("evaluatedCustomerInfo after another instance's write still sees the raised mark")
+  func evaluatedSeesTheMarkAfterInvalidation() throws {
+    let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
+    try harness.store(Self.info)
+    let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
+    harness.clock.set(F.at(2 * F.hour))
+    _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
+    // A read of another scope notices the write and drops every resident.
+    _ = harness.cache.access(to: "pro", for: Fixture.scopeB)
+    harness.clock.set(F.at(F.hour))
+    let evaluated = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(evaluated.decisions["pro"]?.state == .denied(.expired))
+    #expect(evaluated.clockRollbackSuspected)
+  }
+
+  // MARK: Freshness
+
+  @Test("fresh, stale, offline; a later successful store clears offline")
+  func freshness() throws {
+    let harness = try CacheHarness()
+    let cache = harness.cache
+    try harness.store(Self.info)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.freshness == .fresh)
+    harness.clock.set(F.at(10 * F.minute))
+    let stale = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(stale.evidence.freshness == .stale)
+    #expect(stale.isHighTrust, "stale is a refresh hint, not a trust problem")
+
+    try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "timeout")
+    let offline = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(offline.state == .granted, "a failed refresh is not proof of no access")
+    #expect(offline.evidence.freshness == .offline)
+    #expect(offline.evidence.isComputedOffline == true)
+    #expect(!offline.isHighTrust)
+    let evaluated = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(evaluated.isComputedOffline && evaluated.freshness == .offline)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailureReason == "timeout")
+
+    try harness.store(Self.info, at: F.at(20 * F.minute))
+    let fresh = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(fresh.evidence.freshness == .fresh)
+    #expect(fresh.evidence.isComputedOffline == false)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailedAt == nil)
+    #expect(try harness.secondInstance().access(to: "pro", for: Fixture.scopeA) == fresh)
+  }
+
+  @Test("offline within staleAfter: a failure right after a store is still offline")
+  func offlineBeatsFresh() {
+    let decision = F.decide("pro", in: Self.info, failedAt: F.at(F.minute), now: F.at(2 * F.minute))
+    #expect(decision.evidence.freshness == .offline)
+    #expect(decision.state == .granted)
+  }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// A snapshot, a key and what each preset decides for it an hour after it was stored.
+struct ReasonCase: Sendable, CustomTestStringConvertible {
+  var name: String
+  var info: CustomerInfo
+  var key = "pro"
+  var excludeFamilyShared = false
+  var conservative: AccessState
+  var serverSnapshot: AccessState
+
+  func expected(_ preset: Preset) -> AccessState {
+    switch preset {
+    case .conservative: conservative
+    case .serverSnapshot: serverSnapshot
+    }
+  }
+
+  func policy(_ preset: Preset) -> OfflinePolicy {
+    var policy = preset.policy
+    policy.excludeFamilyShared = excludeFamilyShared
+    return policy
+  }
+
+  var testDescription: String { name }
+}
+
+@Suite("Every denial and unavailable reason of DESIGN §6")
+struct DecisionReasonTests {
+  typealias F = EvalFixture
+
+  static let familyShared = F.entitlement(
+    .active, expiresAt: F.at(30 * F.day), source: .known(.familyShared))
+
+  static let denials: [ReasonCase] = [
+    ReasonCase(
+      name: "a key the snapshot does not have", info: F.info(["plus": F.monthly]),
+      conservative: .denied(.notEntitled), serverSnapshot: .denied(.notEntitled)),
+    ReasonCase(
+      name: "status expired, even before its expiresAt",
+      info: F.info(["pro": F.entitlement(.expired, expiresAt: F.at(F.day))]),
+      conservative: .denied(.expired), serverSnapshot: .denied(.expired)),
+    ReasonCase(
+      name: "expiresAt passed by the device clock",
+      info: F.info(["pro": F.entitlement(.active, expiresAt: F.at(30 * F.minute))]),
+      conservative: .denied(.expired), serverSnapshot: .granted),
+    ReasonCase(
+      name: "revoked before its expiresAt",
+      info: F.info(["pro": F.entitlement(.revoked, expiresAt: F.at(F.day))]),
+      conservative: .denied(.revoked), serverSnapshot: .denied(.revoked)),
+    ReasonCase(
+      // Billing recovery, not premium: not even the perk model grants it.
+      name: "billing_retry before its expiresAt",
+      info: F.info(["pro": F.entitlement(.billingRetry, expiresAt: F.at(F.day))]),
+      conservative: .denied(.billingRetry), serverSnapshot: .denied(.billingRetry)),
+    ReasonCase(
+      name: "lifetime verified longer ago than the offline window",
+      info: F.info(["pro": F.entitlement(.active, verifiedAt: F.at(-30 * F.day))]),
+      conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
+    ReasonCase(
+      // Only grace reads gracePeriodExpiresAt: on an active entitlement it is not an end date.
+      name: "lifetime with a stray grace end still lapses by the offline window",
+      info: F.info([
+        "pro": F.entitlement(.active, graceEnd: F.at(10 * F.day), verifiedAt: F.at(-30 * F.day))
+      ]),
+      conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
+    ReasonCase(
+      name: "grace with neither end date falls back to the offline window",
+      info: F.info(["pro": F.entitlement(.grace, verifiedAt: F.at(-30 * F.day))]),
+      conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
+    ReasonCase(
+      name: "a status this build does not know",
+      info: F.info(["pro": F.entitlement(.unknown("paused"), expiresAt: F.at(F.day))]),
+      conservative: .denied(.unknownStatus), serverSnapshot: .denied(.unknownStatus)),
+    ReasonCase(
+      name: "family-shared, policy excludes shared access",
+      info: F.info(["pro": familyShared]), excludeFamilyShared: true,
+      conservative: .denied(.familySharingExcluded),
+      serverSnapshot: .denied(.familySharingExcluded)),
+    ReasonCase(
+      name: "family-shared grants by default",
+      info: F.info(["pro": familyShared]),
+      conservative: .granted, serverSnapshot: .granted),
+    ReasonCase(
+      name: "own purchase still grants when shared access is excluded",
+      info: F.info(["pro": F.monthly]), excludeFamilyShared: true,
+      conservative: .granted, serverSnapshot: .granted),
+    ReasonCase(
+      // The lapse is evidence of its own; exclusion only matters for usable access.
+      name: "family-shared past expiresAt reads expired, not excluded",
+      info: F.info([
+        "pro": F.entitlement(.active, expiresAt: F.at(F.minute), source: .known(.familyShared))
+      ]),
+      excludeFamilyShared: true,
+      conservative: .denied(.expired), serverSnapshot: .denied(.familySharingExcluded)),
+    ReasonCase(
+      name: "unknown source grants like any other",
+      info: F.info([
+        "pro": F.entitlement(.active, expiresAt: F.at(F.day), source: .unknown("gift_card"))
+      ]),
+      excludeFamilyShared: true, conservative: .granted, serverSnapshot: .granted),
+  ]
+
+  @Test("in memory and through SQLite", arguments: denials, Preset.allCases)
+  func decision(_ testCase: ReasonCase, _ preset: Preset) throws {
+    let now = F.at(F.hour)
+    let policy = testCase.policy(preset)
+    let memory = F.decide(testCase.key, in: testCase.info, now: now, policy: policy)
+    #expect(memory.state == testCase.expected(preset))
+    #expect(memory.evidence.source == testCase.info.entitlements[testCase.key]?.source)
+
+    let harness = try CacheHarness()
+    try harness.store(testCase.info)
+    harness.clock.set(now)
+    let reader = try harness.secondInstance()
+    #expect(reader.access(to: testCase.key, for: Fixture.scopeA, policy: policy) == memory)
+  }
+
+  @Test func everyDenialReasonIsCovered() {
+    let covered = Set(
+      Self.denials.flatMap { [$0.conservative, $0.serverSnapshot] }.compactMap { state in
+        if case .denied(let reason) = state { reason } else { nil }
+      })
+    #expect(covered == Set(DenialReason.allCases))
+  }
+
+  @Test("expired status: the validUntil is the server's expiresAt")
+  func expiredStatusNamesItsBoundary() {
+    let info = F.info(["pro": F.entitlement(.expired, expiresAt: F.at(-F.day))])
+    let decision = F.decide("pro", in: info, now: F.at(F.hour))
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.validUntil == F.at(-F.day))
+  }
+
+  @Test("unknown status is kept as the server sent it, never rewritten", arguments: Preset.allCases)
+  func unknownStatusIsKept(_ preset: Preset) {
+    let info = F.info(["pro": F.entitlement(.unknown("paused"), expiresAt: F.at(F.minute))])
+    let evaluated = F.evaluate(info, now: F.at(F.hour), policy: preset.policy)
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .unknown("paused"))
+    #expect(evaluated.decisions["pro"]?.state == .denied(.unknownStatus))
+    #expect(evaluated.activeEntitlementKeys.isEmpty)
+  }
+
+  @Test("lifetime without verifiedAt, in memory without serverTime: bounded by requestDate")
+  func lifetimeFallsBackToRequestDateInMemory() {
+    // An SDK evaluating a CustomerInfo it holds may give only storedAt; requestDate is in the
+    // snapshot, and without it lifetime access would never end.
+    let info = F.info(["pro": F.entitlement(.active, verifiedAt: nil)])
+    let bookkeeping = ScopeBookkeeping(storedAt: F.t0)
+    let before = EntitlementEvaluator.decision(
+      for: "pro", in: info, bookkeeping: bookkeeping, now: F.at(30 * F.day - 1))
+    let after = EntitlementEvaluator.decision(
+      for: "pro", in: info, bookkeeping: bookkeeping, now: F.at(30 * F.day))
+    #expect(before.state == .granted)
+    #expect(before.evidence.validUntil == F.at(30 * F.day))
+    #expect(after.state == .denied(.offlineWindowElapsed))
+    let evaluated = EntitlementEvaluator.evaluate(
+      info, bookkeeping: bookkeeping, now: F.at(30 * F.day))
+    #expect(evaluated.decisions["pro"] == after)
+  }
+
+  // MARK: Unavailable
+
+  @Test("no snapshot: nil CustomerInfo, nil bookkeeping, or bookkeeping without storedAt")
+  func noSnapshotInMemory() {
+    let info = F.info(["pro": F.monthly])
+    let states = [
+      EntitlementEvaluator.decision(
+        for: "pro", in: nil, bookkeeping: F.bookkeeping(for: info), now: F.t0),
+      EntitlementEvaluator.decision(for: "pro", in: info, bookkeeping: nil, now: F.t0),
+      EntitlementEvaluator.decision(
+        for: "pro", in: info, bookkeeping: ScopeBookkeeping(storedAt: nil), now: F.t0),
+    ].map(\.state)
+    #expect(states.allSatisfy { $0 == .offlineUnavailable(.noSnapshot) })
+    let decision = EntitlementEvaluator.decision(for: "pro", in: nil, bookkeeping: nil, now: F.t0)
+    // Unknown is not "not entitled": nothing in the evidence pretends otherwise.
+    #expect(decision.evidence == AccessEvidence())
+    #expect(decision.recovery == nil && decision.device == nil && !decision.isHighTrust)
+  }
+
+  @Test("no snapshot through SQLite: nothing stored, or only a failed refresh")
+  func noSnapshotThroughSQLite() throws {
+    let harness = try CacheHarness()
+    #expect(
+      harness.cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot)
+    )
+    try harness.cache.recordRefreshFailure(for: Fixture.scopeA, reason: "offline")
+    let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .offlineUnavailable(.noSnapshot))
+    #expect(harness.cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
+    #expect(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA) == nil)
+    #expect(try harness.secondInstance().access(to: "pro", for: Fixture.scopeA) == decision)
+  }
+
+  @Test("snapshot too old: every key, entitled or not, is unavailable")
+  func snapshotTooOld() throws {
+    var policy = OfflinePolicy.conservative
+    policy.maxSnapshotAge = F.day
+    let info = F.info([
+      "pro": F.monthly, "gone": F.entitlement(.revoked), "paused": F.entitlement(.unknown("x")),
+    ])
+    for preset in [policy, .serverSnapshot] {
+      let now = F.at(3 * F.day)
+      for key in ["pro", "gone", "paused", "missing"] {
+        let decision = F.decide(key, in: info, now: now, policy: preset)
+        #expect(decision.state == .offlineUnavailable(.snapshotTooOld), "\(key)")
+        #expect(decision.recovery == nil)
+      }
+    }
+  }
+
+  @Test("unreadable: a stored row that no longer decodes answers offlineUnavailable")
+  func unreadable() throws {
+    let harness = try CacheHarness()
+    let blocked = DeviceAccessInfo(
+      status: .known(.blocked), reason: .known(.deviceReplaced),
+      devices: [DeviceSummary(id: "d_1", label: "iPhone")])
+    try harness.store(F.info(["pro": F.monthly], deviceAccess: blocked))
+    // Damage the device list the way an outside tool could; the library never writes this.
+    let connection = try SQLiteConnection(path: harness.directory.path("cache.sqlite"))
+    try connection.execute("UPDATE scope SET device_list = '[{\"label\": 1}'")
+    let reader = try harness.secondInstance()
+    let decision = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .offlineUnavailable(.unreadable))
+    #expect(decision.evidence == AccessEvidence())
+  }
+
+  @Test func everyUnavailableReasonHasATest() {
+    // deviceAccessExpired is in the boundary table and DeviceAccessTests; the others above.
+    #expect(
+      Set(UnavailableReason.allCases)
+        == [.noSnapshot, .snapshotTooOld, .deviceAccessExpired, .unreadable])
+  }
+}

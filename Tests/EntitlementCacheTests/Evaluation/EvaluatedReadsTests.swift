@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+@Suite("EvaluatedCustomerInfo and the cache-level reads")
+struct EvaluatedReadsTests {
+  typealias F = EvalFixture
+
+  /// One snapshot with an entitlement in every situation, stored at T.
+  static let info = F.info(
+    [
+      "pro": F.entitlement(.active, expiresAt: F.at(2 * F.hour)),
+      "grace": F.entitlement(.grace, expiresAt: F.at(-F.day), graceEnd: F.at(2 * F.hour)),
+      "lifetime": F.entitlement(.active),
+      "monthly": F.monthly,
+      "revoked": F.entitlement(.revoked),
+      "paused": F.entitlement(.unknown("paused"), expiresAt: F.at(F.minute)),
+    ],
+    accessContext: AccessContext(token: AccessToken(rawValue: "SECRET"), expiresAt: F.at(F.hour)))
+
+  @Test("lapsed entitlements read expired, the expired access context is gone")
+  func evaluatedView() throws {
+    let early = F.evaluate(Self.info, now: F.at(F.minute))
+    #expect(early.customerInfo == Self.info, "nothing lapsed yet: the snapshot as stored")
+    #expect(early.activeEntitlementKeys == ["pro", "grace", "lifetime", "monthly"])
+    #expect(Set(early.decisions.keys) == Set(Self.info.entitlements.keys))
+
+    let later = F.evaluate(Self.info, now: F.at(3 * F.hour))
+    let statuses = later.customerInfo.entitlements.mapValues(\.status)
+    #expect(statuses["pro"] == .known(.expired))
+    #expect(statuses["grace"] == .known(.expired))
+    #expect(statuses["lifetime"] == .known(.active))
+    #expect(statuses["monthly"] == .known(.active))
+    #expect(statuses["revoked"] == .known(.revoked))
+    #expect(statuses["paused"] == .unknown("paused"))
+    #expect(later.customerInfo.accessContext == nil)
+    #expect(later.activeEntitlementKeys == ["lifetime", "monthly"])
+    // Only the status changes: the server's other facts stay as they were.
+    var expected = Self.info
+    expected.entitlements["pro"]?.status = .known(.expired)
+    expected.entitlements["grace"]?.status = .known(.expired)
+    expected.accessContext = nil
+    #expect(later.customerInfo == expected)
+  }
+
+  @Test("the perk model keeps the server's status past expiresAt", arguments: [F.hour, 3 * F.hour])
+  func serverSnapshotView(_ offset: TimeInterval) {
+    let evaluated = F.evaluate(Self.info, now: F.at(offset), policy: .serverSnapshot)
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.active))
+    #expect(evaluated.activeEntitlementKeys == ["pro", "grace", "lifetime", "monthly"])
+  }
+
+  @Test("an entitlement past expiresAt reads expired even when the snapshot is too old")
+  func lapsedInTooOldSnapshot() {
+    var policy = OfflinePolicy.conservative
+    policy.maxSnapshotAge = F.day
+    let evaluated = F.evaluate(Self.info, now: F.at(2 * F.day), policy: policy)
+    #expect(evaluated.decisions["pro"]?.state == .offlineUnavailable(.snapshotTooOld))
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
+    #expect(evaluated.customerInfo.entitlements["grace"]?.status == .known(.expired))
+    #expect(evaluated.customerInfo.entitlements["monthly"]?.status == .known(.active))
+    #expect(evaluated.activeEntitlementKeys.isEmpty)
+  }
+
+  // MARK: The cache
+
+  @Test("access(to:), hasActiveEntitlement, activeEntitlementKeys, evaluatedCustomerInfo agree")
+  func cacheReads() throws {
+    let harness = try CacheHarness()
+    let cache = harness.cache
+    #expect(try cache.evaluatedCustomerInfo(for: Fixture.scopeA) == nil)
+    #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
+    try harness.store(Self.info)
+
+    for offset in [F.minute, 3 * F.hour, 31 * F.day] {
+      harness.clock.set(F.at(offset))
+      let memory = F.evaluate(Self.info, now: F.at(offset))
+      for reader in [cache, try harness.secondInstance()] {
+        let evaluated = try #require(try reader.evaluatedCustomerInfo(for: Fixture.scopeA))
+        #expect(evaluated.customerInfo == memory.customerInfo)
+        #expect(evaluated.decisions == memory.decisions)
+        #expect(reader.activeEntitlementKeys(for: Fixture.scopeA) == memory.activeEntitlementKeys)
+        for key in Self.info.entitlements.keys {
+          #expect(reader.access(to: key, for: Fixture.scopeA) == memory.decisions[key])
+          #expect(
+            reader.hasActiveEntitlement(key, for: Fixture.scopeA)
+              == memory.activeEntitlementKeys.contains(key))
+        }
+      }
+    }
+  }
+
+  @Test("reads take the cache's policy unless given one")
+  func configuredPolicy() throws {
+    let harness = try CacheHarness { $0.policy = .serverSnapshot }
+    try harness.store(Self.info)
+    harness.clock.set(F.at(3 * F.hour))
+    let cache = harness.cache
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    #expect(cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
+    #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).contains("pro"))
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeA, policy: .conservative).state
+        == .denied(.expired))
+    #expect(
+      !cache.activeEntitlementKeys(for: Fixture.scopeA, policy: .conservative).contains("pro"))
+    let evaluated = try #require(
+      try cache.evaluatedCustomerInfo(for: Fixture.scopeA, policy: .conservative))
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
+  }
+
+  @Test("the handle bound to a scope reads and writes only that scope")
+  func boundHandle() throws {
+    let harness = try CacheHarness()
+    let session = harness.cache.bound(to: Fixture.scopeA)
+    let other = harness.cache.bound(to: Fixture.scopeB)
+    try session.store(try CustomerInfoSnapshot(Self.info))
+    harness.clock.set(F.at(3 * F.hour))
+
+    #expect(session.access(to: "monthly").state == .granted)
+    #expect(session.access(to: "pro").state == .denied(.expired))
+    #expect(session.access(to: "pro", policy: .serverSnapshot).state == .granted)
+    #expect(session.hasActiveEntitlement("monthly") && !session.hasActiveEntitlement("pro"))
+    #expect(session.activeEntitlementKeys == ["lifetime", "monthly"])
+    let evaluated = try #require(try session.evaluatedCustomerInfo())
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
+    #expect(
+      try session.evaluatedCustomerInfo(policy: .serverSnapshot)?.customerInfo
+        .entitlements["pro"]?.status == .known(.active))
+
+    try session.recordRefreshFailure(reason: "offline")
+    #expect(session.access(to: "monthly").evidence.freshness == .offline)
+    #expect(session.access(to: "monthly").isGranted)
+
+    // Switching users cannot read the previous user's access.
+    #expect(other.access(to: "monthly").state == .offlineUnavailable(.noSnapshot))
+    #expect(other.activeEntitlementKeys.isEmpty)
+    #expect(try other.evaluatedCustomerInfo() == nil)
+    #expect(try harness.cache.load(Fixture.scopeB) == nil)
+  }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+@Suite("Properties over seeded random snapshots and clocks")
+struct EvaluationPropertyTests {
+  typealias F = EvalFixture
+
+  /// Enough to reach every rule many times over (each seed asks about five keys, many at a
+  /// boundary), small enough to stay well under two seconds; each seed reproduces alone.
+  static let seeds: ClosedRange<UInt64> = 1...2_000
+
+  static func decide(
+    _ key: String, _ scenario: Scenario, now: Date, readMark: Date? = nil
+  ) -> AccessDecision {
+    EntitlementEvaluator.decision(
+      for: key, in: scenario.info, bookkeeping: scenario.bookkeeping(readMark: readMark), now: now,
+      policy: scenario.policy)
+  }
+
+  static func effectiveNow(_ scenario: Scenario, _ now: Date, readMark: Date? = nil) -> Date {
+    max(now, scenario.bookkeeping(readMark: readMark).highWaterMark)
+  }
+
+  @Test("never granted at or past validUntil")
+  func neverGrantedPastValidUntil() {
+    for seed in Self.seeds {
+      let scenario = Scenario(seed: seed)
+      var random = ScenarioRNG(seed: ~seed)
+      for key in Scenario.keys {
+        let now = scenario.instant(&random)
+        let decision = Self.decide(key, scenario, now: now)
+        guard decision.isGranted, let validUntil = decision.evidence.validUntil else { continue }
+        #expect(Self.effectiveNow(scenario, now) < validUntil, "\(scenario) \(key)")
+        // And it is the real boundary, not just some later date: access holds up to it.
+        #expect(
+          Self.decide(key, scenario, now: validUntil.addingTimeInterval(-0.001)).isGranted,
+          "\(scenario) \(key) just before \(validUntil)")
+        for later in [validUntil, validUntil.addingTimeInterval(random.seconds(1...(40 * F.day)))] {
+          #expect(
+            !Self.decide(key, scenario, now: later).isGranted, "\(scenario) \(key) at \(later)")
+        }
+      }
+    }
+  }
+
+  @Test("moving the clock backwards never turns a denial into a grant")
+  func clockBackNeverGrants() {
+    for seed in Self.seeds {
+      let scenario = Scenario(seed: seed)
+      var random = ScenarioRNG(seed: ~seed)
+      let first = scenario.instant(&random)
+      // The read at `first` raises the mark, as the cache does in memory.
+      let mark = Self.effectiveNow(scenario, first)
+      let earlier = first.addingTimeInterval(-random.seconds(1...(40 * F.day)))
+      let later = first.addingTimeInterval(random.seconds(1...(40 * F.day)))
+      for key in Scenario.keys where !Self.decide(key, scenario, now: first).isGranted {
+        let back = Self.decide(key, scenario, now: earlier, readMark: mark)
+        #expect(!back.isGranted, "\(scenario) \(key): \(first) then \(earlier)")
+        // Without the mark, only time moving forward: what ended stays ended.
+        #expect(!Self.decide(key, scenario, now: later).isGranted, "\(scenario) \(key)")
+      }
+    }
+  }
+
+  @Test("no lack of evidence is ever reported as denied")
+  func unknownIsNeverDenied() {
+    for seed in Self.seeds {
+      let scenario = Scenario(seed: seed)
+      var random = ScenarioRNG(seed: ~seed)
+      let now = scenario.instant(&random)
+      let effective = Self.effectiveNow(scenario, now)
+      for key in Scenario.keys {
+        let decision = Self.decide(key, scenario, now: now)
+        let context = Comment(rawValue: "\(scenario) \(key) at \(now): \(decision.state)")
+        let none = EntitlementEvaluator.decision(
+          for: key, in: nil, bookkeeping: nil, now: now, policy: scenario.policy)
+        #expect(none.state == .offlineUnavailable(.noSnapshot), context)
+        if let age = scenario.policy.maxSnapshotAge,
+          effective >= scenario.storedAt.addingTimeInterval(age)
+        {
+          #expect(decision.state == .offlineUnavailable(.snapshotTooOld), context)
+        }
+        if case .denied(let reason) = decision.state {
+          #expect(Self.justifies(reason, key, scenario, effective), context)
+        }
+        if case .offlineUnavailable(.deviceAccessExpired) = decision.state {
+          #expect(scenario.info.deviceAccess?.expiresAt.map { $0 <= effective } == true, context)
+        }
+        checkInvariants(decision, key, scenario, now: now, context)
+      }
+    }
+  }
+
+  /// Whether the snapshot's own facts about the key justify denying it: the denial rests on
+  /// evidence, never on its absence.
+  static func justifies(
+    _ reason: DenialReason, _ key: String, _ scenario: Scenario, _ effective: Date
+  ) -> Bool {
+    let policy = scenario.policy
+    guard let entitlement = scenario.info.entitlements[key] else { return reason == .notEntitled }
+    let usableStatus = entitlement.status == .known(.active) || entitlement.status == .known(.grace)
+    let end =
+      entitlement.status == .known(.grace)
+      ? entitlement.gracePeriodExpiresAt ?? entitlement.expiresAt : entitlement.expiresAt
+    let byDeviceClock = policy.expiryReference == .deviceClock && usableStatus
+    switch reason {
+    case .notEntitled: return false
+    case .revoked: return entitlement.status == .known(.revoked)
+    case .billingRetry: return entitlement.status == .known(.billingRetry)
+    case .unknownStatus: return entitlement.status.knownValue == nil
+    case .familySharingExcluded:
+      return policy.excludeFamilyShared && entitlement.source == .known(.familyShared)
+    case .expired:
+      if entitlement.status == .known(.expired) { return true }
+      return byDeviceClock && end.map { effective >= $0 } == true
+    case .offlineWindowElapsed:
+      let verified = entitlement.verifiedAt ?? scenario.info.requestDate
+      return byDeviceClock && end == nil
+        && effective >= verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge)
+    }
+  }
+
+  private func checkInvariants(
+    _ decision: AccessDecision, _ key: String, _ scenario: Scenario, now: Date,
+    _ context: Comment
+  ) {
+    let bookkeeping = scenario.bookkeeping()
+    let offline = scenario.failedAt != nil
+    // Only evidence grants: a known usable status, from a source the policy accepts, on an
+    // installation the server lets use it.
+    if decision.isGranted {
+      let entitlement = scenario.info.entitlements[key]
+      #expect([.known(.active), .known(.grace)].contains(entitlement?.status), context)
+      #expect(
+        !(scenario.policy.excludeFamilyShared && entitlement?.source == .known(.familyShared)),
+        context)
+      #expect([nil, .known(.active)].contains(scenario.info.deviceAccess?.status), context)
+    }
+    if let hint = decision.recovery {
+      #expect(decision.state.isDenial, context)
+      let first = scenario.info.unclaimedPurchases.first {
+        $0.entitlements.contains(key) && $0.claimHint.knownValue != nil
+      }
+      #expect(first?.claimHint == .known(hint), context)
+    }
+    if case .deviceBlocked = decision.state {
+      #expect(decision.device != nil, context)
+      #expect(scenario.info.deviceAccess?.status != .known(.active), context)
+    } else {
+      #expect(decision.device == nil, context)
+    }
+    let verified = [.known(.verified), .known(.verifiedOnDevice)].contains(
+      scenario.info.verification)
+    #expect(decision.isHighTrust == (decision.isGranted && verified && !offline), context)
+    #expect(
+      decision.evidence.clockRollbackSuspected
+        == (now
+          < bookkeeping.highWaterMark.addingTimeInterval(-scenario.policy.clockRollbackTolerance)),
+      context)
+    // DESIGN §5.3, whatever the decision.
+    let age = max(now, bookkeeping.highWaterMark).timeIntervalSince(scenario.storedAt)
+    let freshness: Freshness =
+      offline ? .offline : age < scenario.policy.staleAfter ? .fresh : .stale
+    #expect(decision.evidence.freshness == freshness, context)
+    #expect(decision.evidence.isComputedOffline == offline, context)
+    #expect(decision.evidence.storedAt == scenario.storedAt, context)
+    // The whole-snapshot view decides every key exactly as the single read does.
+    if scenario.info.entitlements[key] != nil {
+      let evaluated = EntitlementEvaluator.evaluate(
+        scenario.info, bookkeeping: bookkeeping, now: now, policy: scenario.policy)
+      #expect(evaluated.decisions[key] == decision, context)
+    }
+  }
+}
+
+extension AccessState {
+  var isDenial: Bool {
+    if case .denied = self { true } else { false }
+  }
+}

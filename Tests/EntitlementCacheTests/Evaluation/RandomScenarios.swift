@@ -1,0 +1,167 @@
+import Foundation
+
+@testable import EntitlementCache
+
+/// A SplitMix64 generator (Steele, Lea, Flood 2014): tiny, fast, and the same sequence on every platform,
+/// so a failing seed printed by a test reproduces anywhere.
+struct ScenarioRNG: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) {
+    state = seed
+  }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  mutating func chance(_ probability: Double) -> Bool {
+    Double.random(in: 0..<1, using: &self) < probability
+  }
+
+  mutating func pick<Element>(_ elements: [Element]) -> Element {
+    elements[Int.random(in: elements.indices, using: &self)]
+  }
+
+  /// T plus a whole number of seconds in `range`, so SQLite's milliseconds keep it exact.
+  mutating func date(_ range: ClosedRange<TimeInterval>) -> Date {
+    EvalFixture.at(
+      TimeInterval(Int.random(in: Int(range.lowerBound)...Int(range.upperBound), using: &self)))
+  }
+
+  mutating func seconds(_ range: ClosedRange<TimeInterval>) -> TimeInterval {
+    TimeInterval(Int.random(in: Int(range.lowerBound)...Int(range.upperBound), using: &self))
+  }
+}
+
+/// A random snapshot, its bookkeeping and a policy: the input of one property check.
+struct Scenario: CustomStringConvertible {
+  typealias F = EvalFixture
+
+  /// The keys asked about: some in the snapshot, some only in unclaimed purchases, some
+  /// nowhere.
+  static let keys = ["pro", "plus", "lifetime", "family", "gold"]
+
+  var seed: UInt64
+  var info: CustomerInfo
+  var storedAt: Date
+  var failedAt: Date?
+  var policy: OfflinePolicy
+
+  var description: String { "scenario seed \(seed)" }
+
+  /// Bookkeeping as the SQLite cache writes it; `readMark` is a mark raised by earlier reads.
+  func bookkeeping(readMark: Date? = nil) -> ScopeBookkeeping {
+    var bookkeeping = F.bookkeeping(for: info, storedAt: storedAt, failedAt: failedAt)
+    if let readMark {
+      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, readMark)
+    }
+    return bookkeeping
+  }
+
+  init(seed: UInt64) {
+    self.seed = seed
+    var random = ScenarioRNG(seed: seed)
+    storedAt = F.t0
+    failedAt = random.chance(0.3) ? random.date(0...(3 * F.day)) : nil
+    policy = Self.policy(&random)
+    var entitlements: [String: EntitlementInfo] = [:]
+    for key in Self.keys where random.chance(0.7) {
+      entitlements[key] = Self.entitlement(&random)
+    }
+    let unclaimed = (0..<Int.random(in: 0...2, using: &random)).map { index in
+      UnclaimedPurchase(
+        purchaseId: "tx_\(index)", entitlements: Self.keys.filter { _ in random.chance(0.4) },
+        claimHint: random.chance(0.8)
+          ? .known(random.pick(ClaimHint.allCases)) : .unknown("call_us"))
+    }
+    info = CustomerInfo(
+      // Usually before the store; sometimes a server clock a little ahead of the device.
+      requestDate: random.chance(0.8) ? random.date(-2 * F.day...0) : random.date(0...600),
+      verification: random.chance(0.85)
+        ? .known(random.pick(VerificationStatus.allCases)) : .unknown("signed_twice"),
+      entitlements: entitlements, unclaimedPurchases: unclaimed,
+      accessContext: random.chance(0.5)
+        ? AccessContext(
+          token: AccessToken(rawValue: "tok"), expiresAt: random.date(-F.hour...F.day))
+        : nil,
+      deviceAccess: random.chance(0.4) ? Self.device(&random) : nil)
+  }
+
+  private static func policy(_ random: inout ScenarioRNG) -> OfflinePolicy {
+    var policy: OfflinePolicy = random.chance(0.5) ? .conservative : .serverSnapshot
+    if random.chance(0.3) {
+      policy.maxSnapshotAge = random.chance(0.2) ? nil : random.seconds(F.hour...(10 * F.day))
+    }
+    policy.excludeFamilyShared = random.chance(0.3)
+    if random.chance(0.2) { policy.nonExpiringMaxOfflineAge = random.seconds(F.day...(60 * F.day)) }
+    if random.chance(0.2) { policy.clockRollbackTolerance = random.seconds(0...F.hour) }
+    if random.chance(0.2) { policy.staleAfter = random.seconds(F.minute...F.day) }
+    return policy
+  }
+
+  private static func entitlement(_ random: inout ScenarioRNG) -> EntitlementInfo {
+    let statuses: [OpenEnum<EntitlementStatus>] =
+      [.known(.active), .known(.active), .known(.active), .known(.grace), .known(.grace)]
+      + EntitlementStatus.allCases.map { .known($0) } + [.unknown("paused")]
+    let status = random.pick(statuses)
+    let expiresAt = random.chance(0.65) ? random.date(-5 * F.day...(40 * F.day)) : nil
+    let graceChance = status == .known(.grace) ? 0.6 : 0.15
+    let sources: [OpenEnum<EntitlementSource>?] =
+      EntitlementSource.allCases.map { .known($0) } + [
+        .known(.familyShared), .unknown("gift"), nil,
+      ]
+    return EntitlementInfo(
+      status: status, expiresAt: expiresAt,
+      gracePeriodExpiresAt: random.chance(graceChance)
+        ? random.date(-2 * F.day...(20 * F.day)) : nil,
+      verifiedAt: random.chance(0.75) ? random.date(-40 * F.day...0) : nil,
+      productId: "product", source: random.pick(sources), willRenew: random.chance(0.5))
+  }
+
+  private static func device(_ random: inout ScenarioRNG) -> DeviceAccessInfo {
+    let statuses: [OpenEnum<DeviceAccessStatus>] = [
+      .known(.active), .known(.active), .known(.active), .known(.blocked), .known(.blocked),
+      .unknown("suspended"),
+    ]
+    let reasons: [OpenEnum<DeviceBlockReason>?] =
+      DeviceBlockReason.allCases.map { .known($0) } + [.unknown("DEVICE_ON_FIRE"), nil, nil]
+    return DeviceAccessInfo(
+      status: random.pick(statuses), reason: random.pick(reasons),
+      expiresAt: random.chance(0.7) ? random.date(-F.day...(20 * F.day)) : nil,
+      nextAllowedAt: random.chance(0.5) ? random.date(0...(3 * F.day)) : nil,
+      changeBudget: random.chance(0.5)
+        ? DeviceChangeBudget(
+          remaining: Int.random(in: 0...3, using: &random), limit: 3, windowDays: 30,
+          unknownFields: random.chance(0.5) ? ["resetsAt": .string("later")] : [:])
+        : nil,
+      devices: (0..<Int.random(in: 0...2, using: &random)).map { index in
+        DeviceSummary(
+          id: "d_\(index)", label: random.chance(0.5) ? "iPhone" : nil,
+          lastSeenAt: random.chance(0.5) ? random.date(-3 * F.day...0) : nil,
+          unknownFields: random.chance(0.3) ? ["pushToken": .string("SECRET")] : [:])
+      })
+  }
+
+  /// Instants worth asking about: every boundary the scenario has, a second either side and
+  /// on it, or anywhere in the next weeks.
+  func instant(_ random: inout ScenarioRNG) -> Date {
+    var boundaries: [Date] = [storedAt.addingTimeInterval(policy.staleAfter)]
+    boundaries.append(
+      bookkeeping().highWaterMark.addingTimeInterval(-policy.clockRollbackTolerance))
+    if let age = policy.maxSnapshotAge { boundaries.append(storedAt.addingTimeInterval(age)) }
+    if let device = info.deviceAccess?.expiresAt { boundaries.append(device) }
+    if let context = info.accessContext?.expiresAt { boundaries.append(context) }
+    for entitlement in info.entitlements.values {
+      boundaries += [entitlement.expiresAt, entitlement.gracePeriodExpiresAt].compactMap { $0 }
+      let verified = entitlement.verifiedAt ?? info.requestDate
+      boundaries.append(verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge))
+    }
+    guard random.chance(0.6) else { return random.date(-3 * F.day...(45 * F.day)) }
+    return random.pick(boundaries).addingTimeInterval(random.pick([-1, 0, 1]))
+  }
+}

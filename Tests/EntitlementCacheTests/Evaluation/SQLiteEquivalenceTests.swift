@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+@Suite("The same decision read from SQLite as evaluated in memory")
+struct SQLiteEquivalenceTests {
+  typealias F = EvalFixture
+
+  static let seeds: ClosedRange<UInt64> = 1...150
+
+  static func scope(_ seed: UInt64) -> CacheScope {
+    Fixture.scope(user: "user-\(seed)")
+  }
+
+  /// Writes every scenario to its own scope, the failed refresh included, as an SDK would.
+  static func storeAll(_ harness: CacheHarness) throws {
+    for seed in seeds {
+      let scenario = Scenario(seed: seed)
+      try harness.store(scenario.info, for: scope(seed), at: scenario.storedAt)
+      if let failedAt = scenario.failedAt {
+        harness.clock.set(failedAt)
+        try harness.cache.recordRefreshFailure(for: scope(seed), reason: "timeout")
+      }
+    }
+  }
+
+  @Test("random snapshots: point reads, key listing and the evaluated view, clock forward and back")
+  func randomScenarios() throws {
+    let harness = try CacheHarness()
+    try Self.storeAll(harness)
+    // A fresh instance has nothing resident: its reads go through SQL (point reads first, then
+    // full reads). The writing instance answers from what the write left in memory.
+    let fromFile = try harness.secondInstance()
+    for seed in Self.seeds {
+      let scenario = Scenario(seed: seed)
+      let scope = Self.scope(seed)
+      let stored = try #require(try fromFile.load(scope)).bookkeeping
+      // The file's bookkeeping is what the pure evaluator is given in the scenario.
+      var expected = scenario.bookkeeping()
+      expected.lastRefreshFailureReason = scenario.failedAt == nil ? nil : "timeout"
+      expected.snapshotSize = stored.snapshotSize
+      expected.snapshotSHA256 = stored.snapshotSHA256
+      #expect(stored == expected, "\(scenario)")
+
+      var random = ScenarioRNG(seed: ~seed)
+      let first = scenario.instant(&random)
+      let second = first.addingTimeInterval(random.seconds(0...(10 * F.day)))
+      let back = second.addingTimeInterval(-random.seconds(1...(40 * F.day)))
+      var mark = stored.highWaterMark
+      var previous: [String: AccessDecision] = [:]
+      for now in [first, second, back] {
+        harness.clock.set(now)
+        var bookkeeping = stored
+        bookkeeping.highWaterMark = mark
+        let context = Comment(rawValue: "\(scenario) at \(now)")
+        for key in Scenario.keys {
+          let memory = EntitlementEvaluator.decision(
+            for: key, in: scenario.info, bookkeeping: bookkeeping, now: now, policy: scenario.policy
+          )
+          #expect(fromFile.access(to: key, for: scope, policy: scenario.policy) == memory, context)
+          #expect(
+            harness.cache.access(to: key, for: scope, policy: scenario.policy) == memory, context)
+          if let before = previous[key], !before.isGranted {
+            #expect(!memory.isGranted, "\(context): \(key) denied before the clock went back")
+          }
+          previous[key] = memory
+        }
+        // The reads above raised the mark to `now`; the evaluated view reports it.
+        mark = max(mark, now)
+        bookkeeping.highWaterMark = mark
+        let memory = EntitlementEvaluator.evaluate(
+          scenario.info, bookkeeping: bookkeeping, now: now, policy: scenario.policy)
+        #expect(
+          fromFile.activeEntitlementKeys(for: scope, policy: scenario.policy)
+            == memory.activeEntitlementKeys, context)
+        let evaluated = try #require(
+          try fromFile.evaluatedCustomerInfo(for: scope, policy: scenario.policy))
+        #expect(evaluated == memory, context)
+      }
+    }
+  }
+
+  @Test(
+    "the server's own bytes (DESIGN §3 sample), every key, across its boundaries",
+    arguments: Preset.allCases)
+  func sampleSnapshot(_ preset: Preset) throws {
+    let snapshot = try Fixture.snapshot()
+    let harness = try CacheHarness()
+    try harness.cache.store(snapshot, for: Fixture.scopeA)
+    var bookkeeping = try #require(try harness.cache.load(Fixture.scopeA)).bookkeeping
+    let instants = [
+      0, 14 * F.minute, 15 * F.minute, 2 * F.day, 7 * F.day - 1, 7 * F.day, 30 * F.day,
+    ].map(F.at)
+    let reader = try harness.secondInstance()
+    for now in instants {
+      harness.clock.set(now)
+      // Reads raise the mark; the instants only move forward, so it is `now` from here on.
+      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, now)
+      let memory = EntitlementEvaluator.evaluate(
+        snapshot.customerInfo, bookkeeping: bookkeeping, now: now, policy: preset.policy)
+      for key in ["pro", "lifetime", "gold"] {
+        let expected = EntitlementEvaluator.decision(
+          for: key, in: snapshot.customerInfo, bookkeeping: bookkeeping, now: now,
+          policy: preset.policy)
+        #expect(reader.access(to: key, for: Fixture.scopeA, policy: preset.policy) == expected)
+        if let fromView = memory.decisions[key] {
+          #expect(fromView == expected)
+        }
+      }
+      let evaluated = try reader.evaluatedCustomerInfo(for: Fixture.scopeA, policy: preset.policy)
+      #expect(evaluated == memory)
+    }
+  }
+}
