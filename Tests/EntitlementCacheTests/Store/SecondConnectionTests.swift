@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// Two caches on one file stand in for an app and its extension: each sees the other's
+/// committed writes, at once with a check interval of zero and within the interval otherwise.
+@Suite("Second connection")
+struct SecondConnectionTests {
+  static func pair(
+    _ directory: TemporaryDirectory, clock: ManualClock, interval: TimeInterval
+  ) throws -> (SQLiteCustomerInfoCache, SQLiteCustomerInfoCache) {
+    let first = try Fixture.cache(in: directory, clock: clock) {
+      $0.crossProcessCheckInterval = interval
+    }
+    let second = try Fixture.cache(in: directory, clock: clock) {
+      $0.crossProcessCheckInterval = interval
+    }
+    return (first, second)
+  }
+
+  @Test func rawConnectionSeesACommittedWrite() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    let raw = try StoreTest.connection(cache.path, readOnly: true)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope") == 0)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope") == 1)
+    #expect(try raw.scalarInt("SELECT count(*) FROM entitlement") == 2)
+  }
+
+  @Test func writeIsVisibleToTheOtherCacheOnItsNextReadWithZeroInterval() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: 0)
+
+    // The widget has the scope resident, as "nothing stored".
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    #expect(widget.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
+    try app.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    #expect(widget.activeEntitlementKeys(for: Fixture.scopeA) == ["pro", "lifetime"])
+
+    // A replacement, a refresh failure and a removal each show up the same way.
+    clock.advance(by: 60)
+    try app.store(try StoreTest.snapshot(status: "revoked"), for: Fixture.scopeA)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
+    try app.recordRefreshFailure(for: Fixture.scopeA, reason: nil)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).evidence.freshness == .offline)
+    try app.remove(Fixture.scopeA)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+
+    // And the other way round.
+    try widget.store(try Fixture.snapshot(), for: Fixture.scopeB)
+    #expect(app.access(to: "pro", for: Fixture.scopeB).state == .granted)
+  }
+
+  @Test func pruneByOneCacheIsSeenByTheOther() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: 0)
+    try app.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+    #expect(try app.purgeUnusable() == 1)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+  }
+
+  @Test func writeIsVisibleAfterTheCheckInterval() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let interval = 0.001
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: interval)
+    // The first read comes right after opening, before any check was due.
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    try app.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    StoreTest.spin(seconds: interval)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
+  }
+
+  @Test func residentCopyIsKeptUntilTheIntervalPasses() throws {
+    // A read within the interval is answered from memory, without asking the file: that is
+    // what keeps the hot path free of I/O. load() always reads the file.
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    try app.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    #expect(try widget.load(Fixture.scopeA)?.snapshot != nil)
+  }
+
+  @Test func ownWritesAreSeenAtOnceWhateverTheInterval() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock) {
+      $0.crossProcessCheckInterval = 3_600
+    }
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    try cache.remove(Fixture.scopeA)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+  }
+
+  @Test func defaultIntervalIsFiftyMilliseconds() {
+    #expect(CacheConfiguration().crossProcessCheckInterval == 0.05)
+  }
+}
+
+/// The invalidation rule itself, without waiting for any clock.
+@Suite("ReadState invalidation")
+struct ReadStateTests {
+  /// A read state over a migrated file holding one snapshot for scope A, with the
+  /// `data_version` baseline a cache records at open.
+  static func state(
+    _ directory: TemporaryDirectory, checkInterval: UInt64, dataVersion: Int64? = 5
+  ) throws -> (ReadState, SQLiteCustomerInfoCache) {
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    let reader = try StoreTest.connection(cache.path, readOnly: true)
+    let state = ReadState(reader: reader, checkInterval: checkInterval, dataVersion: dataVersion)
+    return (state, cache)
+  }
+
+  @Test func checkIsDueOnlyAfterTheInterval() throws {
+    let directory = try TemporaryDirectory()
+    let (always, _) = try Self.state(directory, checkInterval: 0)
+    #expect(always.isCheckDue)
+    let (hourly, _) = try Self.state(directory, checkInterval: 3_600_000_000_000)
+    #expect(!hourly.isCheckDue)
+    hourly.observe(dataVersion: 1)
+    #expect(!hourly.isCheckDue)
+  }
+
+  @Test func firstCheckComparesWithTheVersionRecordedAtOpen() throws {
+    // Residents read before the first check are judged against the baseline from open: a
+    // commit by another connection in between must drop them.
+    let directory = try TemporaryDirectory()
+    let (state, _) = try Self.state(directory, checkInterval: 0, dataVersion: 5)
+    _ = try state.completeResident(Fixture.scopeA)
+    #expect(state.residents[Fixture.scopeA.key] != nil)
+    state.observe(dataVersion: 6)
+    #expect(state.residents.isEmpty)
+  }
+
+  @Test func unchangedVersionKeepsResidentsAndAChangeDropsThem() throws {
+    let directory = try TemporaryDirectory()
+    let (state, _) = try Self.state(directory, checkInterval: 0)
+    state.observe(dataVersion: 5)
+    _ = try state.completeResident(Fixture.scopeA)
+    state.observe(dataVersion: 5)
+    #expect(state.residents[Fixture.scopeA.key] != nil)
+    state.observe(dataVersion: 6)
+    #expect(state.residents.isEmpty)
+  }
+
+  @Test func droppedResidentsKeepTheirUnpersistedReadTime() throws {
+    let directory = try TemporaryDirectory()
+    let (state, _) = try Self.state(directory, checkInterval: 0)
+    state.observe(dataVersion: 1)
+    let resident = try state.completeResident(Fixture.scopeA)
+    let later = Fixture.requestDate.addingTimeInterval(3_600)
+    _ = state.evaluate(resident, "pro", resident.entitlements["pro"], now: later, policy: .conservative)
+    state.observe(dataVersion: 2)
+    #expect(state.residents.isEmpty)
+    #expect(state.pendingTouches()[Fixture.scopeA.key] == PendingTouch(highWaterMark: later, lastUsedAt: later))
+  }
+}
