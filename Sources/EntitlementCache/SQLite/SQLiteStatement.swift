@@ -49,10 +49,19 @@ final class SQLiteStatement {
   }
 
   func bind(_ value: String?, at index: Int32) throws(SQLiteError) {
-    guard let value else { return try check(sqlite3_bind_null(handle, index), "bind") }
+    guard var value else { return try check(sqlite3_bind_null(handle, index), "bind") }
     // SQLITE_TRANSIENT: SQLite copies the text, because the Swift string's storage is only
-    // borrowed for the duration of this call.
-    let code = sqlite3_bind_text(handle, index, value, -1, csqlite_transient())
+    // borrowed for the duration of this call. The explicit byte count keeps text after a NUL
+    // (JSON allows "\u0000" in keys), which a C-string length of -1 would cut off.
+    let code = value.withUTF8 { bytes in
+      // An empty buffer may have no base address, which SQLite would bind as NULL.
+      guard let base = bytes.baseAddress, !bytes.isEmpty else {
+        return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+      }
+      return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { text in
+        sqlite3_bind_text(handle, index, text, Int32(bytes.count), csqlite_transient())
+      }
+    }
     try check(code, "bind")
   }
 
