@@ -122,6 +122,46 @@ struct DatabaseFileTests {
     #expect(try StoreTest.connection(path).scalarInt("PRAGMA user_version") == 42)
   }
 
+  @Test func newerSchemaWithAPendingLogIsRefusedWithoutCheckpointingIt() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try Self.crashLeftovers(at: path, in: directory) { connection in
+      try connection.execute("PRAGMA user_version = 42")
+    }
+    let before = try #require(StoreTest.bytes(path))
+    let log = try #require(StoreTest.bytes(path + "-wal"))
+
+    #expect(throws: CacheError.self) {
+      _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+    }
+    // Closing the connection that read the version would otherwise copy the log into the file
+    // and delete it. SQLite's rebuildable index (-shm) may remain beside them.
+    #expect(StoreTest.bytes(path) == before)
+    #expect(StoreTest.bytes(path + "-wal") == log)
+  }
+
+  /// The database and write-ahead log a process leaves when it stops without closing: the log
+  /// holds one committed transaction that only touched page 2, so page 1 is read from the file.
+  static func crashLeftovers(
+    at path: String, in directory: TemporaryDirectory,
+    before: (SQLiteConnection) throws -> Void = { _ in }
+  ) throws {
+    let scratch = directory.path("scratch.sqlite")
+    let connection = try SQLiteConnection(path: scratch)
+    _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+    try connection.execute("CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('one')")
+    try before(connection)
+    try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    try connection.execute("INSERT INTO t VALUES ('two')")
+    // Copied while the connection is open, so the log is not checkpointed and deleted first.
+    for suffix in ["", "-wal"] {
+      try FileManager.default.copyItem(atPath: scratch + suffix, toPath: path + suffix)
+    }
+    #expect((StoreTest.bytes(path + "-wal")?.count ?? 0) > 32)
+    withExtendedLifetime(connection) {}
+    try FileManager.default.removeItem(atPath: scratch)
+  }
+
   // MARK: Damage
 
   static let notADatabase = Data(String(repeating: "this is a text file, not SQLite. ", count: 200).utf8)
@@ -161,27 +201,26 @@ struct DatabaseFileTests {
     #expect(StoreTest.bytes(moved[1])?.starts(with: Data("garbage 1".utf8)) == true)
   }
 
-  @Test func damagedSchemaPageIsMovedAsideWithItsCompanions() throws {
+  @Test func damagedSchemaPageIsMovedAsideWithItsLogUnmerged() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
-    let clock = ManualClock(Fixture.requestDate)
-    do {
-      let cache = try Fixture.cache(in: directory, clock: clock)
-      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    }
+    try Self.crashLeftovers(at: path, in: directory)
     // Keep the SQLite header, overwrite the schema's b-tree page header on page 1.
     var bytes = try #require(StoreTest.bytes(path))
     bytes.replaceSubrange(100..<200, with: Data(repeating: 0xA5, count: 100))
     try bytes.write(to: URL(fileURLWithPath: path))
-    let stray = Data("stray wal".utf8)
-    try stray.write(to: URL(fileURLWithPath: path + "-wal"))
+    let log = try #require(StoreTest.bytes(path + "-wal"))
 
+    let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     let report = try #require(cache.damageReport)
     #expect(report.cause.isDamage)
+    // Both exactly as found: the log was not checkpointed into the damaged file, nor deleted.
     #expect(StoreTest.bytes(report.movedTo) == bytes)
-    #expect(StoreTest.bytes(report.movedTo + "-wal") == stray)
+    #expect(StoreTest.bytes(report.movedTo + "-wal") == log)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
   }
 
   @Test func damageHandlingFailThrowsAndLeavesTheFileInPlace() throws {
