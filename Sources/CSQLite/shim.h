@@ -8,4 +8,10 @@
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }
 static inline sqlite3_destructor_type csqlite_static(void) { return SQLITE_STATIC; }
 
+// sqlite3_db_config is variadic, which Swift cannot call; this fixes the argument list of the
+// options that take an int and an optional int* result.
+static inline int csqlite_db_config_int(sqlite3 *db, int op, int value) {
+  return sqlite3_db_config(db, op, value, (int *)0);
+}
+
 #endif

@@ -57,30 +57,36 @@ struct DatabaseOpener {
     let version: Int
     do {
       writer = try SQLiteConnection(path: path, options: options)
+    } catch {
+      return .failure(classify(error, .open))
+    }
+    do {
       // Reading the header and the schema detects a file that is not a database, or whose
       // first pages are damaged, before anything is written to it.
       version = Int(try writer.scalarInt("PRAGMA user_version"))
       _ = try writer.scalarInt("SELECT count(*) FROM sqlite_schema")
     } catch {
-      return .failure(classify(error, .open))
+      return .failure(classify(error, .open, closing: writer))
     }
     let supported = Migrator.embedded.latestVersion
     guard version <= supported else {
+      leaveUntouchedOnClose(writer)
       return .failure(.other(.schemaTooNew(path: path, found: version, supported: supported)))
     }
     do {
       try configure(writer)
     } catch {
-      return .failure(classify(error, .open))
+      return .failure(classify(error, .open, closing: writer))
     }
     do {
       try Migrator.embedded.migrate(writer)
     } catch {
       switch error {
       case .schemaTooNew(let found, let supported):
+        leaveUntouchedOnClose(writer)
         return .failure(.other(.schemaTooNew(path: path, found: found, supported: supported)))
       case .storage(let error):
-        return .failure(classify(error, .migrate))
+        return .failure(classify(error, .migrate, closing: writer))
       }
     }
     do {
@@ -93,8 +99,27 @@ struct DatabaseOpener {
     }
   }
 
-  private func classify(_ error: SQLiteError, _ operation: CacheOperation) -> Failure {
-    error.isDamage ? .damaged(error) : .other(.storage(operation, error))
+  private func classify(
+    _ error: SQLiteError, _ operation: CacheOperation, closing connection: SQLiteConnection? = nil
+  ) -> Failure {
+    guard error.isDamage else { return .other(.storage(operation, error)) }
+    if let connection { leaveUntouchedOnClose(connection) }
+    return .damaged(error)
+  }
+
+  /// Keeps a refused file (damaged, or from a newer schema) and its write-ahead log as they
+  /// are when `connection` closes.
+  ///
+  /// Closing the last connection checkpoints the log into the database file and deletes it,
+  /// which would change a damaged file before it is moved aside, or a newer build's file this
+  /// build must not touch. Only a log with content needs this: an empty one, which merely
+  /// reading a WAL-mode file creates, is better removed by the normal close.
+  private func leaveUntouchedOnClose(_ connection: SQLiteConnection) {
+    guard (DatabaseFile.size(path + "-wal") ?? 0) > 0 else { return }
+    // SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: "when a database in wal mode is closed [...] it performs
+    // a checkpoint operation before closing the connection. This option may be used to
+    // override this behaviour." Without that checkpoint, SQLite does not delete the log either.
+    _ = csqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
   }
 
   private func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
