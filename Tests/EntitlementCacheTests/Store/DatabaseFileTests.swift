@@ -86,6 +86,20 @@ struct DatabaseFileTests {
     #expect(!FileManager.default.fileExists(atPath: directory.path("cache.sqlite")))
   }
 
+  @Test func missingDirectoryIsAFileSystemError() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("absent/cache.sqlite")
+    let error = try #require(throws: CacheError.self) {
+      _ = try SQLiteCustomerInfoCache(path: path, clock: ManualClock(Fixture.requestDate).cacheClock)
+    }
+    guard case .fileSystem(.open, let reported, let reason) = error else {
+      Issue.record("expected a file-system error, got \(error)")
+      return
+    }
+    #expect(reported == path)
+    #expect(reason.lowercased().contains("no such file"))
+  }
+
   // MARK: Newer schema
 
   /// A file a future build wrote: the current schema, a higher version, a row of data.
@@ -223,6 +237,40 @@ struct DatabaseFileTests {
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
   }
 
+  @Test func damageFoundAfterOpenFailsClosed() throws {
+    // The open-time probe reads the header and schema only; a damaged data page is found by
+    // the first statement that reads it. Reads must then answer "unavailable", never a guess,
+    // and a write must report the damage so the caller can act.
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    let clock = ManualClock(Fixture.requestDate)
+    do {
+      let cache = try Fixture.cache(in: directory, clock: clock)
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    }
+    let (root, pageSize) = try {
+      let raw = try StoreTest.connection(path, readOnly: true)
+      return (
+        Int(try raw.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'scope'")),
+        Int(try raw.scalarInt("PRAGMA page_size"))
+      )
+    }()
+    var bytes = try #require(StoreTest.bytes(path))
+    let start = (root - 1) * pageSize
+    bytes.replaceSubrange(start..<start + pageSize, with: Data(repeating: 0xA5, count: pageSize))
+    try bytes.write(to: URL(fileURLWithPath: path))
+
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
+    #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
+    let loadError = try #require(throws: CacheError.self) { _ = try cache.load(Fixture.scopeA) }
+    #expect(loadError.sqliteCause?.isDamage == true)
+    let storeError = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    }
+    #expect(storeError.sqliteCause?.isDamage == true)
+  }
+
   @Test func damageHandlingFailThrowsAndLeavesTheFileInPlace() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
@@ -288,5 +336,12 @@ struct DatabaseFileTests {
     // The file does hold the scope hashes, so the check above looked at real content.
     let walAndFile = [cache.path, cache.path + "-wal"].compactMap(StoreTest.bytes).reduce(Data(), +)
     #expect(walAndFile.range(of: Data(scopes[0].key.bytes)) != nil)
+  }
+}
+
+extension CacheError {
+  /// The SQLite error behind a storage failure.
+  var sqliteCause: SQLiteError? {
+    if case .storage(_, let cause) = self { cause } else { nil }
   }
 }

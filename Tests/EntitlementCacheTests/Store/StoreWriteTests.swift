@@ -202,4 +202,40 @@ struct StoreWriteTests {
     #expect(reopened.access(to: "lifetime", for: Fixture.scopeA).state == .denied(.notEntitled))
     #expect(try StoreTest.connection(cache.path).scalarInt("SELECT count(*) FROM entitlement") == 1)
   }
+
+  @Test func removeByHashPrefixDeletesExactlyOneScope() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
+
+    // Every key matches the empty prefix: more than one match is refused, not guessed.
+    #expect(throws: CacheError.ambiguousScope(prefix: "", matches: 2)) {
+      _ = try cache.removeScope(hashPrefix: "")
+    }
+    #expect(try StoreTest.scopeCount(cache.path) == 2)
+
+    let prefix = Fixture.scopeA.key.hexPrefix.uppercased()
+    #expect(try cache.removeScope(hashPrefix: prefix) == Fixture.scopeA.key)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
+    #expect(try cache.removeScope(hashPrefix: prefix) == nil)
+  }
+
+  @Test func snapshotAlteredOutsideTheLibraryIsReportedOnLoad() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    try StoreTest.connection(cache.path).execute(
+      "UPDATE scope SET snapshot = CAST('{\"requestDate\": 1}' AS BLOB)")
+    let error = try #require(throws: CacheError.self) { _ = try cache.load(Fixture.scopeA) }
+    #expect(
+      error
+        == .unreadableSnapshot(
+          SnapshotError(path: "requestDate", problem: .wrongType(expected: "a string", found: "a number"))))
+    #expect(error.description == "stored snapshot does not decode: requestDate: expected a string, found a number")
+    #expect(throws: CacheError.self) { _ = try cache.evaluatedCustomerInfo(for: Fixture.scopeA) }
+  }
 }

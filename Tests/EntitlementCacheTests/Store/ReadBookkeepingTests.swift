@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// Reads raise the high-water mark and the last-use time in memory and persist them lazily:
+/// never a write per read, never lost at close.
+@Suite("Read bookkeeping")
+struct ReadBookkeepingTests {
+  /// The file's change counter as another connection sees it.
+  static func dataVersion(_ connection: SQLiteConnection) throws -> Int64 {
+    try connection.scalarInt("PRAGMA data_version")
+  }
+
+  @Test func readsDoNotWriteUntilFlushed() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    let observer = try StoreTest.connection(cache.path, readOnly: true)
+    let before = try Self.dataVersion(observer)
+
+    for _ in 0..<100 {
+      clock.advance(by: 60)
+      _ = cache.access(to: "pro", for: Fixture.scopeA)
+      _ = cache.activeEntitlementKeys(for: Fixture.scopeA)
+    }
+    _ = try cache.evaluatedCustomerInfo(for: Fixture.scopeA)
+    #expect(try Self.dataVersion(observer) == before)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == Fixture.requestDate)
+
+    try cache.flush()
+    #expect(try Self.dataVersion(observer) != before)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == clock.now)
+    let lastUsed = try cache.scopeSummaries().first?.lastUsedAt
+    #expect(lastUsed == clock.now)
+  }
+
+  @Test func highWaterMarkRaisedByReadsSurvivesCloseAndGuardsTheNextRun() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let halfDay = StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")
+    do {
+      let cache = try Fixture.cache(in: directory, clock: clock)
+      try cache.store(try Fixture.snapshot(halfDay), for: Fixture.scopeA)
+      clock.advance(by: 86_400)
+      #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+      // No flush: closing the cache persists what reads saw.
+    }
+    // The device clock is set back to before the expiry; the file remembers a later time.
+    clock.set(Fixture.requestDate)
+    let reopened = try Fixture.cache(in: directory, clock: clock)
+    let decision = reopened.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+    let evaluated = try #require(try reopened.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
+  }
+
+  @Test func aWriteCarriesPendingReadBookkeepingOfOtherScopes() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    clock.advance(by: 600)
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    clock.advance(by: 1)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
+    let summaries = try cache.scopeSummaries()
+    let scopeA = try #require(summaries.first { $0.key == Fixture.scopeA.key })
+    #expect(scopeA.lastUsedAt == Fixture.requestDate.addingTimeInterval(600))
+    #expect(scopeA.bookkeeping.highWaterMark == Fixture.requestDate.addingTimeInterval(600))
+  }
+
+  @Test func clockSetBackDoesNotMoveBookkeepingBack() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    clock.advance(by: 3_600)
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    try cache.flush()
+    clock.set(Fixture.requestDate.addingTimeInterval(-86_400))
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
+    #expect(bookkeeping.highWaterMark == Fixture.requestDate.addingTimeInterval(3_600))
+    #expect(bookkeeping.storedAt == clock.now)
+    #expect(try cache.scopeSummaries().first?.lastUsedAt == Fixture.requestDate.addingTimeInterval(3_600))
+  }
+}
