@@ -62,12 +62,19 @@ struct CustomerInfoCodableTests {
     #expect(
       info.unknownFields["experiments"]
         == .object([
-          "flags": .array([.integer(1), .number(2.5), .null, .bool(true), .string("x"), .object(["deep": .integer(-3)])]),
+          "flags": .array([
+            .integer(1), .number(2.5), .null, .bool(true), .string("x"),
+            .object(["deep": .integer(-3)]),
+          ]),
           "ratio": .number(0.125),
         ]))
-    #expect(info.entitlements["pro"]?.unknownFields == ["periodType": .string("trial"), "renewals": .integer(7)])
+    #expect(
+      info.entitlements["pro"]?.unknownFields == [
+        "periodType": .string("trial"), "renewals": .integer(7),
+      ])
     #expect(info.purchases.first?.unknownFields["priceMicros"] == .integer(4_990_000))
-    #expect(info.purchases.first?.unknownFields["tags"] == .array([.string("intro"), .string("eu")]))
+    #expect(
+      info.purchases.first?.unknownFields["tags"] == .array([.string("intro"), .string("eu")]))
     #expect(
       info.unclaimedPurchases.first?.unknownFields["storeAccountHint"]
         == .object(["masked": .string("j***@example.com")]))
@@ -78,7 +85,8 @@ struct CustomerInfoCodableTests {
   }
 
   @Test func decodeEncodeDecodeIsIdentity() throws {
-    let decoded = try JSONDecoder().decode(CustomerInfo.self, from: Data(ModelFixture.richJSON.utf8))
+    let decoded = try JSONDecoder().decode(
+      CustomerInfo.self, from: Data(ModelFixture.richJSON.utf8))
     #expect(decoded == (try ModelFixture.richInfo()))
     let encoded = try JSONEncoder().encode(decoded)
     let again = try JSONDecoder().decode(CustomerInfo.self, from: encoded)

@@ -44,7 +44,8 @@ struct MigratorTests {
     let directory = try TemporaryDirectory()
     let connection = try SQLiteConnection(path: directory.path("m.sqlite"))
     let broken = Migration(
-      version: 2, name: "broken", sql: "CREATE TABLE b (y INTEGER); INSERT INTO nowhere VALUES (1);")
+      version: 2, name: "broken", sql: "CREATE TABLE b (y INTEGER); INSERT INTO nowhere VALUES (1);"
+    )
     let failure = try #require(throws: MigrationFailure.self) {
       try Migrator(migrations: [Self.first, broken]).migrate(connection)
     }

@@ -197,7 +197,8 @@ struct SQLiteConnectionTests {
   @Test func notADatabaseIsDamage() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("text.sqlite")
-    try Data(String(repeating: "not a database. ", count: 64).utf8).write(to: URL(fileURLWithPath: path))
+    try Data(String(repeating: "not a database. ", count: 64).utf8).write(
+      to: URL(fileURLWithPath: path))
     let connection = try SQLiteConnection(path: path)
     let error = try #require(throws: SQLiteError.self) {
       _ = try connection.scalarInt("PRAGMA user_version")

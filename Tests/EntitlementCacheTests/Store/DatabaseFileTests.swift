@@ -55,11 +55,16 @@ struct DatabaseFileTests {
     let directory = try TemporaryDirectory()
     let path = directory.path("empty.sqlite")
     #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-    let cache = try Fixture.cache(in: directory, name: "empty.sqlite", clock: ManualClock(Fixture.requestDate))
+    let cache = try Fixture.cache(
+      in: directory, name: "empty.sqlite", clock: ManualClock(Fixture.requestDate))
     #expect(cache.damageReport == nil)
     let raw = try StoreTest.connection(path, readOnly: true)
-    #expect(try raw.scalarInt("PRAGMA user_version") == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
-    #expect(try raw.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name IN ('scope', 'entitlement')") == 2)
+    #expect(
+      try raw.scalarInt("PRAGMA user_version")
+        == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
+    #expect(
+      try raw.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name IN ('scope', 'entitlement')")
+        == 2)
     let health = try SQLiteCustomerInfoCache.inspect(path: path)
     #expect(health.isHealthy)
     #expect(health.scopeCount == 0)
@@ -90,7 +95,8 @@ struct DatabaseFileTests {
     let directory = try TemporaryDirectory()
     let path = directory.path("absent/cache.sqlite")
     let error = try #require(throws: CacheError.self) {
-      _ = try SQLiteCustomerInfoCache(path: path, clock: ManualClock(Fixture.requestDate).cacheClock)
+      _ = try SQLiteCustomerInfoCache(
+        path: path, clock: ManualClock(Fixture.requestDate).cacheClock)
     }
     guard case .fileSystem(.open, let reported, let reason) = error else {
       Issue.record("expected a file-system error, got \(error)")
@@ -178,7 +184,8 @@ struct DatabaseFileTests {
 
   // MARK: Damage
 
-  static let notADatabase = Data(String(repeating: "this is a text file, not SQLite. ", count: 200).utf8)
+  static let notADatabase = Data(
+    String(repeating: "this is a text file, not SQLite. ", count: 200).utf8)
 
   @Test func notADatabaseIsMovedAsideWithItsBytesIntact() throws {
     let directory = try TemporaryDirectory()
@@ -288,7 +295,8 @@ struct DatabaseFileTests {
     #expect(cause.resultCode == SQLITE_NOTADB)
     #expect(error.description == "\(path): damaged (\(cause.message))")
     #expect(StoreTest.bytes(path) == Self.notADatabase)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["cache.sqlite"])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["cache.sqlite"])
   }
 
   @Test func inspectReportsDamageWithoutMovingIt() throws {

@@ -86,6 +86,7 @@ struct ReadBookkeepingTests {
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
     #expect(bookkeeping.highWaterMark == Fixture.requestDate.addingTimeInterval(3_600))
     #expect(bookkeeping.storedAt == clock.now)
-    #expect(try cache.scopeSummaries().first?.lastUsedAt == Fixture.requestDate.addingTimeInterval(3_600))
+    #expect(
+      try cache.scopeSummaries().first?.lastUsedAt == Fixture.requestDate.addingTimeInterval(3_600))
   }
 }

@@ -32,13 +32,16 @@ struct RetentionTests {
       $0.retention = 10 * day
       configure(&$0)
     }
-    try cache.store(try StoreTest.snapshot(expiresAt: "2026-12-01T12:00:00Z"), for: scope("expired-old"))
-    try cache.store(try StoreTest.snapshot(expiresAt: "2027-11-30T12:00:00Z"), for: scope("usable-old"))
+    try cache.store(
+      try StoreTest.snapshot(expiresAt: "2026-12-01T12:00:00Z"), for: scope("expired-old"))
+    try cache.store(
+      try StoreTest.snapshot(expiresAt: "2027-11-30T12:00:00Z"), for: scope("usable-old"))
     try cache.recordRefreshFailure(for: scope("failed-old"), reason: nil)
     try cache.store(try StoreTest.snapshot(status: "revoked"), for: scope("revoked-old"))
     try cache.store(try StoreTest.snapshot(expiresAt: nil), for: scope("lifetime-old"))
     clock.advance(by: 2 * day)
-    try cache.store(try StoreTest.snapshot(expiresAt: "2026-12-01T12:00:00Z"), for: scope("expired-recent"))
+    try cache.store(
+      try StoreTest.snapshot(expiresAt: "2026-12-01T12:00:00Z"), for: scope("expired-recent"))
     return cache
   }
 
@@ -54,7 +57,9 @@ struct RetentionTests {
       try Self.remaining(cache)
         == Set(["usable-old", "lifetime-old", "expired-recent"].map { Self.scope($0).key }))
     #expect(cache.access(to: "pro", for: Self.scope("usable-old")).state == .granted)
-    #expect(cache.access(to: "pro", for: Self.scope("expired-old")).state == .offlineUnavailable(.noSnapshot))
+    #expect(
+      cache.access(to: "pro", for: Self.scope("expired-old")).state
+        == .offlineUnavailable(.noSnapshot))
   }
 
   @Test func retentionBoundaryIsExact() throws {
@@ -89,7 +94,8 @@ struct RetentionTests {
     let cache = try Self.populated(directory, clock: clock)
     clock.advance(by: 1)
     #expect(try cache.purgeUnusable() == 4)
-    #expect(try Self.remaining(cache) == Set(["usable-old", "lifetime-old"].map { Self.scope($0).key }))
+    #expect(
+      try Self.remaining(cache) == Set(["usable-old", "lifetime-old"].map { Self.scope($0).key }))
 
     // Under a stricter policy the lifetime scope cannot grant either.
     var policy = OfflinePolicy.conservative
@@ -111,7 +117,8 @@ struct RetentionTests {
     clock.advance(by: 60)
     #expect(try cache.prune() == PruneReport(expired: 0, overCap: 1))
     #expect(try Self.remaining(cache) == Set(["first", "third"].map { Self.scope($0).key }))
-    #expect(cache.access(to: "pro", for: Self.scope("second")).state == .offlineUnavailable(.noSnapshot))
+    #expect(
+      cache.access(to: "pro", for: Self.scope("second")).state == .offlineUnavailable(.noSnapshot))
     #expect(cache.access(to: "pro", for: Self.scope("first")).state == .granted)
   }
 
@@ -156,7 +163,8 @@ struct RetentionTests {
     }
     // Three unusable old scopes by age, then the least recently used of the remaining three.
     #expect(
-      try Self.remaining(reopened) == Set(["lifetime-old", "expired-recent"].map { Self.scope($0).key }))
+      try Self.remaining(reopened)
+        == Set(["lifetime-old", "expired-recent"].map { Self.scope($0).key }))
   }
 
   @Test func pruneOnOpenOffLeavesEverything() throws {

@@ -48,7 +48,8 @@ struct ScopeIsolationTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     for environment in StoreEnvironment.allCases {
       try cache.store(
-        try StoreTest.snapshot(key: environment.rawValue), for: Fixture.scope(environment: environment))
+        try StoreTest.snapshot(key: environment.rawValue),
+        for: Fixture.scope(environment: environment))
     }
     for environment in StoreEnvironment.allCases {
       #expect(

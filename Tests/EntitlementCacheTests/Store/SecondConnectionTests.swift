@@ -161,9 +161,12 @@ struct ReadStateTests {
     state.observe(dataVersion: 1)
     let resident = try state.completeResident(Fixture.scopeA)
     let later = Fixture.requestDate.addingTimeInterval(3_600)
-    _ = state.evaluate(resident, "pro", resident.entitlements["pro"], now: later, policy: .conservative)
+    _ = state.evaluate(
+      resident, "pro", resident.entitlements["pro"], now: later, policy: .conservative)
     state.observe(dataVersion: 2)
     #expect(state.residents.isEmpty)
-    #expect(state.pendingTouches()[Fixture.scopeA.key] == PendingTouch(highWaterMark: later, lastUsedAt: later))
+    #expect(
+      state.pendingTouches()[Fixture.scopeA.key]
+        == PendingTouch(highWaterMark: later, lastUsedAt: later))
   }
 }

@@ -104,11 +104,14 @@ struct StoreRoundTripTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
-    try cache.store(try CustomerInfoSnapshot(jsonData: Data(ModelFixture.richJSON.utf8)), for: Fixture.scopeA)
+    try cache.store(
+      try CustomerInfoSnapshot(jsonData: Data(ModelFixture.richJSON.utf8)), for: Fixture.scopeA)
     let evaluated = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     let info = try ModelFixture.richInfo()
     #expect(evaluated.customerInfo.unknownFields == info.unknownFields)
-    #expect(evaluated.customerInfo.entitlements["pro"]?.unknownFields == info.entitlements["pro"]?.unknownFields)
+    #expect(
+      evaluated.customerInfo.entitlements["pro"]?.unknownFields
+        == info.entitlements["pro"]?.unknownFields)
     #expect(evaluated.customerInfo.deviceAccess == info.deviceAccess)
   }
 

@@ -9,14 +9,16 @@ import Testing
     let clock = ManualClock(Fixture.requestDate)
     do {
       let cache = try Fixture.cache(in: directory, clock: clock)
-      #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+      #expect(
+        cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
       try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
       let decision = cache.access(to: "pro", for: Fixture.scopeA)
       #expect(decision.state == .granted)
       #expect(decision.isHighTrust)
       #expect(decision.evidence.validUntil == Fixture.date("2026-12-07T12:00:00Z"))
       #expect(cache.access(to: "gold", for: Fixture.scopeA).state == .denied(.notEntitled))
-      #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.noSnapshot))
+      #expect(
+        cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.noSnapshot))
     }
     clock.advance(by: 60)
     let reopened = try Fixture.cache(in: directory, clock: clock)

@@ -234,8 +234,11 @@ struct StoreWriteTests {
     #expect(
       error
         == .unreadableSnapshot(
-          SnapshotError(path: "requestDate", problem: .wrongType(expected: "a string", found: "a number"))))
-    #expect(error.description == "stored snapshot does not decode: requestDate: expected a string, found a number")
+          SnapshotError(
+            path: "requestDate", problem: .wrongType(expected: "a string", found: "a number"))))
+    #expect(
+      error.description
+        == "stored snapshot does not decode: requestDate: expected a string, found a number")
     #expect(throws: CacheError.self) { _ = try cache.evaluatedCustomerInfo(for: Fixture.scopeA) }
   }
 }
