@@ -38,14 +38,14 @@ enum PutCommand: Command {
       throw CLIError(error, path: cache.path)
     }
     let keys = snapshot.customerInfo.entitlements.keys.sorted()
+    let rows = [
+      ["stored at", invocation.now.iso8601],
+      ["entitlements", keys.isEmpty ? TextOutput.none : keys.joined(separator: ", ")],
+      ["size", TextOutput.size(snapshot.jsonData.count)],
+    ]
     invocation.emit(
-      text: """
-        Stored a snapshot for \(TextOutput.scope(scope)) at \(invocation.now.iso8601): \
-        \(keys.count) \(keys.count == 1 ? "entitlement" : "entitlements")\
-        \(keys.isEmpty ? "" : " (\(keys.joined(separator: ", ")))"), \
-        \(TextOutput.size(snapshot.jsonData.count)).
-
-        """,
+      text: "Stored a snapshot for \(TextOutput.scope(scope))\n"
+        + TextOutput.table(rows, indent: "  "),
       json: .object([
         ("scope", scopeJSON(scope)),
         ("storedAt", .date(invocation.now)),

@@ -29,16 +29,18 @@ enum RefreshFailedCommand: Command {
     } catch {
       throw CLIError(error, path: cache.path)
     }
-    let consequence =
+    let meaning =
       hasSnapshot
-      ? "cached access is now served offline until the next put"
-      : "no snapshot is stored for this scope, so reads answer offline_unavailable"
+      ? "cached access is served offline until the next put"
+      : "no snapshot is stored, so every decision is offline_unavailable"
+    let rows = [
+      ["failed at", invocation.now.iso8601],
+      ["reason", reason ?? TextOutput.none],
+      ["meaning", meaning],
+    ]
     invocation.emit(
-      text: """
-        Recorded a failed refresh for \(TextOutput.scope(scope)) at \(invocation.now.iso8601): \
-        \(consequence).
-
-        """,
+      text: "Recorded a failed refresh for \(TextOutput.scope(scope))\n"
+        + TextOutput.table(rows, indent: "  "),
       json: .object([
         ("scope", scopeJSON(scope)),
         ("refreshFailedAt", .date(invocation.now)),

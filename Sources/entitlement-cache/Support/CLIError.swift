@@ -36,9 +36,9 @@ extension CLIError {
       self = .usage(error.description)
     case .storage(let operation, let cause):
       // The library's description adds the SQL text, which spans lines and helps nobody here.
-      self = .storage("\(path): \(operation.rawValue) failed: \(cause.message)")
+      self = .storage("\(path): cannot \(operation.rawValue): \(cause.message)")
     case .fileSystem(let operation, let failingPath, let reason):
-      self = .storage("\(failingPath): \(operation.rawValue) failed: \(reason)")
+      self = .storage("\(failingPath): cannot \(operation.rawValue): \(reason)")
     case .unreadableSnapshot(let problem):
       self = .storage("\(path): stored snapshot does not decode (\(problem))")
     case .damagedDatabase(_, nil, _):
