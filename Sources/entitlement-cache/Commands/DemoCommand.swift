@@ -24,11 +24,11 @@ enum DemoCommand: Command {
       a fresh grant, staleness, a failed refresh, expiry offline, the lifetime window, an
       expired access context, a device block, a user switch and a clock rollback.
       Without --db the database lives in a temporary directory and is deleted at the end.
-      The story starts at --now (default \(defaultStart)), so every run prints the same.
+      The story starts at --now (default \(defaultStart.iso8601)), so every run prints the same.
       """,
     flags: [
       Flag("--db", "PATH", "keep the demo database at PATH (must not exist yet)"),
-      Flag("--now", "TIME", "when the story starts (default \(defaultStart))"),
+      Flag("--now", "TIME", "when the story starts (default \(defaultStart.iso8601))"),
       CommonFlags.json,
     ],
     examples: [
@@ -36,16 +36,11 @@ enum DemoCommand: Command {
       "entitlement-cache demo --db demo.sqlite && entitlement-cache scopes --db demo.sqlite",
     ])
 
-  static let defaultStart = "2026-11-30T12:00:00Z"
+  /// 2026-11-30T12:00:00Z, the `requestDate` of DESIGN §3's example snapshot.
+  static let defaultStart = Date(timeIntervalSince1970: 1_796_040_000)
 
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
-    let start: Date
-    if invocation.arguments.has("--now") {
-      start = invocation.now
-    } else {
-      guard let date = Date(iso8601: defaultStart) else { return .usage }
-      start = date
-    }
+    let start = invocation.arguments.has("--now") ? invocation.now : defaultStart
     let kept = invocation.arguments.value("--db")
     if let kept, FileManager.default.fileExists(atPath: kept) {
       throw CLIError.usage("demo: \(kept) exists; give a new path so nothing is overwritten")

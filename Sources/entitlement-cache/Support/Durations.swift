@@ -24,13 +24,4 @@ enum DurationText {
     else { return nil }
     return TimeInterval(value * multiplier)
   }
-
-  /// The largest unit that writes `seconds` exactly: `300` is `5m`, `90` is `90s`.
-  static func format(_ seconds: TimeInterval) -> String {
-    let whole = Int64(seconds.rounded())
-    for unit in units where whole != 0 && whole % unit.seconds == 0 {
-      return "\(whole / unit.seconds)\(unit.suffix)"
-    }
-    return "\(whole)s"
-  }
 }

@@ -31,6 +31,10 @@ enum InputFile {
     return try readAll(descriptor, name: path)
   }
 
+  /// Far above the library's snapshot size cap, which reports the exact size; this only
+  /// keeps a runaway pipe from filling memory.
+  static let readLimit = 64 << 20
+
   private static func readAll(_ descriptor: Int32, name: String) throws(CLIError) -> Data {
     var data = Data()
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -42,6 +46,9 @@ enum InputFile {
         throw CLIError.usage("\(name): \(String(cString: strerror(errno)))")
       }
       data.append(contentsOf: buffer[..<count])
+      guard data.count <= readLimit else {
+        throw CLIError.usage("\(name): larger than \(readLimit >> 20) MiB; not a snapshot")
+      }
     }
   }
 }
