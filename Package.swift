@@ -51,7 +51,9 @@ let package = Package(
     ),
     .testTarget(
       name: "CLITests",
-      dependencies: ["entitlement-cache"]
+      // The library too: the cross-process tests share one file between a cache in the test
+      // process and the tool in a child process.
+      dependencies: ["entitlement-cache", "EntitlementCache"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -44,6 +44,11 @@ public struct CacheConfiguration: Sendable {
   public var maxScopes = 100
   /// Run the retention rules when the cache opens. Default true.
   public var pruneOnOpen = true
+  /// Write the high-water marks and last-use times that reads raise in memory to the file,
+  /// lazily with the next write and when the cache is deinitialized. Default true. Inspection
+  /// tools that read with an overridden clock set it false, so a what-if read at a future
+  /// time never moves the file's trusted time (which would expire access for the real app).
+  public var persistsReadTimeBookkeeping = true
   /// How often a read checks whether another connection or process wrote to the file, in
   /// seconds. Default 0.05 s, so such a write is seen within 100 ms; 0 checks on every read.
   public var crossProcessCheckInterval: TimeInterval = 0.05

@@ -128,7 +128,8 @@ extension SQLiteCustomerInfoCache {
     _ body: (SQLiteConnection, [ScopeKey: PendingTouch]) throws(SQLiteError) -> (ReadState) -> Void
   ) throws(CacheError) {
     try writer.withLock { connection throws(CacheError) in
-      let touches = reads.withLock { $0.pendingTouches() }
+      let touches =
+        configuration.persistsReadTimeBookkeeping ? reads.withLock { $0.pendingTouches() } : [:]
       let apply: (ReadState) -> Void
       do throws(SQLiteError) {
         apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadState) -> Void in

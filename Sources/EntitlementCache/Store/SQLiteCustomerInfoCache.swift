@@ -74,6 +74,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   deinit {
     // Read-time bookkeeping is persisted lazily; this is the last chance. A failure only loses
     // retention and rollback hints, never a snapshot.
+    guard configuration.persistsReadTimeBookkeeping else { return }
     _ = try? flush()
   }
 

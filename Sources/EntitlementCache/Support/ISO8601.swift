@@ -313,3 +313,15 @@ extension Date {
     }
   }
 }
+
+extension Date {
+  /// Parses a timestamp with exactly the rules snapshot dates follow (see ``ISO8601/parse(_:)``),
+  /// so the command-line tool's `--now` accepts what a snapshot accepts and nothing else.
+  package init?(iso8601 text: String) {
+    guard let date = ISO8601.parse(text) else { return nil }
+    self = date
+  }
+
+  /// The date as the cache writes it: `2026-11-30T12:00:00Z`, milliseconds when not zero.
+  package var iso8601: String { ISO8601.format(self) }
+}

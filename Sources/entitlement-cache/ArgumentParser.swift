@@ -1,0 +1,221 @@
+/// The tool's whole argument grammar: `entitlement-cache COMMAND [--flag VALUE | --switch]...`.
+///
+/// Deliberately small: long flags only (plus `-h`), `--flag VALUE` or `--flag=VALUE`, no
+/// positional arguments, no repeated flags. Anything else is a usage error that names the
+/// problem and, for a misspelt command or flag, the nearest valid one.
+
+/// One flag a command accepts.
+struct Flag: Sendable {
+  /// `--sdk-key`.
+  let name: String
+  /// The placeholder of its value (`K`); nil for a switch such as `--json`.
+  let valueName: String?
+  /// One line of help.
+  let help: String
+  /// The help section it is listed under.
+  let group: String
+
+  init(_ name: String, _ valueName: String? = nil, _ help: String, group: String = "Options") {
+    self.name = name
+    self.valueName = valueName
+    self.help = help
+    self.group = group
+  }
+}
+
+/// A command's name, flags and help.
+struct CommandSpec: Sendable {
+  let name: String
+  /// One line for the overview.
+  let summary: String
+  /// `check SCOPE --entitlement KEY [options]`.
+  let usage: String
+  /// Paragraphs after the usage line.
+  let discussion: String
+  let flags: [Flag]
+  /// Paragraphs after the flags.
+  var notes: [String] = []
+  /// Complete command lines a user can paste.
+  let examples: [String]
+}
+
+/// The flags of one invocation, validated against its command.
+struct ParsedArguments: Sendable {
+  let command: CommandSpec
+  fileprivate(set) var values: [String: String] = [:]
+  fileprivate(set) var switches: Set<String> = []
+
+  /// The value of a flag that takes one; nil when absent.
+  func value(_ flag: String) -> String? { values[flag] }
+
+  /// Whether a switch (or a flag with a value) was given.
+  func has(_ flag: String) -> Bool { switches.contains(flag) || values[flag] != nil }
+}
+
+/// What the command line asks for.
+enum ParseOutcome: Sendable {
+  case run(ParsedArguments)
+  /// Print this help text and exit 0.
+  case help(String)
+}
+
+enum ArgumentParser {
+  static let toolName = "entitlement-cache"
+
+  /// Parses `arguments` (without the program name).
+  static func parse(_ arguments: [String], commands: [CommandSpec]) throws(CLIError) -> ParseOutcome
+  {
+    guard let first = arguments.first else {
+      throw CLIError.usage("no command given; try '\(toolName) --help'")
+    }
+    if ["-h", "--help", "help"].contains(first) {
+      if first == "help", arguments.count > 1 {
+        return .help(help(for: try command(named: arguments[1], in: commands)))
+      }
+      return .help(overview(commands))
+    }
+    if first.hasPrefix("-") {
+      throw CLIError.usage("\(first) must follow a command; try '\(toolName) --help'")
+    }
+    let command = try command(named: first, in: commands)
+    var parsed = ParsedArguments(command: command)
+    var index = 1
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if argument == "-h" || argument == "--help" { return .help(help(for: command)) }
+      guard argument.hasPrefix("--"), argument.count > 2 else {
+        throw CLIError.usage("\(command.name): unexpected argument '\(argument)'")
+      }
+      var name = argument
+      var inlineValue: String?
+      if let equals = argument.firstIndex(of: "=") {
+        name = String(argument[..<equals])
+        inlineValue = String(argument[argument.index(after: equals)...])
+      }
+      guard let flag = command.flags.first(where: { $0.name == name }) else {
+        let hint = nearest(name, in: command.flags.map(\.name)).map { "; did you mean \($0)?" }
+        throw CLIError.usage(
+          "\(command.name): unknown flag \(name)\(hint ?? "; see '\(toolName) \(command.name) --help'")"
+        )
+      }
+      guard !parsed.has(name) else {
+        throw CLIError.usage("\(command.name): \(name) given more than once")
+      }
+      guard let valueName = flag.valueName else {
+        guard inlineValue == nil else {
+          throw CLIError.usage("\(command.name): \(name) takes no value")
+        }
+        parsed.switches.insert(name)
+        continue
+      }
+      if let inlineValue {
+        parsed.values[name] = inlineValue
+      } else if index < arguments.count, !arguments[index].hasPrefix("--") {
+        parsed.values[name] = arguments[index]
+        index += 1
+      } else {
+        throw CLIError.usage("\(command.name): \(name) needs a value (\(name) \(valueName))")
+      }
+    }
+    return .run(parsed)
+  }
+
+  private static func command(named name: String, in commands: [CommandSpec]) throws(CLIError)
+    -> CommandSpec
+  {
+    if let command = commands.first(where: { $0.name == name }) { return command }
+    let hint = nearest(name, in: commands.map(\.name)).map { "; did you mean '\($0)'?" }
+    throw CLIError.usage("unknown command '\(name)'\(hint ?? "; try '\(toolName) --help'")")
+  }
+
+  /// The candidate closest to `word` by edit distance, when it is close enough to be a typo.
+  static func nearest(_ word: String, in candidates: [String]) -> String? {
+    let scored = candidates.map { (candidate: $0, distance: editDistance(word, $0)) }
+    guard let best = scored.min(by: { $0.distance < $1.distance }) else { return nil }
+    // A third of the word may be wrong; short words still allow two edits.
+    let tolerance = max(2, word.count / 3)
+    if best.distance <= tolerance { return best.candidate }
+    // A prefix (`--entitle`) or the word without its dashes (`--json` for `json`).
+    return candidates.first { $0.hasPrefix(word) || $0 == "--" + word }
+  }
+
+  /// Levenshtein distance over characters.
+  static func editDistance(_ lhs: String, _ rhs: String) -> Int {
+    let lhs = Array(lhs)
+    let rhs = Array(rhs)
+    var previous = Array(0...rhs.count)
+    for (i, left) in lhs.enumerated() {
+      var current = [i + 1] + Array(repeating: 0, count: rhs.count)
+      for (j, right) in rhs.enumerated() {
+        current[j + 1] = min(
+          previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1))
+      }
+      previous = current
+    }
+    return previous[rhs.count]
+  }
+
+  // MARK: Help
+
+  /// `entitlement-cache --help`.
+  static func overview(_ commands: [CommandSpec]) -> String {
+    var lines = [
+      "\(toolName) — inspect and edit an EntitlementCache database",
+      "",
+      "Usage: \(toolName) COMMAND [options]",
+      "",
+      "Commands:",
+    ]
+    let width = commands.map(\.name.count).max() ?? 0
+    for command in commands {
+      lines.append("  " + pad(command.name, width) + "  " + command.summary)
+    }
+    lines += [
+      "",
+      "SCOPE is --sdk-key K --installation I --environment production|sandbox|local --user U.",
+      "Every command takes --db PATH, --now TIME, --json and --help.",
+      "Exit status: 0 success (check: granted), 1 check not granted, 2 usage or input error,",
+      "3 storage error.",
+      "",
+      "Start here:",
+      "  \(toolName) demo",
+      "  \(toolName) check --help",
+    ]
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// `entitlement-cache COMMAND --help`.
+  static func help(for command: CommandSpec) -> String {
+    var lines = [
+      "\(toolName) \(command.name) — \(command.summary)",
+      "",
+      "Usage: \(toolName) \(command.usage)",
+    ]
+    if !command.discussion.isEmpty {
+      lines += ["", command.discussion]
+    }
+    let all = command.flags + [Flag("--help", nil, "show this help")]
+    let width = all.map { label($0).count }.max() ?? 0
+    var groups: [String] = []
+    for flag in all where !groups.contains(flag.group) { groups.append(flag.group) }
+    for group in groups {
+      lines += ["", "\(group):"]
+      for flag in all where flag.group == group {
+        lines.append("  " + pad(label(flag), width) + "  " + flag.help)
+      }
+    }
+    for note in command.notes { lines += ["", note] }
+    lines += ["", command.examples.count == 1 ? "Example:" : "Examples:"]
+    lines += command.examples.map { "  " + $0 }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private static func label(_ flag: Flag) -> String {
+    flag.valueName.map { "\(flag.name) \($0)" } ?? flag.name
+  }
+
+  private static func pad(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+  }
+}

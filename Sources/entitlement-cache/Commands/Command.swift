@@ -1,0 +1,12 @@
+/// A subcommand: its help and flags, and what it does.
+protocol Command: Sendable {
+  static var spec: CommandSpec { get }
+  /// Runs the command; output goes to stdout, a failure is thrown and changes nothing.
+  static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus
+}
+
+/// Every command, in the order `--help` lists them.
+let allCommands: [any Command.Type] = [
+  PutCommand.self, RefreshFailedCommand.self, CheckCommand.self, ShowCommand.self,
+  ScopesCommand.self, PurgeCommand.self, DoctorCommand.self, DemoCommand.self,
+]

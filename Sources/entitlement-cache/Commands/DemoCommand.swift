@@ -1,0 +1,193 @@
+import EntitlementCache
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `demo`: a guided run of every offline rule on a throw-away database.
+enum DemoCommand: Command {
+  static let spec = CommandSpec(
+    name: "demo",
+    summary: "a guided run of every offline rule on a throw-away database",
+    usage: "demo [--db PATH] [--now TIME] [--json]",
+    discussion: """
+      Stores snapshots, moves a manual clock and prints each decision with its evidence:
+      a fresh grant, staleness, a failed refresh, expiry offline, the lifetime window, an
+      expired access context, a device block, a user switch and a clock rollback.
+      Without --db the database lives in a temporary directory and is deleted at the end.
+      The story starts at --now (default \(defaultStart.iso8601)), so every run prints the same.
+      """,
+    flags: [
+      Flag("--db", "PATH", "keep the demo database at PATH (must not exist yet)"),
+      Flag("--now", "TIME", "when the story starts (default \(defaultStart.iso8601))"),
+      CommonFlags.json,
+    ],
+    examples: [
+      "entitlement-cache demo",
+      "entitlement-cache demo --db demo.sqlite && entitlement-cache scopes --db demo.sqlite",
+    ])
+
+  /// 2026-11-30T12:00:00Z, the `requestDate` of DESIGN §3's example snapshot.
+  static let defaultStart = Date(timeIntervalSince1970: 1_796_040_000)
+
+  static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
+    let start = invocation.arguments.has("--now") ? invocation.now : defaultStart
+    let kept = invocation.arguments.value("--db")
+    if let kept, FileManager.default.fileExists(atPath: kept) {
+      throw CLIError.usage("demo: \(kept) exists; give a new path so nothing is overwritten")
+    }
+    let directory = kept == nil ? try temporaryDirectory() : nil
+    defer {
+      if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+    let path = kept ?? (directory ?? "") + "/demo.sqlite"
+
+    let clock = ManualClock(start)
+    var configuration = CacheConfiguration()
+    configuration.pruneOnOpen = false
+    let cache: SQLiteCustomerInfoCache
+    do {
+      cache = try SQLiteCustomerInfoCache(
+        path: path, configuration: configuration, clock: clock.cacheClock)
+    } catch {
+      throw CLIError(error, path: path)
+    }
+    let steps = try DemoScript(cache: cache, clock: clock, start: start).run()
+    invocation.emit(
+      text: text(steps, start: start, kept: kept), json: json(steps, start: start))
+    return .success
+  }
+
+  private static func temporaryDirectory() throws(CLIError) -> String {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array((base + "/entitlement-cache-demo-XXXXXX").utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { buffer in
+      buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+    }
+    guard let made else {
+      throw CLIError.storage("\(base): cannot create a temporary directory")
+    }
+    return made
+  }
+
+  // MARK: Output
+
+  private static func text(_ steps: [DemoStep], start: Date, kept: String?) -> String {
+    var output = """
+      EntitlementCache demo: every offline rule, on \
+      \(kept.map { "the database \($0)" } ?? "a throw-away database").
+      The story starts at \(start.iso8601); decisions come from the library, as an app sees them.
+
+      """
+    for (index, step) in steps.enumerated() {
+      output += "\n\(index + 1). \(step.title)\n"
+      output += wrap(step.story, width: 96, indent: "   ")
+      for observation in step.observations {
+        output += line(observation)
+      }
+    }
+    output += "\nTry it on your own snapshot: entitlement-cache put --help\n"
+    return output
+  }
+
+  /// `2026-11-30T12:01:00Z  user A: pro → granted, high trust`, then its evidence.
+  private static func line(_ observation: DemoObservation) -> String {
+    let time = "   \(observation.at.iso8601)  "
+    let pad = String(repeating: " ", count: time.count)
+    switch observation.content {
+    case .fact(let fact):
+      return "\(time)\(observation.who): \(fact)\n"
+    case .decision(let decision):
+      let headline = "\(decision.entitlement) → \(DecisionOutput.verdict(decision))"
+      var lines = [time + "\(observation.who): " + headline]
+      for part in evidence(decision, now: observation.at) {
+        if let last = lines.last, last.count > pad.count, last.count + 2 + part.count <= 100,
+          !last.hasPrefix(time)
+        {
+          lines[lines.count - 1] += ", " + part
+        } else {
+          lines.append(pad + part)
+        }
+      }
+      return lines.joined(separator: "\n") + "\n"
+    }
+  }
+
+  /// The evidence that matters for the step, in short phrases.
+  private static func evidence(_ decision: AccessDecision, now: Date) -> [String] {
+    let evidence = decision.evidence
+    var parts: [String] = []
+    if let freshness = evidence.freshness { parts.append(freshness.rawValue) }
+    if let verification = evidence.verification { parts.append(verification.rawValue) }
+    if evidence.isComputedOffline == true { parts.append("computed offline") }
+    if let validUntil = evidence.validUntil {
+      let label =
+        switch decision.state {
+        case .granted: "valid until"
+        case .deviceBlocked: "entitled until"
+        case .denied, .offlineUnavailable: "ended"
+        }
+      parts.append("\(label) \(TextOutput.time(validUntil, now: now))")
+    }
+    if let device = decision.device {
+      parts.append("next device change \(TextOutput.time(device.nextAllowedAt, now: now))")
+      if let budget = device.changeBudget {
+        parts.append("budget \(DecisionOutput.budgetText(budget))")
+      }
+      parts.append("\(device.devices.count) devices listed")
+    }
+    if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
+    return parts.isEmpty ? ["no evidence: nothing is stored for this scope"] : parts
+  }
+
+  private static func wrap(_ text: String, width: Int, indent: String) -> String {
+    var lines: [String] = []
+    var current = indent
+    for word in text.split(separator: " ") {
+      if current.count > indent.count, current.count + 1 + word.count > width {
+        lines.append(current)
+        current = indent
+      }
+      current += (current.count > indent.count ? " " : "") + word
+    }
+    lines.append(current)
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private static func json(_ steps: [DemoStep], start: Date) -> JSONOutput {
+    .object([
+      ("start", .date(start)),
+      (
+        "steps",
+        .array(
+          steps.map { step in
+            .object([
+              ("title", .string(step.title)),
+              ("story", .string(step.story)),
+              ("observations", .array(step.observations.map(json))),
+            ])
+          })
+      ),
+    ])
+  }
+
+  private static func json(_ observation: DemoObservation) -> JSONOutput {
+    var fields: [(String, JSONOutput)] = [
+      ("at", .date(observation.at)), ("who", .string(observation.who)),
+    ]
+    switch observation.content {
+    case .decision(let decision): fields.append(("decision", DecisionOutput.json(decision)))
+    case .fact(let fact): fields.append(("fact", .string(fact)))
+    }
+    return .object(fields)
+  }
+}

@@ -1,0 +1,166 @@
+import EntitlementCache
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// An ``AccessDecision`` as `check` prints it (DESIGN §9), also used by `show` and `demo`.
+enum DecisionOutput {
+  /// The state and reason codes of the JSON form: `("denied", "expired")`.
+  static func codes(_ state: AccessState) -> (state: String, reason: String?) {
+    switch state {
+    case .granted: ("granted", nil)
+    case .denied(let reason): ("denied", reason.rawValue)
+    case .offlineUnavailable(let reason): ("offline_unavailable", reason.rawValue)
+    case .deviceBlocked(let reason): ("device_blocked", reason?.rawValue)
+    }
+  }
+
+  // MARK: JSON
+
+  /// The object `check --json` prints.
+  static func json(_ decision: AccessDecision) -> JSONOutput {
+    let (state, reason) = codes(decision.state)
+    let evidence = decision.evidence
+    return .object([
+      ("entitlement", .string(decision.entitlement)),
+      ("state", .string(state)),
+      ("reason", .text(reason)),
+      ("recovery", .text(decision.recovery?.rawValue)),
+      ("isHighTrust", .bool(decision.isHighTrust)),
+      (
+        "evidence",
+        .object([
+          ("freshness", .text(evidence.freshness?.rawValue)),
+          ("verification", .text(evidence.verification?.rawValue)),
+          ("isComputedOffline", evidence.isComputedOffline.map(JSONOutput.bool) ?? .null),
+          ("storedAt", .date(evidence.storedAt)),
+          ("verifiedAt", .date(evidence.verifiedAt)),
+          ("validUntil", .date(evidence.validUntil)),
+          ("source", .text(evidence.source?.rawValue)),
+          ("clockRollbackSuspected", .bool(evidence.clockRollbackSuspected)),
+        ])
+      ),
+      ("device", decision.device.map(json) ?? .null),
+    ])
+  }
+
+  private static func json(_ device: DeviceBlockDetails) -> JSONOutput {
+    .object([
+      ("reason", .text(device.reason?.rawValue)),
+      ("nextAllowedAt", .date(device.nextAllowedAt)),
+      ("changeBudget", device.changeBudget.map(json) ?? .null),
+      ("devices", .array(device.devices.map(json))),
+    ])
+  }
+
+  static func json(_ budget: DeviceChangeBudget) -> JSONOutput {
+    .object([
+      ("remaining", .integer(budget.remaining)),
+      ("limit", .integer(budget.limit)),
+      ("windowDays", .integer(budget.windowDays)),
+    ])
+  }
+
+  static func json(_ device: DeviceSummary) -> JSONOutput {
+    .object([
+      ("id", .string(device.id)),
+      ("label", .text(device.label)),
+      ("lastSeenAt", .date(device.lastSeenAt)),
+    ])
+  }
+
+  // MARK: Text
+
+  /// `granted, high trust`, `denied: expired`, `device blocked: DEVICE_REPLACED`.
+  static func verdict(_ decision: AccessDecision) -> String {
+    switch decision.state {
+    case .granted: decision.isHighTrust ? "granted, high trust" : "granted, not high trust"
+    case .denied(let reason): "denied: \(reason.rawValue)"
+    case .offlineUnavailable(let reason): "offline unavailable: \(reason.rawValue)"
+    case .deviceBlocked(let reason): "device blocked: \(reason?.rawValue ?? "no reason given")"
+    }
+  }
+
+  /// What the app should do, for the states that need explaining.
+  static func meaning(_ decision: AccessDecision) -> String? {
+    switch decision.state {
+    case .granted:
+      return decision.evidence.isComputedOffline == true
+        ? "served from the cache after a failed refresh, bounded by valid until" : nil
+    case .denied(.expired): return "the entitlement ended; offer renewal"
+    case .denied(.revoked): return "taken back by the store or support"
+    case .denied(.billingRetry): return "billing is being retried; show billing recovery"
+    case .denied(.offlineWindowElapsed):
+      return "not verified by the server for too long; refresh to restore it"
+    case .denied(.unknownStatus): return "the server sent a status this build does not know"
+    case .denied(.familySharingExcluded): return "family-shared access is excluded by the policy"
+    case .denied(.notEntitled): return "the snapshot does not grant this entitlement"
+    case .offlineUnavailable:
+      return "no bounded answer: keep it locked and retry; this is not \"not entitled\""
+    case .deviceBlocked:
+      return "entitled, but not on this installation: show device management, never \"buy again\""
+    }
+  }
+
+  /// The decision and its reason first, then the evidence as aligned rows.
+  static func text(_ decision: AccessDecision, now: Date, scope: CacheScope? = nil) -> String {
+    var output = "\(decision.entitlement): \(verdict(decision))\n"
+    var rows: [[String]] = []
+    if let meaning = meaning(decision) { rows.append(["meaning", meaning]) }
+    if let recovery = decision.recovery { rows.append(["recovery", recoveryText(recovery)]) }
+    if let device = decision.device { rows += deviceRows(device, now: now) }
+    rows += evidenceRows(decision.evidence, now: now)
+    if let scope { rows.append(["scope", TextOutput.scope(scope)]) }
+    output += TextOutput.table(rows, indent: "  ")
+    return output
+  }
+
+  static func evidenceRows(_ evidence: AccessEvidence, now: Date) -> [[String]] {
+    [
+      ["freshness", evidence.freshness?.rawValue ?? TextOutput.none],
+      ["verification", evidence.verification?.rawValue ?? TextOutput.none],
+      ["computed offline", TextOutput.yesNo(evidence.isComputedOffline)],
+      ["stored at", TextOutput.time(evidence.storedAt, now: now)],
+      ["verified at", TextOutput.time(evidence.verifiedAt, now: now)],
+      ["valid until", TextOutput.time(evidence.validUntil, now: now)],
+      ["source", evidence.source?.rawValue ?? TextOutput.none],
+      ["clock rollback", evidence.clockRollbackSuspected ? "suspected" : "not suspected"],
+    ]
+  }
+
+  static func deviceRows(_ device: DeviceBlockDetails, now: Date) -> [[String]] {
+    var rows = [["next change", TextOutput.time(device.nextAllowedAt, now: now)]]
+    if let budget = device.changeBudget { rows.append(["change budget", budgetText(budget)]) }
+    for (index, summary) in device.devices.enumerated() {
+      rows.append([index == 0 ? "devices" : "", deviceText(summary, now: now)])
+    }
+    return rows
+  }
+
+  /// `restore_required: offer "Restore purchases", never "buy again"`.
+  static func recoveryText(_ hint: ClaimHint) -> String {
+    let offer =
+      switch hint {
+      case .restoreRequired: "offer \"Restore purchases\""
+      case .loginRequired: "offer to log in with the account that owns it"
+      case .supportRequired: "send the user to support"
+      }
+    return "\(hint.rawValue): \(offer), never \"buy again\""
+  }
+
+  /// `1 of 3 left per 30 d`.
+  static func budgetText(_ budget: DeviceChangeBudget) -> String {
+    "\(budget.remaining) of \(budget.limit) left per \(budget.windowDays) d"
+  }
+
+  /// `d_7f3a iPhone, last seen 2026-11-29T08:00:00Z (1 d ago)`.
+  static func deviceText(_ device: DeviceSummary, now: Date) -> String {
+    var text = device.id
+    if let label = device.label { text += " \(label)" }
+    if let seen = device.lastSeenAt { text += ", last seen \(TextOutput.time(seen, now: now))" }
+    return text
+  }
+}

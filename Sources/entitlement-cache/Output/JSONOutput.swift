@@ -1,0 +1,88 @@
+import EntitlementCache
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// A JSON value whose object keys keep the order they were written in, so `--json` output is
+/// stable and reads in the order the README documents.
+indirect enum JSONOutput: Sendable {
+  case null
+  case bool(Bool)
+  case integer(Int)
+  case string(String)
+  case array([JSONOutput])
+  case object([(String, JSONOutput)])
+
+  /// An ISO-8601 string, or null.
+  static func date(_ date: Date?) -> JSONOutput {
+    date.map { .string($0.iso8601) } ?? .null
+  }
+
+  /// A string, or null.
+  static func text(_ text: String?) -> JSONOutput {
+    text.map { .string($0) } ?? .null
+  }
+
+  /// Pretty-printed with two-space indentation and a final newline.
+  func rendered() -> String {
+    var output = ""
+    write(to: &output, indent: "")
+    return output + "\n"
+  }
+
+  private func write(to output: inout String, indent: String) {
+    switch self {
+    case .null: output += "null"
+    case .bool(let value): output += value ? "true" : "false"
+    case .integer(let value): output += String(value)
+    case .string(let value): Self.quote(value, into: &output)
+    case .array(let items):
+      guard !items.isEmpty else {
+        output += "[]"
+        return
+      }
+      output += "[\n"
+      for (index, item) in items.enumerated() {
+        output += indent + "  "
+        item.write(to: &output, indent: indent + "  ")
+        output += index < items.count - 1 ? ",\n" : "\n"
+      }
+      output += indent + "]"
+    case .object(let fields):
+      guard !fields.isEmpty else {
+        output += "{}"
+        return
+      }
+      output += "{\n"
+      for (index, (key, value)) in fields.enumerated() {
+        output += indent + "  "
+        Self.quote(key, into: &output)
+        output += ": "
+        value.write(to: &output, indent: indent + "  ")
+        output += index < fields.count - 1 ? ",\n" : "\n"
+      }
+      output += indent + "}"
+    }
+  }
+
+  private static func quote(_ text: String, into output: inout String) {
+    output += "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": output += "\\\""
+      case "\\": output += "\\\\"
+      case "\n": output += "\\n"
+      case "\r": output += "\\r"
+      case "\t": output += "\\t"
+      case _ where scalar.value < 0x20:
+        let hex = String(scalar.value, radix: 16)
+        output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: output.unicodeScalars.append(scalar)
+      }
+    }
+    output += "\""
+  }
+}

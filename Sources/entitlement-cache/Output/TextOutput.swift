@@ -1,0 +1,94 @@
+import EntitlementCache
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Human-readable pieces: times in ISO-8601 and relative form, sizes, aligned columns.
+/// Hand-written because Foundation's formatters load ICU, which costs start-up time.
+enum TextOutput {
+  /// Shown where a value does not apply.
+  static let none = "—"
+
+  /// `2026-12-07T12:00:00Z (in 7 d)`, or `—`.
+  static func time(_ date: Date?, now: Date) -> String {
+    guard let date else { return none }
+    return "\(date.iso8601) (\(relative(date, to: now)))"
+  }
+
+  /// `in 3 d`, `2 h ago`, `now`: one unit, rounded to the nearest, so it reads at a glance.
+  static func relative(_ date: Date, to now: Date) -> String {
+    let seconds = date.timeIntervalSince(now)
+    let magnitude = abs(seconds)
+    guard magnitude >= 0.5 else { return "now" }
+    // The unit is chosen after rounding, so 59.6 minutes reads "1 h", not "60 m".
+    let amount: String
+    if magnitude.rounded() < 60 {
+      amount = "\(Int(magnitude.rounded())) s"
+    } else if (magnitude / 60).rounded() < 60 {
+      amount = "\(Int((magnitude / 60).rounded())) m"
+    } else if (magnitude / 3600).rounded() < 48 {
+      amount = "\(Int((magnitude / 3600).rounded())) h"
+    } else {
+      amount = "\(Int((magnitude / 86_400).rounded())) d"
+    }
+    return seconds > 0 ? "in \(amount)" : "\(amount) ago"
+  }
+
+  /// `512 B`, `48.0 KiB`, `1.5 MiB`.
+  static func size(_ bytes: Int?) -> String {
+    guard let bytes else { return none }
+    guard bytes >= 1024 else { return "\(bytes) B" }
+    let (unit, divisor) = bytes >= 1 << 20 ? ("MiB", 1 << 20) : ("KiB", 1024)
+    // One decimal with integer arithmetic: String(format:) needs ICU.
+    let tenths = (bytes * 10 + divisor / 2) / divisor
+    return "\(tenths / 10).\(tenths % 10) \(unit)"
+  }
+
+  /// A count with thousands separators: `49,152`.
+  static func count(_ value: Int) -> String {
+    let digits = String(value.magnitude)
+    var grouped = ""
+    for (index, digit) in digits.enumerated() {
+      if index > 0, (digits.count - index) % 3 == 0 { grouped += "," }
+      grouped.append(digit)
+    }
+    return (value < 0 ? "-" : "") + grouped
+  }
+
+  /// `yes` or `no`, `—` when unknown.
+  static func yesNo(_ value: Bool?) -> String {
+    value.map { $0 ? "yes" : "no" } ?? none
+  }
+
+  /// Rows with every column padded to its widest cell, joined by two spaces; trailing spaces
+  /// are trimmed. Each row becomes one line with `indent` before it.
+  static func table(_ rows: [[String]], indent: String = "") -> String {
+    var widths: [Int] = []
+    for row in rows {
+      for (column, cell) in row.enumerated() {
+        if column == widths.count { widths.append(0) }
+        widths[column] = max(widths[column], cell.count)
+      }
+    }
+    var output = ""
+    for row in rows {
+      var line = indent
+      for (column, cell) in row.enumerated() {
+        line +=
+          column < row.count - 1
+          ? cell + String(repeating: " ", count: widths[column] - cell.count + 2) : cell
+      }
+      while line.last == " " { line.removeLast() }
+      output += line + "\n"
+    }
+    return output
+  }
+
+  /// `production 3fa4c1d2e5f6…`: the environment and a prefix of the scope hash.
+  static func scope(_ scope: CacheScope) -> String {
+    "\(scope.environment.rawValue) \(scope.key.hexPrefix)…"
+  }
+}

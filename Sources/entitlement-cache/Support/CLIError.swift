@@ -1,0 +1,50 @@
+import EntitlementCache
+
+/// The exit status of the tool (DESIGN §9).
+enum ExitStatus: Int32, Sendable {
+  /// Success; for `check`, access is granted.
+  case success = 0
+  /// `check` answered and access is not granted.
+  case notGranted = 1
+  /// The command line or the input is wrong; nothing was changed.
+  case usage = 2
+  /// The database could not be opened, read or written; nothing was changed.
+  case storage = 3
+}
+
+/// A failed command: one line for stderr and the exit status.
+struct CLIError: Error, Sendable {
+  let status: ExitStatus
+  let message: String
+
+  static func usage(_ message: String) -> CLIError {
+    CLIError(status: .usage, message: message)
+  }
+
+  static func storage(_ message: String) -> CLIError {
+    CLIError(status: .storage, message: message)
+  }
+}
+
+extension CLIError {
+  /// Maps a library error to a status and a one-line message that names the file.
+  init(_ error: CacheError, path: String) {
+    switch error {
+    case .invalidSnapshot(let problem):
+      self = .usage(problem.description)
+    case .ambiguousScope:
+      self = .usage(error.description)
+    case .storage(let operation, let cause):
+      // The library's description adds the SQL text, which spans lines and helps nobody here.
+      self = .storage("\(path): cannot \(operation.rawValue): \(cause.message)")
+    case .fileSystem(let operation, let failingPath, let reason):
+      self = .storage("\(failingPath): cannot \(operation.rawValue): \(reason)")
+    case .unreadableSnapshot(let problem):
+      self = .storage("\(path): stored snapshot does not decode (\(problem))")
+    case .damagedDatabase(_, nil, _):
+      self = .storage(error.description + "; left untouched")
+    case .schemaTooNew, .damagedDatabase, .databaseMissing:
+      self = .storage(error.description)
+    }
+  }
+}

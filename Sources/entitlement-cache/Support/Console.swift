@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Output through `write(2)` on the standard descriptors: no Foundation file handles and no
+/// C `FILE` globals, which strict concurrency cannot prove safe. The tool starts and exits in
+/// milliseconds and writes a few kilobytes.
+enum Console {
+  /// Writes `text` to stdout as is.
+  static func out(_ text: String) {
+    send(text, to: STDOUT_FILENO)
+  }
+
+  /// Writes `error: MESSAGE` to stderr as one line.
+  static func error(_ message: String) {
+    send("error: \(flattened(message))\n", to: STDERR_FILENO)
+  }
+
+  /// Writes `warning: MESSAGE` to stderr as one line.
+  static func warning(_ message: String) {
+    send("warning: \(flattened(message))\n", to: STDERR_FILENO)
+  }
+
+  /// Errors are one line, whatever a lower layer put in its message.
+  private static func flattened(_ message: String) -> String {
+    String(message.map { $0.isNewline ? " " : $0 })
+  }
+
+  private static func send(_ text: String, to descriptor: Int32) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+      let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+      if written < 0, errno == EINTR { continue }
+      // A closed pipe or full disk: nothing better to do than stop writing.
+      guard written > 0 else { return }
+      bytes = bytes.dropFirst(written)
+    }
+  }
+}

@@ -1,0 +1,60 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Where the database is when `--db` is absent: `$ENTITLEMENT_CACHE_DB`, else
+/// `$XDG_DATA_HOME/entitlement-cache/cache.sqlite`, else
+/// `~/.local/share/entitlement-cache/cache.sqlite`.
+enum DatabaseLocation {
+  /// The path to use, and whether it is the per-user default (whose directory the tool may
+  /// create) rather than one the user named.
+  static func resolve(_ flag: String?) throws(CLIError) -> (path: String, isDefault: Bool) {
+    if let flag {
+      guard !flag.isEmpty else { throw CLIError.usage("--db: empty path") }
+      return (flag, false)
+    }
+    if let variable = environment("ENTITLEMENT_CACHE_DB") { return (variable, false) }
+    guard let path = defaultPath else {
+      throw CLIError.usage("no --db given and neither $XDG_DATA_HOME nor $HOME is set")
+    }
+    return (path, true)
+  }
+
+  /// The per-user default, or nil when neither `$XDG_DATA_HOME` nor `$HOME` is set.
+  static var defaultPath: String? {
+    // The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
+    if let data = environment("XDG_DATA_HOME"), data.hasPrefix("/") {
+      return data + "/entitlement-cache/cache.sqlite"
+    }
+    return environment("HOME").map { $0 + "/.local/share/entitlement-cache/cache.sqlite" }
+  }
+
+  /// Creates the default location's directory (mode 0700: the file holds hashes of user
+  /// identities), so the first `put` works on a fresh machine.
+  static func createDirectory(for path: String) throws(CLIError) {
+    guard let slash = path.lastIndex(of: "/") else { return }
+    let directory = String(path[..<slash])
+    do {
+      try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
+    } catch {
+      throw CLIError.storage("\(directory): cannot create the database directory")
+    }
+  }
+
+  private static func environment(_ name: String) -> String? {
+    guard let value = getenv(name) else { return nil }
+    let text = String(cString: value)
+    return text.isEmpty ? nil : text
+  }
+}

@@ -1,0 +1,54 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Reads a snapshot's bytes from a file or stdin with plain POSIX calls.
+enum InputFile {
+  /// Reads all of `path`, or stdin when `path` is nil or `-`.
+  static func contents(of path: String?) throws(CLIError) -> Data {
+    guard let path, path != "-" else {
+      // A terminal on stdin means the user forgot the input; waiting would look like a hang.
+      guard isatty(STDIN_FILENO) == 0 else {
+        throw CLIError.usage("no snapshot: pass --file F or pipe the JSON on stdin")
+      }
+      return try readAll(STDIN_FILENO, name: "stdin")
+    }
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+      throw CLIError.usage("\(path): \(reason)")
+    }
+    defer { close(descriptor) }
+    return try readAll(descriptor, name: path)
+  }
+
+  /// Far above the library's snapshot size cap, which reports the exact size; this only
+  /// keeps a runaway pipe from filling memory.
+  static let readLimit = 64 << 20
+
+  private static func readAll(_ descriptor: Int32, name: String) throws(CLIError) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count == 0 { return data }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw CLIError.usage("\(name): \(String(cString: strerror(errno)))")
+      }
+      data.append(contentsOf: buffer[..<count])
+      guard data.count <= readLimit else {
+        throw CLIError.usage("\(name): larger than \(readLimit >> 20) MiB; not a snapshot")
+      }
+    }
+  }
+}

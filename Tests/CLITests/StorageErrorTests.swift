@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+
+/// Bad input and bad files: one line on stderr, the documented exit code, nothing changed.
+@Suite struct StorageErrorTests {
+  let workspace: Workspace
+
+  init() throws {
+    workspace = try Workspace()
+  }
+
+  private static let notADatabase = String(repeating: "this is not a database. ", count: 200)
+
+  @Test func badJSONOnStdinChangesNothing() throws {
+    try workspace.put()
+    let before = try workspace.logicalState()
+    let cases: [(String, String)] = [
+      ("{\"requestDate\": ", "error: snapshot: not valid JSON"),
+      ("not json at all", "error: snapshot: not valid JSON"),
+      (
+        Sample.single().replacingOccurrences(of: "\"status\": \"active\", ", with: ""),
+        "error: entitlements.pro.status: missing\n"
+      ),
+      (
+        Sample.single(expiresAt: "next tuesday"),
+        "error: entitlements.pro.expiresAt: not an ISO-8601 timestamp with a UTC offset\n"
+      ),
+      ("{\"entitlements\": {}}", "error: requestDate: missing\n"),
+      ("[]", "error: snapshot: expected an object, found an array\n"),
+      ("", "error: stdin: empty; expected a snapshot's JSON\n"),
+    ]
+    for (input, expected) in cases {
+      let result = try workspace.run(
+        "put", Sample.scope() + ["--now", "2026-11-30T12:10:00Z"], stdin: input)
+      #expect(result.status == 2, "\(input)")
+      #expect(result.stdout.isEmpty)
+      #expect(result.stderr.hasPrefix(expected), "\(result.stderr)")
+      #expect(result.stderr.hasSuffix("\n") && result.stderr.filter { $0 == "\n" }.count == 1)
+    }
+    #expect(try workspace.logicalState() == before)
+  }
+
+  @Test func oversizedSnapshotIsRejected() throws {
+    let padding = String(repeating: "x", count: 1 << 20)
+    let result = try workspace.run(
+      "put", Sample.scope(), stdin: Sample.single(extra: ", \"padding\": \"\(padding)\""))
+    #expect(result.status == 2)
+    #expect(result.stderr.hasPrefix("error: snapshot: "))
+    #expect(result.stderr.contains("-byte cap"))
+    #expect(!FileManager.default.fileExists(atPath: workspace.db))
+  }
+
+  @Test func rejectedInputCreatesNoDatabase() throws {
+    let result = try workspace.run("put", Sample.scope(), stdin: "{")
+    #expect(result.status == 2)
+    #expect(!FileManager.default.fileExists(atPath: workspace.db))
+  }
+
+  @Test func missingInputFile() throws {
+    let path = workspace.directory.path("nowhere.json")
+    let result = try workspace.run("put", Sample.scope() + ["--file", path])
+    #expect(result.status == 2)
+    #expect(result.stderr == "error: \(path): no such file\n")
+    #expect(!FileManager.default.fileExists(atPath: workspace.db))
+  }
+
+  @Test(arguments: ["check", "show", "scopes", "doctor", "purge"])
+  func readingCommandsNeverCreateTheDatabase(_ command: String) throws {
+    var arguments: [String] =
+      switch command {
+      case "check": Sample.scope() + ["--entitlement", "pro"]
+      case "show": Sample.scope()
+      case "purge": ["--unusable"]
+      default: []
+      }
+    arguments += ["--json"]
+    let result = try workspace.run(command, arguments)
+    #expect(result.status == 3)
+    #expect(result.stdout.isEmpty)
+    #expect(result.stderr == "error: \(workspace.db): no such database\n")
+    #expect(!FileManager.default.fileExists(atPath: workspace.db))
+  }
+
+  @Test func checkMovesANonDatabaseAsideAndAnswersUnavailable() throws {
+    try workspace.directory.write("cache.sqlite", Self.notADatabase)
+    let result = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "pro", "--now", Sample.requestDate, "--json"])
+    #expect(result.status == 1)
+    #expect(try result.json()["state"] as? String == "offline_unavailable")
+    let lines = result.stderr.split(separator: "\n")
+    #expect(lines.count == 1)
+    let warning = try #require(lines.first)
+    #expect(
+      warning.hasPrefix(
+        "warning: \(workspace.db): not a usable database (file is not a database); moved aside to \(workspace.db).damaged-"
+      ))
+    // Nothing was erased: the original bytes are where the warning says.
+    let movedTo = try #require(
+      warning.components(separatedBy: "moved aside to ").last?.components(separatedBy: " ").first)
+    #expect(FileManager.default.contents(atPath: movedTo) == Data(Self.notADatabase.utf8))
+    #expect(try workspace.run("doctor").status == 0)
+  }
+
+  @Test(arguments: ["scopes", "doctor", "purge"])
+  func inspectionLeavesANonDatabaseAlone(_ command: String) throws {
+    try workspace.directory.write("cache.sqlite", Self.notADatabase)
+    let result = try workspace.run(command, command == "purge" ? ["--unusable"] : [])
+    #expect(result.status == 3)
+    #expect(result.stdout.isEmpty)
+    #expect(
+      result.stderr == "error: \(workspace.db): damaged (file is not a database); left untouched\n")
+    #expect(FileManager.default.contents(atPath: workspace.db) == Data(Self.notADatabase.utf8))
+    let siblings = try FileManager.default.contentsOfDirectory(atPath: workspace.directory.path)
+    #expect(siblings == ["cache.sqlite"])
+  }
+
+  @Test func putReplacesANonDatabaseAsTheAppWould() throws {
+    try workspace.directory.write("cache.sqlite", Self.notADatabase)
+    let result = try workspace.put()
+    #expect(result.stderr.hasPrefix("warning: \(workspace.db): not a usable database"))
+    #expect(try workspace.check(now: "2026-11-30T12:01:00Z").result.status == 0)
+  }
+
+  @Test func doctorReportsHealth() throws {
+    try workspace.put()
+    let text = try workspace.run("doctor")
+    #expect(text.status == 0)
+    #expect(text.stdout.hasPrefix("\(workspace.db): healthy\n  integrity       ok\n"))
+    let json = try workspace.run("doctor", ["--json"]).json()
+    #expect(json["path"] as? String == workspace.db)
+    #expect(json["healthy"] as? Bool == true)
+    #expect(json["integrity"] as? [String] == ["ok"])
+    #expect(json["schemaVersion"] as? Int == json["supportedSchemaVersion"] as? Int)
+    #expect(json["journalMode"] as? String == "wal")
+    #expect((json["pageSize"] as? Int ?? 0) >= 512)
+    #expect((json["pageCount"] as? Int ?? 0) > 0)
+    #expect(json["freelistCount"] as? Int != nil)
+    #expect(
+      json["fileSize"] as? Int == (json["pageSize"] as? Int ?? 0) * (json["pageCount"] as? Int ?? 0)
+    )
+    #expect(json["walSize"] as? Int != nil)
+    #expect(json["scopeCount"] as? Int == 1)
+  }
+
+  @Test func doctorNeverChangesTheFile() throws {
+    try workspace.put()
+    let before = FileManager.default.contents(atPath: workspace.db)
+    #expect(try workspace.run("doctor").status == 0)
+    #expect(FileManager.default.contents(atPath: workspace.db) == before)
+  }
+
+  @Test func doctorFindsDamage() throws {
+    try workspace.put()
+    // Overwrite everything after the first page (the schema stays readable): the table
+    // pages are garbage now.
+    var bytes = try #require(FileManager.default.contents(atPath: workspace.db))
+    let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+    #expect(bytes.count > pageSize)
+    for index in pageSize..<bytes.count { bytes[index] = 0xA5 }
+    try bytes.write(to: URL(fileURLWithPath: workspace.db))
+    let result = try workspace.run("doctor", ["--json"])
+    #expect(result.status == 3)
+    if result.stdout.isEmpty {
+      #expect(result.stderr.hasPrefix("error: \(workspace.db): damaged ("))
+    } else {
+      #expect(try result.json()["healthy"] as? Bool == false)
+      #expect(try workspace.run("doctor").stdout.hasPrefix("\(workspace.db): DAMAGED\n"))
+    }
+  }
+
+  @Test func newerSchemaIsLeftUntouched() throws {
+    try workspace.put()
+    // PRAGMA user_version is the 4-byte big-endian integer at offset 60 of the header.
+    var bytes = try #require(FileManager.default.contents(atPath: workspace.db))
+    bytes.replaceSubrange(60..<64, with: [0, 0, 0, 99])
+    try bytes.write(to: URL(fileURLWithPath: workspace.db))
+    let check = try workspace.run("check", Sample.scope() + ["--entitlement", "pro"])
+    #expect(check.status == 3)
+    #expect(
+      check.stderr.hasPrefix(
+        "error: \(workspace.db): written by schema version 99, newer than this build's "))
+    #expect(check.stderr.hasSuffix("; file left untouched\n"))
+    let put = try workspace.run("put", Sample.scope(), stdin: Sample.json)
+    #expect(put.status == 3)
+    #expect(FileManager.default.contents(atPath: workspace.db) == bytes)
+    let doctor = try workspace.run("doctor", ["--json"])
+    #expect(doctor.status == 3)
+    #expect(try doctor.json()["schemaVersion"] as? Int == 99)
+  }
+}
