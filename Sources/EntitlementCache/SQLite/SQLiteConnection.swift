@@ -118,6 +118,17 @@ final class SQLiteConnection {
     }
   }
 
+  /// Leaves the write-ahead log as it is when this connection closes.
+  ///
+  /// SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: "when a database in wal mode is closed [...] it performs
+  /// a checkpoint operation before closing the connection. This option may be used to override
+  /// this behaviour." Without that checkpoint SQLite does not delete the log either, so a file
+  /// that is refused or moved aside keeps its bytes and its log.
+  func skipCheckpointOnClose() throws(SQLiteError) {
+    let code = csqlite_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    guard code == SQLITE_OK else { throw error(operation: "db_config", code: code) }
+  }
+
   /// Rows changed by the latest INSERT, UPDATE or DELETE on this connection.
   var changes: Int { Int(sqlite3_changes64(handle)) }
 

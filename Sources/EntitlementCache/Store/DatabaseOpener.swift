@@ -29,12 +29,20 @@ struct DatabaseOpener {
       guard configuration.createIfMissing else { throw .databaseMissing(path: path) }
       try DatabaseFile.createPrivately(at: path)
     }
-    let cause: SQLiteError
     switch connect() {
     case .success(let opened): return opened
     case .failure(.other(let error)): throw error
-    case .failure(.damaged(let error)): cause = error
+    case .failure(.damaged(let cause)): return try replaceDamaged(cause)
     }
+  }
+
+  /// Moves the damaged file and its companions aside (never erasing them) and opens a new,
+  /// empty database in its place. Every connection to the old file must be closed first, or
+  /// its close would touch the new file's companions.
+  ///
+  /// - Throws: ``CacheError/damagedDatabase(path:movedTo:cause:)`` when the configuration says
+  ///   to fail instead, or the new file is damaged too.
+  func replaceDamaged(_ cause: SQLiteError) throws(CacheError) -> Opened {
     guard configuration.damageHandling == .moveAside else {
       throw .damagedDatabase(path: path, movedTo: nil, cause: cause)
     }
@@ -116,10 +124,9 @@ struct DatabaseOpener {
   /// reading a WAL-mode file creates, is better removed by the normal close.
   private func leaveUntouchedOnClose(_ connection: SQLiteConnection) {
     guard (DatabaseFile.size(path + "-wal") ?? 0) > 0 else { return }
-    // SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: "when a database in wal mode is closed [...] it performs
-    // a checkpoint operation before closing the connection. This option may be used to
-    // override this behaviour." Without that checkpoint, SQLite does not delete the log either.
-    _ = csqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    // If SQLite refuses, the close checkpoints as usual: the file is still refused and moved
+    // or left where it is, only its log is merged. Nothing better is left to do here.
+    try? connection.skipCheckpointOnClose()
   }
 
   private func configure(_ connection: SQLiteConnection) throws(SQLiteError) {

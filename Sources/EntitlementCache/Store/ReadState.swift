@@ -10,7 +10,7 @@
 /// A class so the lock's closure mutates it in place; it is only ever used inside
 /// `SQLiteCustomerInfoCache.reads`, which serializes all access.
 final class ReadState {
-  let reader: SQLiteConnection
+  private(set) var reader: SQLiteConnection
   var residents: [ScopeKey: ResidentScope] = [:]
   /// Read-time bookkeeping of residents dropped before it was persisted.
   var orphanedTouches: [ScopeKey: PendingTouch] = [:]
@@ -52,6 +52,15 @@ final class ReadState {
       }
     }
     residents.removeAll(keepingCapacity: true)
+  }
+
+  /// Starts over on a new file (the old one was damaged and moved aside): nothing resident or
+  /// pending belongs to the new file.
+  func replaceReader(with reader: SQLiteConnection, dataVersion version: Int64?) {
+    self.reader = reader
+    residents.removeAll()
+    orphanedTouches.removeAll()
+    dataVersion = version
   }
 
   /// Forgets one resident and its bookkeeping (the scope was deleted or rewritten).

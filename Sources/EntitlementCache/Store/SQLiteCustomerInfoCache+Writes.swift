@@ -123,26 +123,78 @@ extension SQLiteCustomerInfoCache {
   /// Runs `body` in a write transaction together with the pending read-time bookkeeping, then
   /// applies the returned change to memory, all under the writer lock, so memory never shows
   /// an older write after a newer one.
+  ///
+  /// When SQLite finds the file damaged and the configuration says `.moveAside`, the damaged
+  /// file is moved aside, a new empty database takes its place, and the write is tried once
+  /// more there: a refresh is what brings a damaged cache back.
   func write(
     _ operation: CacheOperation, scope: CacheScope?,
     _ body: (SQLiteConnection, [ScopeKey: PendingTouch]) throws(SQLiteError) -> (ReadState) -> Void
   ) throws(CacheError) {
     try writer.withLock { connection throws(CacheError) in
-      let touches =
-        configuration.persistsReadTimeBookkeeping ? reads.withLock { $0.pendingTouches() } : [:]
-      let apply: (ReadState) -> Void
       do throws(SQLiteError) {
-        apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadState) -> Void in
-          try Self.persist(touches, on: connection)
-          return try body(connection, touches)
-        }
+        try attemptWrite(on: connection, body)
       } catch {
-        throw .storage(operation, error)
+        guard error.isDamage, configuration.damageHandling == .moveAside else {
+          throw .storage(operation, error)
+        }
+        try replaceDamagedFile(&connection, cause: error)
+        do throws(SQLiteError) {
+          try attemptWrite(on: connection, body)
+        } catch {
+          throw .storage(operation, error)
+        }
       }
-      reads.withLock { state in
-        state.markPersisted(touches)
-        apply(state)
+    }
+  }
+
+  private func attemptWrite(
+    on connection: SQLiteConnection,
+    _ body: (SQLiteConnection, [ScopeKey: PendingTouch]) throws(SQLiteError) -> (ReadState) -> Void
+  ) throws(SQLiteError) {
+    let touches = reads.withLock { $0.pendingTouches() }
+    let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadState) -> Void in
+      try Self.persist(touches, on: connection)
+      return try body(connection, touches)
+    }
+    reads.withLock { state in
+      state.markPersisted(touches)
+      apply(state)
+    }
+  }
+
+  /// Closes both connections to the damaged file, keeping its log unmerged, moves it aside and
+  /// installs connections to a new, empty database. Called with the writer lock held.
+  private func replaceDamagedFile(
+    _ writerConnection: inout SQLiteConnection, cause: SQLiteError
+  ) throws(CacheError) {
+    try reads.withLock { state throws(CacheError) in
+      // The old connections must be closed before the files move, or their close would find
+      // the new file's companions under the same names. In-memory placeholders stand in for
+      // them meanwhile; no other thread can see them, both locks are held.
+      let placeholder: (writer: SQLiteConnection, reader: SQLiteConnection)
+      do throws(SQLiteError) {
+        try writerConnection.skipCheckpointOnClose()
+        try state.reader.skipCheckpointOnClose()
+        placeholder = (
+          try SQLiteConnection(path: ":memory:"), try SQLiteConnection(path: ":memory:")
+        )
+      } catch {
+        throw .storage(.open, error)
       }
+      writerConnection = placeholder.writer
+      state.replaceReader(with: placeholder.reader, dataVersion: nil)
+      let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock)
+        .replaceDamaged(cause)
+      let version: Int64
+      do throws(SQLiteError) {
+        version = try opened.writer.scalarInt("PRAGMA data_version")
+      } catch {
+        throw .storage(.open, error)
+      }
+      writerConnection = opened.writer
+      state.replaceReader(with: opened.reader, dataVersion: version)
+      damage.withLock { $0 = opened.damage }
     }
   }
 

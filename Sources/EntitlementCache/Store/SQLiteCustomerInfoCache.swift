@@ -29,13 +29,14 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   public let path: String
   /// How the cache was opened.
   public let configuration: CacheConfiguration
-  /// Set when the file was damaged at open and moved aside.
-  public let damageReport: DamageReport?
+  /// Set when the file was found damaged, at open or by a later write, and moved aside.
+  public var damageReport: DamageReport? { damage.withLock { $0 } }
   /// The clock every read and write uses.
   public let clock: CacheClock
 
   let writer: Locked<SQLiteConnection>
   let reads: Locked<ReadState>
+  let damage: Mutex<DamageReport?>
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.
@@ -53,7 +54,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.configuration = configuration
     self.clock = clock
     let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
-    damageReport = opened.damage
+    damage = Mutex(opened.damage)
     let dataVersion: Int64
     do {
       dataVersion = try opened.writer.scalarInt("PRAGMA data_version")
@@ -82,7 +83,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   public static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
 }
 
-/// A damaged file found at open and moved aside.
+/// A damaged file found and moved aside.
 public struct DamageReport: Sendable, Hashable {
   /// Where the damaged file now is. Nothing was erased.
   public var movedTo: String

@@ -244,13 +244,11 @@ struct DatabaseFileTests {
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
   }
 
-  @Test func damageFoundAfterOpenFailsClosed() throws {
-    // The open-time probe reads the header and schema only; a damaged data page is found by
-    // the first statement that reads it. Reads must then answer "unavailable", never a guess,
-    // and a write must report the damage so the caller can act.
-    let directory = try TemporaryDirectory()
-    let path = directory.path("cache.sqlite")
-    let clock = ManualClock(Fixture.requestDate)
+  /// Writes a snapshot, then overwrites the `scope` table's root page, which the open-time
+  /// probe (header and schema only) does not read. Returns the damaged bytes.
+  private static func damageDataPage(at path: String, clock: ManualClock, in directory: TemporaryDirectory)
+    throws -> Data
+  {
     do {
       let cache = try Fixture.cache(in: directory, clock: clock)
       try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
@@ -266,16 +264,49 @@ struct DatabaseFileTests {
     let start = (root - 1) * pageSize
     bytes.replaceSubrange(start..<start + pageSize, with: Data(repeating: 0xA5, count: pageSize))
     try bytes.write(to: URL(fileURLWithPath: path))
+    return bytes
+  }
+
+  @Test func damageFoundAfterOpenFailsClosedUntilARefreshMovesItAside() throws {
+    // A damaged data page is found by the first statement that reads it. Reads must then
+    // answer "unavailable", never a guess; the next write moves the file aside, bytes intact,
+    // and lands on a new database, so a refresh brings the cache back.
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    let clock = ManualClock(Fixture.requestDate)
+    let damaged = try Self.damageDataPage(at: path, clock: clock, in: directory)
 
     let cache = try Fixture.cache(in: directory, clock: clock)
+    #expect(cache.damageReport == nil)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
     let loadError = try #require(throws: CacheError.self) { _ = try cache.load(Fixture.scopeA) }
     #expect(loadError.sqliteCause?.isDamage == true)
+
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
+    let report = try #require(cache.damageReport)
+    #expect(report.cause.isDamage)
+    #expect(StoreTest.bytes(report.movedTo) == damaged)
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
+    // The new file knows nothing of the damaged one's scopes.
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    #expect(try StoreTest.mode(path) == 0o600)
+    let reopened = try Fixture.cache(in: directory, clock: clock)
+    #expect(reopened.access(to: "pro", for: Fixture.scopeB).state == .granted)
+  }
+
+  @Test func damageFoundAfterOpenIsReportedWhenConfiguredToFail() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    let clock = ManualClock(Fixture.requestDate)
+    let damaged = try Self.damageDataPage(at: path, clock: clock, in: directory)
+    let cache = try Fixture.cache(in: directory, clock: clock) { $0.damageHandling = .fail }
     let storeError = try #require(throws: CacheError.self) {
       try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     }
     #expect(storeError.sqliteCause?.isDamage == true)
+    #expect(cache.damageReport == nil)
+    #expect(StoreTest.bytes(path) == damaged)
   }
 
   @Test func damageHandlingFailThrowsAndLeavesTheFileInPlace() throws {
