@@ -52,7 +52,7 @@ public struct CacheConfiguration: Sendable {
   /// How often a read checks whether another connection or process wrote to the file, in
   /// seconds. Default 0.05 s, so such a write is seen within 100 ms; 0 checks on every read.
   public var crossProcessCheckInterval: TimeInterval = 0.05
-  /// The largest snapshot accepted when decoding stored data. Default
+  /// The largest snapshot ``SQLiteCustomerInfoCache/store(_:for:)`` accepts. Default
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.
   public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit
 

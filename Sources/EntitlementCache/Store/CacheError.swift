@@ -42,6 +42,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   case unreadableSnapshot(SnapshotError)
   /// A scope hash prefix matched more than one scope.
   case ambiguousScope(prefix: String, matches: Int)
+  /// A scope hash prefix is not at least 4 hexadecimal digits.
+  case invalidScopeHashPrefix(String)
 
   /// One line naming the operation and the problem.
   public var description: String {
@@ -65,6 +67,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
       return "stored snapshot does not decode: \(error)"
     case .ambiguousScope(let prefix, let matches):
       return "scope hash prefix \(prefix) matches \(matches) scopes; give more digits"
+    case .invalidScopeHashPrefix(let prefix):
+      return "scope hash prefix '\(prefix)' must be at least 4 hexadecimal digits"
     }
   }
 }

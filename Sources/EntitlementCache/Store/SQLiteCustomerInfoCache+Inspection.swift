@@ -42,8 +42,8 @@ public struct DatabaseHealth: Sendable, Hashable {
   public var fileSize: Int
   /// Size of the write-ahead log in bytes; 0 when there is none.
   public var walSize: Int
-  /// Scopes stored.
-  public var scopeCount: Int
+  /// Scopes stored; nil when the damage the integrity check reports makes them unreadable.
+  public var scopeCount: Int?
 
   /// Whether the integrity check passed and the schema is one this build knows.
   public var isHealthy: Bool {
@@ -105,9 +105,15 @@ extension SQLiteCustomerInfoCache {
   /// Deletes the scope whose hash starts with `hexPrefix` and returns its full key; nil when
   /// no scope matches.
   ///
-  /// - Throws: ``CacheError/ambiguousScope(prefix:matches:)`` when more than one scope matches.
+  /// - Throws: ``CacheError/ambiguousScope(prefix:matches:)`` when more than one scope matches;
+  ///   ``CacheError/invalidScopeHashPrefix(_:)`` when the prefix is not at least 4 hexadecimal
+  ///   digits.
   public func removeScope(hashPrefix hexPrefix: String) throws(CacheError) -> ScopeKey? {
     let prefix = hexPrefix.lowercased()
+    // An empty or non-hex prefix would match every scope, or none, by accident.
+    guard prefix.count >= 4, prefix.allSatisfy(\.isHexDigit) else {
+      throw .invalidScopeHashPrefix(hexPrefix)
+    }
     let matches = try scopeSummaries().map(\.key).filter { $0.hex.hasPrefix(prefix) }
     guard let key = matches.first else { return nil }
     guard matches.count == 1 else {
@@ -138,12 +144,30 @@ extension SQLiteCustomerInfoCache {
       let connection = try SQLiteConnection(path: path, options: options)
       let version = Int(try connection.scalarInt("PRAGMA user_version"))
       var integrity: [String] = []
-      try connection.withStatement("PRAGMA integrity_check") { statement throws(SQLiteError) in
-        while try statement.step() { integrity.append(statement.string(0) ?? "") }
+      do throws(SQLiteError) {
+        try connection.withStatement("PRAGMA integrity_check") { statement throws(SQLiteError) in
+          while try statement.step() {
+            // One row can hold several lines ("*** in database main ***\nPage 2: ...").
+            let text = statement.string(0) ?? ""
+            integrity += text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+          }
+        }
+      } catch where error.isDamage && !integrity.isEmpty {
+        // On a badly damaged page the check reports what it found, then fails itself: keep
+        // its findings and say it could not finish.
+        integrity.append("integrity check stopped: \(error.message)")
       }
       let hasScopes =
         try connection.scalarInt(
           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scope'") > 0
+      // A damaged table page fails the count; the integrity lines already say what is wrong,
+      // and they are what the caller needs, so the count is left out rather than thrown.
+      var scopeCount: Int?
+      do throws(SQLiteError) {
+        scopeCount = hasScopes ? Int(try connection.scalarInt("SELECT count(*) FROM scope")) : 0
+      } catch where error.isDamage && integrity != ["ok"] {
+        scopeCount = nil
+      }
       return DatabaseHealth(
         schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
         integrity: integrity,
@@ -152,7 +176,7 @@ extension SQLiteCustomerInfoCache {
         pageCount: Int(try connection.scalarInt("PRAGMA page_count")),
         freelistCount: Int(try connection.scalarInt("PRAGMA freelist_count")),
         fileSize: DatabaseFile.size(path) ?? 0, walSize: DatabaseFile.size(path + "-wal") ?? 0,
-        scopeCount: hasScopes ? Int(try connection.scalarInt("SELECT count(*) FROM scope")) : 0)
+        scopeCount: scopeCount)
     } catch {
       if error.isDamage { throw .damagedDatabase(path: path, movedTo: nil, cause: error) }
       throw .storage(.inspect, error)

@@ -85,7 +85,7 @@ extension SQLiteCustomerInfoCache {
     }
     do {
       let snapshot = try CustomerInfoSnapshot(
-        jsonData: json, sizeLimit: max(configuration.snapshotSizeLimit, json.count))
+        jsonData: json, sizeLimit: Int.max)  // the cap was checked when it was stored
       return CachedCustomerInfo(snapshot: snapshot, bookkeeping: row.header.bookkeeping)
     } catch {
       throw .unreadableSnapshot(error)

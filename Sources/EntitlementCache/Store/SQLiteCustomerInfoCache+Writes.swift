@@ -12,8 +12,15 @@ extension SQLiteCustomerInfoCache {
   /// The next read in this process sees the write at once; other processes within the
   /// cross-process check interval.
   ///
-  /// - Throws: ``CacheError/storage(_:_:)``; the previous snapshot is then still readable.
+  /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
+  ///   ``CacheConfiguration/snapshotSizeLimit``; ``CacheError/storage(_:_:)``. Either way the
+  ///   previous snapshot is still readable.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    let limit = configuration.snapshotSizeLimit
+    guard snapshot.jsonData.count <= limit else {
+      throw .invalidSnapshot(
+        SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
+    }
     // Times are stored to the millisecond; memory must hold exactly what the file holds.
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
     let info = snapshot.customerInfo

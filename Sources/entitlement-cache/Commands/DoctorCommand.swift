@@ -39,7 +39,7 @@ enum DoctorCommand: Command {
       ("freelistCount", .integer(health.freelistCount)),
       ("fileSize", .integer(health.fileSize)),
       ("walSize", .integer(health.walSize)),
-      ("scopeCount", .integer(health.scopeCount)),
+      ("scopeCount", health.scopeCount.map(JSONOutput.integer) ?? .null),
     ])
   }
 
@@ -68,7 +68,7 @@ enum DoctorCommand: Command {
       ],
       ["file size", exactSize(health.fileSize)],
       ["WAL size", exactSize(health.walSize)],
-      ["scopes", TextOutput.count(health.scopeCount)],
+      ["scopes", health.scopeCount.map(TextOutput.count) ?? "unreadable"],
     ]
     return "\(path): \(verdict)\n" + TextOutput.table(rows, indent: "  ")
   }

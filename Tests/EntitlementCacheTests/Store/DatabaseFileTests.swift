@@ -309,6 +309,18 @@ struct DatabaseFileTests {
     #expect(StoreTest.bytes(path) == damaged)
   }
 
+  @Test func inspectReturnsTheIntegrityLinesOfADamagedTablePage() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    let damaged = try Self.damageDataPage(
+      at: path, clock: ManualClock(Fixture.requestDate), in: directory)
+    let health = try SQLiteCustomerInfoCache.inspect(path: path)
+    #expect(!health.isHealthy)
+    #expect(health.integrity.contains { $0.hasPrefix("Page ") })
+    #expect(health.integrity.last?.hasPrefix("integrity check stopped:") == true)
+    #expect(StoreTest.bytes(path) == damaged)
+  }
+
   @Test func damageHandlingFailThrowsAndLeavesTheFileInPlace() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")

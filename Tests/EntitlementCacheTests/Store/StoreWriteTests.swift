@@ -210,9 +210,11 @@ struct StoreWriteTests {
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
 
-    // Every key matches the empty prefix: more than one match is refused, not guessed.
-    #expect(throws: CacheError.ambiguousScope(prefix: "", matches: 2)) {
-      _ = try cache.removeScope(hashPrefix: "")
+    // A prefix that is empty, too short or not hex would match by accident: refused.
+    for bad in ["", "abc", "xyz1"] {
+      #expect(throws: CacheError.invalidScopeHashPrefix(bad)) {
+        _ = try cache.removeScope(hashPrefix: bad)
+      }
     }
     #expect(try StoreTest.scopeCount(cache.path) == 2)
 
@@ -221,6 +223,25 @@ struct StoreWriteTests {
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
     #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
     #expect(try cache.removeScope(hashPrefix: prefix) == nil)
+  }
+
+  @Test func snapshotOverTheConfiguredCapIsRejectedAndChangesNothing() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let snapshot = try Fixture.snapshot()
+    let cache = try Fixture.cache(in: directory, clock: clock) {
+      $0.snapshotSizeLimit = snapshot.jsonData.count
+    }
+    try cache.store(snapshot, for: Fixture.scopeA)
+    let padded = try CustomerInfoSnapshot(jsonData: snapshot.jsonData + Data("  ".utf8))
+    #expect(
+      throws: CacheError.invalidSnapshot(
+        SnapshotError(
+          path: "", problem: .tooLarge(size: padded.jsonData.count, limit: snapshot.jsonData.count)))
+    ) {
+      try cache.store(padded, for: Fixture.scopeA)
+    }
+    #expect(try cache.load(Fixture.scopeA)?.snapshot == snapshot)
   }
 
   @Test func snapshotAlteredOutsideTheLibraryIsReportedOnLoad() throws {
