@@ -152,8 +152,7 @@ final class ReadState {
     }
     let clock = ClockReading(
       now: now, highWaterMark: resident.highWaterMark, tolerance: policy.clockRollbackTolerance)
-    resident.highWaterMark = clock.effectiveNow
-    if clock.effectiveNow > resident.lastUsedAt { resident.lastUsedAt = clock.effectiveNow }
+    resident.recordRead(at: clock.effectiveNow)
     guard let snapshot = header.facts else {
       return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
     }
@@ -196,21 +195,39 @@ final class ReadState {
     } catch {
       throw .snapshot(error)
     }
-    let previous = residents[scope.key]
     let resident = ResidentScope(header: decoded, entitlements: entitlements, isComplete: isComplete)
-    // Read-time bookkeeping only moves forward, whatever the file says.
-    if let previous, decoded != nil {
-      resident.highWaterMark = max(resident.highWaterMark, previous.highWaterMark)
-      resident.lastUsedAt = max(resident.lastUsedAt, previous.lastUsedAt)
-    }
-    // A resident dropped because another connection wrote left its raised mark here; without
-    // it a clock set back would reopen access that a read here had already seen expire.
-    if let orphan = orphanedTouches[scope.key], decoded != nil {
-      resident.highWaterMark = max(resident.highWaterMark, orphan.highWaterMark)
-      resident.lastUsedAt = max(resident.lastUsedAt, orphan.lastUsedAt)
-    }
-    residents[scope.key] = resident
+    replaceResident(scope.key, with: resident)
     return resident
+  }
+
+  /// Makes `resident` the scope's resident. Read-time bookkeeping only moves forward, whatever
+  /// the file says: the marks of the resident it replaces, or of one dropped because another
+  /// connection wrote, carry over. Without that, a clock set back would reopen access that a
+  /// read here had already seen expire.
+  func replaceResident(_ key: ScopeKey, with resident: ResidentScope) {
+    if resident.header != nil {
+      resident.carryForward(residents[key].flatMap { $0.header == nil ? nil : $0.readBookkeeping })
+      resident.carryForward(orphanedTouches[key])
+    }
+    orphanedTouches[key] = nil
+    residents[key] = resident
+  }
+
+  /// Drops one resident so the next read re-reads the file, keeping its unpersisted read-time
+  /// bookkeeping.
+  func dropResident(_ key: ScopeKey) {
+    if let touch = residents.removeValue(forKey: key)?.pendingTouch {
+      orphanedTouches[key] = touch.merged(with: orphanedTouches[key])
+    }
+  }
+
+  /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a
+  /// key, and returns the high-water mark from before it; nil when nothing is stored.
+  func recordSnapshotRead(_ scope: CacheScope, now: Date) -> Date? {
+    guard let resident = try? completeResident(scope), resident.header != nil else { return nil }
+    let prior = resident.highWaterMark
+    resident.recordRead(at: max(now, prior))
+    return prior
   }
 }
 

@@ -34,6 +34,25 @@ final class ResidentScope {
     persistedLastUsedAt = lastUsedAt
   }
 
+  /// Records a read at `effectiveNow`: both marks only move forward.
+  func recordRead(at effectiveNow: Date) {
+    if effectiveNow > highWaterMark { highWaterMark = effectiveNow }
+    if effectiveNow > lastUsedAt { lastUsedAt = effectiveNow }
+  }
+
+  /// Takes over read-time bookkeeping that an older resident, or a dropped one, raised and
+  /// did not persist: the file's marks may be behind what reads here have already seen.
+  func carryForward(_ touch: PendingTouch?) {
+    guard let touch else { return }
+    if touch.highWaterMark > highWaterMark { highWaterMark = touch.highWaterMark }
+    if touch.lastUsedAt > lastUsedAt { lastUsedAt = touch.lastUsedAt }
+  }
+
+  /// This resident's read-time bookkeeping, persisted or not.
+  var readBookkeeping: PendingTouch {
+    PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
+  }
+
   /// Read-time bookkeeping not yet in the file.
   var pendingTouch: PendingTouch? {
     guard header != nil,

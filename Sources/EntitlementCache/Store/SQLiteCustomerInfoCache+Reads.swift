@@ -49,17 +49,11 @@ extension SQLiteCustomerInfoCache {
     let now = clock.now()
     let policy = policy ?? configuration.policy
     guard let cached = try load(scope), let snapshot = cached.snapshot else { return nil }
-    // Reads raise the high-water mark in memory; use it so this view agrees with access(to:).
+    // Like access(to:), this read raises the high-water mark in memory, and evaluates against
+    // the mark earlier reads raised, which the file may not have yet.
     var bookkeeping = cached.bookkeeping
-    let residentMark: Date? = reads.withLock { state in
-      let resident = state.residents[scope.key].flatMap {
-        $0.header == nil ? nil : $0.highWaterMark
-      }
-      // A resident dropped after another connection's write keeps its mark among the orphans.
-      return [resident, state.orphanedTouches[scope.key]?.highWaterMark].compactMap { $0 }.max()
-    }
-    if let residentMark {
-      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, residentMark)
+    if let mark = reads.withLock({ $0.recordSnapshotRead(scope, now: now) }) {
+      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, mark)
     }
     return EntitlementEvaluator.evaluate(
       snapshot.customerInfo, bookkeeping: bookkeeping, now: now, policy: policy)

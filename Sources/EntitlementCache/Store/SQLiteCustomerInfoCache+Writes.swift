@@ -85,9 +85,9 @@ extension SQLiteCustomerInfoCache {
           snapshotSHA256: digest),
         facts: facts, lastUsedAt: max(now, previousLastUse))
       return { state in
-        state.forget(scope.key)
-        state.residents[scope.key] = ResidentScope(
-          header: header, entitlements: entitlements, isComplete: true)
+        state.replaceResident(
+          scope.key,
+          with: ResidentScope(header: header, entitlements: entitlements, isComplete: true))
       }
     }
   }
@@ -106,7 +106,7 @@ extension SQLiteCustomerInfoCache {
         try statement.run()
       }
       // The next read re-reads the row, which now carries the failure.
-      return { state in state.residents[scope.key] = nil }
+      return { state in state.dropResident(scope.key) }
     }
   }
 

@@ -99,6 +99,24 @@ struct ClockGuardTests {
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
+  @Test("evaluatedCustomerInfo raises the mark too, and flush() persists it")
+  func evaluatedViewRaisesTheMark() throws {
+    let harness = try CacheHarness()
+    try harness.store(Self.info)
+    harness.clock.set(F.at(2 * F.hour))
+    let late = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(late.customerInfo.entitlements["pro"]?.status == .known(.expired))
+
+    harness.clock.set(F.at(F.hour))
+    let rolledBack = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
+    #expect(rolledBack.clockRollbackSuspected)
+    #expect(rolledBack.decisions["pro"]?.state == .denied(.expired))
+    #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+    try harness.cache.flush()
+    let reopened = try harness.secondInstance()
+    #expect(reopened.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+  }
+
   @Test("the mark is persisted lazily: not by a read, by flush(); a reopened cache still denies")
   func flushPersistsTheMark() throws {
     let harness = try CacheHarness()
