@@ -1,7 +1,13 @@
 #ifndef ENTITLEMENT_CACHE_CLIBCRYPTO_SHIM_H
 #define ENTITLEMENT_CACHE_CLIBCRYPTO_SHIM_H
 
-#include <openssl/evp.h>
+// The low-level SHA256_Init/Update/Final are deprecated in OpenSSL 3 in favour of EVP, but the
+// EVP path fetches the algorithm from a provider, which on first use initializes the provider
+// machinery and reads openssl.cnf: about a third of a whole `entitlement-cache check` process.
+// The low-level functions compute the same digest with none of that. Suppressing the
+// deprecation marks keeps the Swift build warning-free.
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
 #include <openssl/sha.h>
 
 #endif

@@ -17,18 +17,21 @@ enum SHA256 {
   static func hash(_ bytes: [UInt8]) -> [UInt8] {
     #if canImport(CLibCrypto)
       var digest = [UInt8](repeating: 0, count: digestByteCount)
-      // An empty array may have no base address; libcrypto reads nothing when the length is 0,
-      // so passing nil is fine. The name is module-qualified because this enum shadows it.
-      let result = bytes.withUnsafeBufferPointer { input in
+      var context = SHA256_CTX()
+      // The low-level API (see shim.h for why not EVP) returns 1 on success. An empty array may
+      // have no base address; libcrypto reads nothing when the length is 0.
+      let succeeded = bytes.withUnsafeBufferPointer { input in
         digest.withUnsafeMutableBufferPointer { output in
-          CLibCrypto.SHA256(input.baseAddress, input.count, output.baseAddress)
+          SHA256_Init(&context) == 1
+            && SHA256_Update(&context, input.baseAddress, input.count) == 1
+            && SHA256_Final(output.baseAddress, &context) == 1
         }
       }
-      // The one-shot call only fails when libcrypto itself is unusable (no default provider,
-      // out of memory); no input can make it fail, and a cache that silently stored a wrong
-      // hash would leak one scope's data into another, so stopping is the only safe answer.
-      guard result != nil else {
-        preconditionFailure("libcrypto SHA256() failed; the crypto library is unusable")
+      // These calls only fail on a null context or output, which cannot happen here; no input
+      // can make them fail, and a cache that silently stored a wrong hash would leak one
+      // scope's data into another, so stopping is the only safe answer.
+      guard succeeded else {
+        preconditionFailure("libcrypto SHA-256 failed; the crypto library is unusable")
       }
       return digest
     #elseif canImport(CryptoKit)
