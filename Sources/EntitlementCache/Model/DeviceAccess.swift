@@ -77,7 +77,8 @@ public struct DeviceChangeBudget: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates a change budget.
-  public init(remaining: Int, limit: Int, windowDays: Int, unknownFields: [String: JSONValue] = [:]) {
+  public init(remaining: Int, limit: Int, windowDays: Int, unknownFields: [String: JSONValue] = [:])
+  {
     self.remaining = remaining
     self.limit = limit
     self.windowDays = windowDays

@@ -38,10 +38,12 @@ public struct SnapshotError: Error, Sendable, Hashable, CustomStringConvertible 
     switch problem {
     case .malformedJSON(let detail): return "\(field): not valid JSON (\(detail))"
     case .missing: return "\(field): missing"
-    case .wrongType(let expected, let found): return "\(field): expected \(expected), found \(found)"
+    case .wrongType(let expected, let found):
+      return "\(field): expected \(expected), found \(found)"
     case .invalidDate: return "\(field): not an ISO-8601 timestamp with a UTC offset"
     case .invalidValue(let reason): return "\(field): \(reason)"
-    case .tooLarge(let size, let limit): return "\(field): \(size) bytes is over the \(limit)-byte cap"
+    case .tooLarge(let size, let limit):
+      return "\(field): \(size) bytes is over the \(limit)-byte cap"
     case .unencodable: return "\(field): cannot be encoded as JSON"
     }
   }

@@ -1,4 +1,5 @@
 import CSQLite
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -67,7 +68,9 @@ final class SQLiteConnection {
     guard code == SQLITE_OK else {
       let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
       sqlite3_free(message)
-      throw SQLiteError(operation: "execute", extendedResultCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+      throw SQLiteError(
+        operation: "execute", extendedResultCode: sqlite3_extended_errcode(handle), message: text,
+        sql: sql)
     }
   }
 
@@ -105,7 +108,8 @@ final class SQLiteConnection {
   func scalarInt(_ sql: String) throws(SQLiteError) -> Int64 {
     try withStatement(sql) { statement throws(SQLiteError) in
       guard try statement.step() else {
-        throw SQLiteError(operation: "read", extendedResultCode: SQLITE_MISUSE, message: "no row", sql: sql)
+        throw SQLiteError(
+          operation: "read", extendedResultCode: SQLITE_MISUSE, message: "no row", sql: sql)
       }
       return statement.int64(0)
     }
@@ -135,13 +139,16 @@ final class SQLiteConnection {
   /// An error built from this connection's latest error state.
   func error(operation: String, code: Int32, sql: String? = nil) -> SQLiteError {
     let extended = sqlite3_extended_errcode(handle)
-    // sqlite3_errmsg describes the latest failure on the connection; when it is a different
+    // sqlite3_errmsg describes the latest failure on the connection; when that is a different
     // failure than `code` (say, an API misuse detected before any call), use the code's text.
-    let message =
-      (extended & 0xFF) == (code & 0xFF)
-      ? String(cString: sqlite3_errmsg(handle)) : String(cString: sqlite3_errstr(code))
+    guard (extended & 0xFF) == (code & 0xFF) else {
+      return SQLiteError(
+        operation: operation, extendedResultCode: code,
+        message: String(cString: sqlite3_errstr(code)), sql: sql)
+    }
     return SQLiteError(
-      operation: operation, extendedResultCode: (extended & 0xFF) == (code & 0xFF) ? extended : code,
-      message: message, sql: sql)
+      operation: operation, extendedResultCode: extended,
+      message: String(cString: sqlite3_errmsg(handle)), sql: sql)
   }
+
 }

@@ -38,6 +38,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED
   }
 
+  /// One line: the operation, SQLite's message and code, and the SQL text.
   public var description: String {
     var text = "\(operation) failed: \(message) (code \(extendedResultCode))"
     if let sql { text += " in `\(sql)`" }

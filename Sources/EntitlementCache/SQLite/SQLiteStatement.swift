@@ -1,4 +1,5 @@
 import CSQLite
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -40,7 +41,9 @@ final class SQLiteStatement {
 
   func bind(_ value: Int64?, at index: Int32) throws(SQLiteError) {
     let code =
-      if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+      if let value { sqlite3_bind_int64(handle, index, value) } else {
+        sqlite3_bind_null(handle, index)
+      }
     try check(code, "bind")
   }
 

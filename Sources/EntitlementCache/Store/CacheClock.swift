@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import Synchronization
 
 /// The wall clock the cache reads for `now`: the system clock in apps, a ``ManualClock`` in
 /// tests and in the command-line tool's `--now`.

@@ -149,10 +149,11 @@ extension SQLiteCustomerInfoCache {
           while try statement.step() {
             // One row can hold several lines ("*** in database main ***\nPage 2: ...").
             let text = statement.string(0) ?? ""
-            integrity += text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+            integrity += text.split(separator: "\n", omittingEmptySubsequences: true).map(
+              String.init)
           }
         }
-      } catch where error.isDamage && !integrity.isEmpty {
+      } catch  where error.isDamage && !integrity.isEmpty {
         // On a badly damaged page the check reports what it found, then fails itself: keep
         // its findings and say it could not finish.
         integrity.append("integrity check stopped: \(error.message)")
@@ -165,7 +166,7 @@ extension SQLiteCustomerInfoCache {
       var scopeCount: Int?
       do throws(SQLiteError) {
         scopeCount = hasScopes ? Int(try connection.scalarInt("SELECT count(*) FROM scope")) : 0
-      } catch where error.isDamage && integrity != ["ok"] {
+      } catch  where error.isDamage && integrity != ["ok"] {
         scopeCount = nil
       }
       return DatabaseHealth(

@@ -223,7 +223,9 @@ extension SQLiteCustomerInfoCache {
   private static func encodeDeviceList(_ device: DeviceAccessInfo?) throws(CacheError) -> String? {
     guard let device else { return nil }
     let list = JSONValue.array(
-      device.devices.map { DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json })
+      device.devices.map {
+        DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json
+      })
     do {
       let encoder = JSONEncoder()
       encoder.outputFormatting = .sortedKeys

@@ -1,10 +1,11 @@
 import CSQLite
+import Synchronization
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
   import Foundation
 #endif
-import Synchronization
 
 /// The SQLite-backed ``CustomerInfoCache``: one snapshot per scope in a WAL-mode database,
 /// re-evaluated on every read, with the evaluated state of each scope held in memory after its

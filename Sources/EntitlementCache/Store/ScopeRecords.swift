@@ -76,7 +76,8 @@ enum ScopeSQL {
       storedAt: storedAt, serverTime: row.date(1), lastRefreshAttemptAt: row.date(2),
       lastRefreshFailedAt: row.date(3), lastRefreshFailureReason: row.string(4),
       highWaterMark: Date(unixMilliseconds: row.int64(5)),
-      snapshotSize: row.optionalInt64(6).map { Int($0) }, snapshotSHA256: row.data(7).map(Array.init))
+      snapshotSize: row.optionalInt64(6).map { Int($0) },
+      snapshotSHA256: row.data(7).map(Array.init))
     var facts: SnapshotFacts?
     let device = deviceAccess(row)
     if storedAt != nil {

@@ -237,7 +237,8 @@ struct StoreWriteTests {
     #expect(
       throws: CacheError.invalidSnapshot(
         SnapshotError(
-          path: "", problem: .tooLarge(size: padded.jsonData.count, limit: snapshot.jsonData.count)))
+          path: "", problem: .tooLarge(size: padded.jsonData.count, limit: snapshot.jsonData.count))
+      )
     ) {
       try cache.store(padded, for: Fixture.scopeA)
     }
