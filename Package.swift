@@ -45,15 +45,17 @@ let package = Package(
       path: "Benchmarks/entitlement-cache-bench"
     ),
 
+    // Fixtures both test targets share; built only with the tests.
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(
       name: "EntitlementCacheTests",
-      dependencies: ["EntitlementCache", "CSQLite"]
+      dependencies: ["EntitlementCache", "CSQLite", "TestSupport"]
     ),
     .testTarget(
       name: "CLITests",
       // The library too: the cross-process tests share one file between a cache in the test
       // process and the tool in a child process.
-      dependencies: ["entitlement-cache", "EntitlementCache"]
+      dependencies: ["entitlement-cache", "EntitlementCache", "TestSupport"]
     ),
   ],
   swiftLanguageModes: [.v6]

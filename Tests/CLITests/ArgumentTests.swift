@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The command line itself: help, and every way of getting it wrong (exit 2, one line).

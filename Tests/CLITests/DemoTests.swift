@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `demo`, the README's main-job command.

@@ -1,35 +1,6 @@
 import Foundation
+import TestSupport
 import Testing
-
-/// A directory under the system temporary directory, removed when the value is deinitialized.
-final class TemporaryDirectory: Sendable {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory
-      .appending(path: "entitlement-cache-cli-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  var path: String { url.path }
-
-  /// A path inside the directory.
-  func path(_ name: String) -> String {
-    url.appending(path: name).path
-  }
-
-  /// Writes `text` to a file in the directory and returns its path.
-  @discardableResult
-  func write(_ name: String, _ text: String) throws -> String {
-    let path = path(name)
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-    return path
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(at: url)
-  }
-}
 
 /// The scope, snapshot and times the CLI tests share.
 enum Sample {
@@ -37,7 +8,7 @@ enum Sample {
   static let installation = "install-1"
   static let userA = "user-a"
   static let userB = "user-b"
-  static let token = "SECRET-ACCESS-TOKEN"
+  static let token = SampleSnapshot.token
 
   /// The scope flags of one user.
   static func scope(user: String = userA, environment: String = "production") -> [String] {
@@ -48,47 +19,10 @@ enum Sample {
   }
 
   /// 2026-11-30T12:00:00Z, the `requestDate` of ``json``.
-  static let requestDate = "2026-11-30T12:00:00Z"
+  static let requestDate = SampleSnapshot.requestDate
 
   /// The DESIGN §3 example snapshot, with a recognisable token.
-  static let json = """
-    {
-      "requestDate": "2026-11-30T12:00:00Z",
-      "verification": "verified",
-      "entitlements": {
-        "pro": {
-          "status": "active",
-          "expiresAt": "2026-12-30T12:00:00Z",
-          "gracePeriodExpiresAt": null,
-          "verifiedAt": "2026-11-30T12:00:00Z",
-          "productId": "pro_monthly",
-          "source": "purchase",
-          "willRenew": true
-        },
-        "lifetime": { "status": "active", "expiresAt": null, "verifiedAt": "2026-11-30T12:00:00Z",
-                      "productId": "lifetime", "source": "purchase" }
-      },
-      "purchases": [
-        { "id": "tx_1", "productId": "pro_monthly", "store": "app_store",
-          "purchasedAt": "2026-11-01T09:00:00Z", "ownership": "owned",
-          "ownershipType": "purchased", "canClaim": false, "conflict": false }
-      ],
-      "unclaimedPurchases": [
-        { "purchaseId": "tx_9", "productId": "pro_yearly", "entitlements": ["pro"],
-          "claimHint": "restore_required" }
-      ],
-      "accessContext": { "token": "SECRET-ACCESS-TOKEN", "expiresAt": "2026-11-30T12:15:00Z" },
-      "deviceAccess": {
-        "status": "active",
-        "reason": null,
-        "expiresAt": "2026-12-07T12:00:00Z",
-        "nextAllowedAt": null,
-        "changeBudget": { "remaining": 1, "limit": 3, "windowDays": 30 },
-        "devices": [ { "id": "d_7f3a", "label": "iPhone", "lastSeenAt": "2026-11-29T08:00:00Z" } ],
-        "deviceToken": "SECRET-DEVICE-TOKEN"
-      }
-    }
-    """
+  static let json = SampleSnapshot.json
 
   /// A snapshot with one entitlement of the given fields, at ``requestDate``.
   static func single(

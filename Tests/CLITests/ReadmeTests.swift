@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The README's "Command-line tool" section shows real sessions: every `$ entitlement-cache`

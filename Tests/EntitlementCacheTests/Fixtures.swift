@@ -1,27 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
-
-/// A directory under the system temporary directory, removed when the value is deinitialized.
-final class TemporaryDirectory: Sendable {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory
-      .appending(path: "entitlement-cache-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// A path inside the directory.
-  func path(_ name: String) -> String {
-    url.appending(path: name).path
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(at: url)
-  }
-}
 
 /// Fixed, readable times for tests.
 enum Fixture {
@@ -51,43 +32,7 @@ enum Fixture {
   }
 
   /// The DESIGN §3 example snapshot.
-  static let sampleJSON = """
-    {
-      "requestDate": "2026-11-30T12:00:00Z",
-      "verification": "verified",
-      "entitlements": {
-        "pro": {
-          "status": "active",
-          "expiresAt": "2026-12-30T12:00:00Z",
-          "gracePeriodExpiresAt": null,
-          "verifiedAt": "2026-11-30T12:00:00Z",
-          "productId": "pro_monthly",
-          "source": "purchase",
-          "willRenew": true
-        },
-        "lifetime": { "status": "active", "expiresAt": null, "verifiedAt": "2026-11-30T12:00:00Z",
-                      "productId": "lifetime", "source": "purchase" }
-      },
-      "purchases": [
-        { "id": "tx_1", "productId": "pro_monthly", "store": "app_store",
-          "purchasedAt": "2026-11-01T09:00:00Z", "ownership": "owned",
-          "ownershipType": "purchased", "canClaim": false, "conflict": false }
-      ],
-      "unclaimedPurchases": [
-        { "purchaseId": "tx_9", "productId": "pro_yearly", "entitlements": ["pro"],
-          "claimHint": "restore_required" }
-      ],
-      "accessContext": { "token": "SECRET-ACCESS-TOKEN", "expiresAt": "2026-11-30T12:15:00Z" },
-      "deviceAccess": {
-        "status": "active",
-        "reason": null,
-        "expiresAt": "2026-12-07T12:00:00Z",
-        "nextAllowedAt": null,
-        "changeBudget": { "remaining": 1, "limit": 3, "windowDays": 30 },
-        "devices": [ { "id": "d_7f3a", "label": "iPhone", "lastSeenAt": "2026-11-29T08:00:00Z" } ]
-      }
-    }
-    """
+  static let sampleJSON = SampleSnapshot.json
 
   static func snapshot(_ json: String = sampleJSON) throws -> CustomerInfoSnapshot {
     try CustomerInfoSnapshot(jsonData: Data(json.utf8))

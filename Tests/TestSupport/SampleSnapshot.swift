@@ -1,0 +1,52 @@
+/// The DESIGN §3 example snapshot, which the library and CLI tests share.
+public enum SampleSnapshot {
+  /// The access-context token in ``json``: tests check it never reaches any output.
+  public static let token = "SECRET-ACCESS-TOKEN"
+
+  /// A device token the server should not send inside CustomerInfo; ``json`` carries one as an
+  /// unknown field so tests can check it is kept in storage but never printed.
+  public static let deviceToken = "SECRET-DEVICE-TOKEN"
+
+  /// `2026-11-30T12:00:00Z`, the `requestDate` of ``json``.
+  public static let requestDate = "2026-11-30T12:00:00Z"
+
+  /// The snapshot, as the server would send it.
+  public static let json = """
+    {
+      "requestDate": "2026-11-30T12:00:00Z",
+      "verification": "verified",
+      "entitlements": {
+        "pro": {
+          "status": "active",
+          "expiresAt": "2026-12-30T12:00:00Z",
+          "gracePeriodExpiresAt": null,
+          "verifiedAt": "2026-11-30T12:00:00Z",
+          "productId": "pro_monthly",
+          "source": "purchase",
+          "willRenew": true
+        },
+        "lifetime": { "status": "active", "expiresAt": null, "verifiedAt": "2026-11-30T12:00:00Z",
+                      "productId": "lifetime", "source": "purchase" }
+      },
+      "purchases": [
+        { "id": "tx_1", "productId": "pro_monthly", "store": "app_store",
+          "purchasedAt": "2026-11-01T09:00:00Z", "ownership": "owned",
+          "ownershipType": "purchased", "canClaim": false, "conflict": false }
+      ],
+      "unclaimedPurchases": [
+        { "purchaseId": "tx_9", "productId": "pro_yearly", "entitlements": ["pro"],
+          "claimHint": "restore_required" }
+      ],
+      "accessContext": { "token": "SECRET-ACCESS-TOKEN", "expiresAt": "2026-11-30T12:15:00Z" },
+      "deviceAccess": {
+        "status": "active",
+        "reason": null,
+        "expiresAt": "2026-12-07T12:00:00Z",
+        "nextAllowedAt": null,
+        "changeBudget": { "remaining": 1, "limit": 3, "windowDays": 30 },
+        "devices": [ { "id": "d_7f3a", "label": "iPhone", "lastSeenAt": "2026-11-29T08:00:00Z" } ],
+        "deviceToken": "SECRET-DEVICE-TOKEN"
+      }
+    }
+    """
+}
