@@ -51,6 +51,14 @@ final class ReadState {
     residents.removeAll(keepingCapacity: true)
   }
 
+  /// Forgets one resident, keeping its unpersisted read-time bookkeeping.
+  func drop(_ key: ScopeKey) {
+    guard let resident = residents.removeValue(forKey: key) else { return }
+    if let touch = resident.pendingTouch {
+      orphanedTouches[key] = touch.merged(with: orphanedTouches[key])
+    }
+  }
+
   /// Forgets one resident and its bookkeeping (the scope was deleted or rewritten).
   func forget(_ key: ScopeKey) {
     residents[key] = nil
