@@ -11,7 +11,9 @@
 /// `SQLiteCustomerInfoCache.reads`, which serializes all access.
 final class ReadState {
   let reader: SQLiteConnection
-  var residents: [ScopeKey: ResidentScope] = [:]
+  // Only ever touched under the lock (see above), so the runtime's exclusivity check on each
+  // access would only repeat what the lock guarantees; it costs more than the lookup itself.
+  @exclusivity(unchecked) var residents: [ScopeKey: ResidentScope] = [:]
   /// Read-time bookkeeping of residents dropped before it was persisted.
   var orphanedTouches: [ScopeKey: PendingTouch] = [:]
   private let checkInterval: UInt64

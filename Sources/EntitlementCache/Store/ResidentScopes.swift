@@ -15,12 +15,14 @@ final class ResidentScope {
   let header: ScopeHeader?
   /// The facts of each key read so far; a key the snapshot does not mention maps to empty
   /// facts, which decide `notEntitled`.
-  var entitlements: [String: EntitlementFacts]
+  // These are touched only under the read lock, so the runtime's exclusivity checks would
+  // repeat what the lock guarantees, on every hot read.
+  @exclusivity(unchecked) var entitlements: [String: EntitlementFacts]
   /// Every key of the snapshot is in ``entitlements``.
-  var isComplete: Bool
+  @exclusivity(unchecked) var isComplete: Bool
   /// The latest trusted time, raised by reads in memory and persisted lazily.
-  var highWaterMark: Date
-  var lastUsedAt: Date
+  @exclusivity(unchecked) var highWaterMark: Date
+  @exclusivity(unchecked) var lastUsedAt: Date
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
 
