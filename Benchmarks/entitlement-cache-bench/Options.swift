@@ -9,17 +9,21 @@ struct Options {
   var cliPath: String?
   var sqlite3Path = "/usr/bin/sqlite3"
   var only: String?
+  var profile: (kind: String, count: Int)?
 
   static let usage = """
     usage: entitlement-cache-bench [--quick] [--json FILE] [--check-targets] [--cli PATH]
                                    [--sqlite3 PATH] [--only NAME]
+                                   [--profile hot|read-through|baseline COUNT]
       --quick          fewer samples, same cases (CI)
       --json FILE      write {"cases": [...], "targets": [...]} to FILE
       --check-targets  exit 1 when a target ratio is more than 2x worse than its target
       --cli PATH       the entitlement-cache binary for cold_first_decision
                        (default: entitlement-cache next to this executable)
       --sqlite3 PATH   the sqlite3 shell for baseline_sqlite3_cli (default /usr/bin/sqlite3)
-      --only NAME      run only cases whose name contains NAME (for profiling)
+      --only NAME      run only cases whose name contains NAME
+      --profile hot|read-through|baseline COUNT
+                       run COUNT operations and nothing else, for callgrind
     """
 
   init(arguments: [String]) throws {
@@ -38,6 +42,12 @@ struct Options {
       case "--cli": cliPath = try value(argument)
       case "--sqlite3": sqlite3Path = try value(argument)
       case "--only": only = try value(argument)
+      case "--profile":
+        let kind = try value(argument)
+        guard let count = Int(try value(argument)) else {
+          throw BenchError.usage("--profile hot|read-through|baseline COUNT")
+        }
+        profile = (kind, count)
       case "-h", "--help":
         print(Options.usage)
         exit(0)

@@ -1,0 +1,73 @@
+import EntitlementCache
+import Foundation
+
+/// `--profile hot|read-through COUNT`: a fixed number of operations on a 100-scope workload and
+/// nothing else, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`, whose
+/// instruction counts stay steady on a machine too busy for stable timings.
+enum Profile {
+  static func run(_ kind: String, count: Int, directory: String) throws {
+    let workload = try Workload.create(
+      in: directory, scopes: Workload.headlineScopes, entitlements: Workload.headlineEntitlements)
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
+    let dropFirst: Bool
+    switch kind {
+    case "hot": dropFirst = false
+    case "read-through": dropFirst = true
+    case "baseline":
+      try profileBaseline(workload, count: count)
+      return
+    default: throw BenchError.usage("--profile hot|read-through|baseline COUNT")
+    }
+    for scope in workload.scopes {
+      _ = cache.access(to: Workload.entitlement, for: scope)
+    }
+    var sequence = ScopeSequence(count: workload.scopeCount)
+    var sink = Sink()
+    profileLoop(cache, workload.scopes, &sequence, &sink, count: count, dropFirst: dropFirst)
+    guard sink.granted == count else {
+      throw BenchError.wrongAnswer("profile: \(sink.granted) of \(count) granted")
+    }
+    print("\(count) \(kind) operations, all granted")
+  }
+
+  private static func profileBaseline(_ workload: Workload, count: Int) throws {
+    var table: [ScopeKey: [String: Date]] = [:]
+    for scope in workload.scopes {
+      table[scope.key] = workload.snapshot.customerInfo.entitlements.mapValues {
+        $0.expiresAt ?? .distantFuture
+      }
+    }
+    let storage = LockedExpiries(table)
+    var sequence = ScopeSequence(count: workload.scopeCount)
+    var sink = Sink()
+    baselineProfileLoop(storage, workload.scopes, &sequence, &sink, count: count)
+    guard sink.granted == count else { throw BenchError.wrongAnswer("profile baseline") }
+    print("\(count) baseline operations, all granted")
+  }
+
+  @inline(never)
+  private static func baselineProfileLoop(
+    _ storage: LockedExpiries, _ scopes: [CacheScope], _ sequence: inout ScopeSequence,
+    _ sink: inout Sink, count: Int
+  ) {
+    let clock = CacheClock.fixed(Workload.now)
+    for _ in 0..<count {
+      let now = clock.now()
+      sink.consume(
+        granted: storage.isActive(Workload.entitlement, for: scopes[sequence.next()], now: now))
+    }
+  }
+
+  @inline(never)
+  private static func profileLoop(
+    _ cache: SQLiteCustomerInfoCache, _ scopes: [CacheScope], _ sequence: inout ScopeSequence,
+    _ sink: inout Sink, count: Int, dropFirst: Bool
+  ) {
+    for _ in 0..<count {
+      let scope = scopes[sequence.next()]
+      if dropFirst { cache.dropResidentState(for: scope) }
+      sink.consume(granted: cache.access(to: Workload.entitlement, for: scope).isGranted)
+    }
+  }
+}
