@@ -5,7 +5,15 @@ import Foundation
 /// nothing else, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`, whose
 /// instruction counts stay steady on a machine too busy for stable timings.
 enum Profile {
-  static func run(_ kind: String, count: Int, directory: String) throws {
+  static func run(_ kind: String, count: Int) throws {
+    let directory = FileManager.default.temporaryDirectory.appending(
+      path: "entitlement-cache-profile-\(ProcessInfo.processInfo.processIdentifier)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try run(kind, count: count, directory: directory.path)
+  }
+
+  private static func run(_ kind: String, count: Int, directory: String) throws {
     let workload = try Workload.create(
       in: directory, scopes: Workload.headlineScopes, entitlements: Workload.headlineEntitlements)
     let cache = try SQLiteCustomerInfoCache(

@@ -10,11 +10,7 @@ import Foundation
 do {
   let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
   if let profile = options.profile {
-    let directory = FileManager.default.temporaryDirectory.appending(
-      path: "entitlement-cache-profile-\(ProcessInfo.processInfo.processIdentifier)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    try Profile.run(profile.kind, count: profile.count, directory: directory.path)
+    try Profile.run(profile.kind, count: profile.count)
     exit(0)
   }
   let suite = Suite(options: options)
