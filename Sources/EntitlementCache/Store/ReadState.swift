@@ -110,7 +110,7 @@ final class ReadState {
     _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
   ) -> AccessDecision {
     if let resident = residents[scope.key] {
-      if let facts = resident.entitlements[key] {
+      if let facts = resident.facts(for: key) {
         return evaluate(resident, key, facts, now: now, policy: policy)
       }
       if resident.isComplete || resident.header?.facts == nil {

@@ -10,6 +10,16 @@
 /// Owned by ``ReadState`` and touched only under its lock; a class so the hot path mutates the
 /// read-time bookkeeping in place after a single dictionary lookup.
 final class ResidentScope {
+  // Stored properties are laid out in declaration order: what every hot read touches comes
+  // first, so with many scopes resident a read brings in few cache lines.
+
+  /// The latest trusted time, raised by reads in memory and persisted lazily.
+  @exclusivity(unchecked) var highWaterMark: Date
+  @exclusivity(unchecked) var lastUsedAt: Date
+  /// The key asked most recently and its facts: an app asks about the same key on every
+  /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
+  @exclusivity(unchecked) private var recentKey: String?
+  @exclusivity(unchecked) private var recentFacts = EntitlementFacts()
   /// Nil when the file has no row for the scope: remembered so unknown scopes are not
   /// re-read on every call.
   let header: ScopeHeader?
@@ -17,12 +27,11 @@ final class ResidentScope {
   /// facts, which decide `notEntitled`.
   // These are touched only under the read lock, so the runtime's exclusivity checks would
   // repeat what the lock guarantees, on every hot read.
-  @exclusivity(unchecked) var entitlements: [String: EntitlementFacts]
+  @exclusivity(unchecked) var entitlements: [String: EntitlementFacts] {
+    didSet { recentKey = nil }
+  }
   /// Every key of the snapshot is in ``entitlements``.
   @exclusivity(unchecked) var isComplete: Bool
-  /// The latest trusted time, raised by reads in memory and persisted lazily.
-  @exclusivity(unchecked) var highWaterMark: Date
-  @exclusivity(unchecked) var lastUsedAt: Date
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
 
@@ -34,6 +43,15 @@ final class ResidentScope {
     lastUsedAt = header?.lastUsedAt ?? .distantPast
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
+  }
+
+  /// The facts of `key` if it has been read.
+  func facts(for key: String) -> EntitlementFacts? {
+    if recentKey == key { return recentFacts }
+    guard let facts = entitlements[key] else { return nil }
+    recentKey = key
+    recentFacts = facts
+    return facts
   }
 
   /// Read-time bookkeeping not yet in the file.
