@@ -20,11 +20,6 @@ final class ReadState {
   private var lastCheck: UInt64 = 0
   private var dataVersion: Int64?
 
-  /// The read-through statement, prepared once and held here rather than looked up in the
-  /// connection's statement cache, whose key is the SQL text: hashing those 700 characters
-  /// cost a tenth of the read. Dropped after a failure, as the cache evicts a failed statement.
-  private var pointReadStatement: SQLiteStatement?
-
   init(reader: SQLiteConnection, checkInterval: UInt64) {
     self.reader = reader
     self.checkInterval = checkInterval
@@ -169,6 +164,11 @@ final class ReadState {
       key, facts: facts, snapshot: snapshot, bookkeeping: header.bookkeeping, clock: clock,
       policy: policy)
   }
+
+  /// The read-through statement, prepared once and held here rather than looked up in the
+  /// connection's statement cache, whose key is the SQL text: hashing those 700 characters
+  /// cost a tenth of the read. Dropped after a failure, as the cache evicts a failed statement.
+  private var pointReadStatement: SQLiteStatement?
 
   /// One statement: the scope header and at most one entitlement row.
   private func readThrough(_ key: String, scope: CacheScope) throws(ReadFailure) -> ResidentScope {
