@@ -17,18 +17,19 @@ enum SHA256 {
   static func hash(_ bytes: [UInt8]) -> [UInt8] {
     #if canImport(CLibCrypto)
       var digest = [UInt8](repeating: 0, count: digestByteCount)
-      // An empty array may have no base address; libcrypto reads nothing when the length is 0,
-      // so passing nil is fine. The name is module-qualified because this enum shadows it.
-      let result = bytes.withUnsafeBufferPointer { input in
-        digest.withUnsafeMutableBufferPointer { output in
-          CLibCrypto.SHA256(input.baseAddress, input.count, output.baseAddress)
-        }
-      }
-      // The one-shot call only fails when libcrypto itself is unusable (no default provider,
-      // out of memory); no input can make it fail, and a cache that silently stored a wrong
-      // hash would leak one scope's data into another, so stopping is the only safe answer.
-      guard result != nil else {
-        preconditionFailure("libcrypto SHA256() failed; the crypto library is unusable")
+      // The low-level functions, not EVP: EVP's first use loads openssl.cnf and the default
+      // provider, which costs a short-lived process (the CLI) more than all its SQLite work.
+      // An empty array may have no base address; libcrypto reads nothing when the length is 0.
+      var context = SHA256_CTX()
+      let succeeded =
+        SHA256_Init(&context) == 1
+        && bytes.withUnsafeBytes { SHA256_Update(&context, $0.baseAddress, $0.count) } == 1
+        && digest.withUnsafeMutableBufferPointer { SHA256_Final($0.baseAddress, &context) } == 1
+      // These only fail when libcrypto itself is unusable; no input can make them fail, and a
+      // cache that silently stored a wrong hash would leak one scope's data into another, so
+      // stopping is the only safe answer.
+      guard succeeded else {
+        preconditionFailure("libcrypto SHA-256 failed; the crypto library is unusable")
       }
       return digest
     #elseif canImport(CryptoKit)
