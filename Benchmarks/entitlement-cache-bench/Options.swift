@@ -10,11 +10,12 @@ struct Options {
   var sqlite3Path = "/usr/bin/sqlite3"
   var only: String?
   var profile: (kind: String, count: Int)?
+  var profileScopes = Workload.headlineScopes
 
   static let usage = """
     usage: entitlement-cache-bench [--quick] [--json FILE] [--check-targets] [--cli PATH]
                                    [--sqlite3 PATH] [--only NAME]
-                                   [--profile hot|read-through|baseline COUNT]
+                                   [--profile hot|read-through|baseline COUNT [--scopes N]]
       --quick          fewer samples, same cases (CI)
       --json FILE      write {"cases": [...], "targets": [...]} to FILE
       --check-targets  exit 1 when a target ratio is more than 2x worse than its target
@@ -24,6 +25,7 @@ struct Options {
       --only NAME      run only cases whose name contains NAME
       --profile hot|read-through|baseline COUNT
                        run COUNT operations and nothing else, for callgrind
+      --scopes N       how many scopes --profile uses (default 100)
     """
 
   init(arguments: [String]) throws {
@@ -42,6 +44,11 @@ struct Options {
       case "--cli": cliPath = try value(argument)
       case "--sqlite3": sqlite3Path = try value(argument)
       case "--only": only = try value(argument)
+      case "--scopes":
+        guard let scopes = Int(try value(argument)), scopes > 0 else {
+          throw BenchError.usage("--scopes needs a positive count")
+        }
+        profileScopes = scopes
       case "--profile":
         let kind = try value(argument)
         guard let count = Int(try value(argument)) else {

@@ -1,21 +1,21 @@
 import EntitlementCache
 import Foundation
 
-/// `--profile hot|read-through COUNT`: a fixed number of operations on a 100-scope workload and
-/// nothing else, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`, whose
+/// `--profile hot|read-through|baseline COUNT [--scopes N]`: a fixed number of operations on an
+/// N-scope workload (default 100) and nothing else, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`, whose
 /// instruction counts stay steady on a machine too busy for stable timings.
 enum Profile {
-  static func run(_ kind: String, count: Int) throws {
+  static func run(_ kind: String, count: Int, scopes: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appending(
       path: "entitlement-cache-profile-\(ProcessInfo.processInfo.processIdentifier)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    try run(kind, count: count, directory: directory.path)
+    try run(kind, count: count, scopes: scopes, directory: directory.path)
   }
 
-  private static func run(_ kind: String, count: Int, directory: String) throws {
+  private static func run(_ kind: String, count: Int, scopes: Int, directory: String) throws {
     let workload = try Workload.create(
-      in: directory, scopes: Workload.headlineScopes, entitlements: Workload.headlineEntitlements)
+      in: directory, scopes: scopes, entitlements: Workload.headlineEntitlements)
     let cache = try SQLiteCustomerInfoCache(
       path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
     let dropFirst: Bool

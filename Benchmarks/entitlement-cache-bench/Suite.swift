@@ -46,10 +46,14 @@ struct Suite {
       makeDirectory: true)
     try step("baseline_raw_c_write") { try baselines.rawWrite(rawWrites, samples: writeSamples) }
 
-    let scaled = options.includes("hot_access") || options.includes("read_through_access")
+    let scaled = ["hot_access", "read_through_access", "baseline_locked_dictionary"].contains {
+      options.includes($0)
+    }
     for scopes in [1, 10_000, 100_000] where scaled {
       let workload = try Workload.create(in: path, scopes: scopes, entitlements: 10)
       try step("hot_access") { try cache.hotAccess(workload) }
+      // Not a target: shows how much of the growth with scopes any in-memory map pays.
+      try step("baseline_locked_dictionary") { try baselines.lockedDictionary(workload) }
       try step("read_through_access") { try cache.readThroughAccess(workload) }
       try? FileManager.default.removeItem(atPath: workload.path)
     }

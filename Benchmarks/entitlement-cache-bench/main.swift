@@ -10,7 +10,7 @@ import Foundation
 do {
   let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
   if let profile = options.profile {
-    try Profile.run(profile.kind, count: profile.count)
+    try Profile.run(profile.kind, count: profile.count, scopes: options.profileScopes)
     exit(0)
   }
   let suite = Suite(options: options)
