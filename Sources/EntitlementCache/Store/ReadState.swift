@@ -148,7 +148,7 @@ final class ReadState {
     _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
     policy: OfflinePolicy
   ) -> AccessDecision {
-    guard let header = resident.header else {
+    guard resident.header != nil else {
       return EntitlementEvaluator.unavailable(
         key, .noSnapshot,
         clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
@@ -157,12 +157,12 @@ final class ReadState {
       now: now, highWaterMark: resident.highWaterMark, tolerance: policy.clockRollbackTolerance)
     resident.highWaterMark = clock.effectiveNow
     if clock.effectiveNow > resident.lastUsedAt { resident.lastUsedAt = clock.effectiveNow }
-    guard let snapshot = header.facts else {
+    guard resident.hasSnapshot else {
       return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
     }
     return EntitlementEvaluator.decide(
-      key, facts: facts, snapshot: snapshot, bookkeeping: header.bookkeeping, clock: clock,
-      policy: policy)
+      key, facts: facts, snapshot: resident.snapshotFacts, bookkeeping: resident.bookkeeping,
+      clock: clock, policy: policy)
   }
 
   /// The read-through statement, prepared once and held here rather than looked up in the

@@ -20,6 +20,13 @@ final class ResidentScope {
   /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
   @exclusivity(unchecked) private var recentKey: String?
   @exclusivity(unchecked) private var recentFacts = EntitlementFacts()
+  /// The header's parts a decision reads, held apart so a read borrows them where they are:
+  /// unwrapping the optional header copied all of it (and touched every cache line of it).
+  /// Meaningful only when ``hasSnapshot``.
+  let bookkeeping: ScopeBookkeeping
+  let snapshotFacts: SnapshotFacts
+  /// The file has a row for the scope and that row holds a snapshot.
+  let hasSnapshot: Bool
   /// Nil when the file has no row for the scope: remembered so unknown scopes are not
   /// re-read on every call.
   let header: ScopeHeader?
@@ -37,6 +44,16 @@ final class ResidentScope {
 
   init(header: ScopeHeader?, entitlements: [String: EntitlementFacts], isComplete: Bool) {
     self.header = header
+    if let header, let facts = header.facts {
+      bookkeeping = header.bookkeeping
+      snapshotFacts = facts
+      hasSnapshot = true
+    } else {
+      bookkeeping = ScopeBookkeeping(storedAt: nil)
+      snapshotFacts = SnapshotFacts(
+        verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
+      hasSnapshot = false
+    }
     self.entitlements = entitlements
     self.isComplete = isComplete
     highWaterMark = header?.bookkeeping.highWaterMark ?? .distantPast
