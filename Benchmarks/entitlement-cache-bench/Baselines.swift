@@ -22,13 +22,13 @@ struct Baselines {
     let storage = LockedExpiries(table)
     let clock = CacheClock.fixed(Workload.now)
     let scopes = workload.scopes
-    var sequence = ScopeSequence(count: scopes.count)
+    var stream = SeededStream(scopes)
     var sink = Sink()
     let measurement = harness.measure { count in
       for _ in 0..<count {
         let now = clock.now()
         sink.consume(
-          granted: storage.isActive(Workload.entitlement, for: scopes[sequence.next()], now: now))
+          granted: storage.isActive(Workload.entitlement, for: stream.next(), now: now))
       }
     }
     return try CaseResult("baseline_locked_dictionary", workload, measurement, sink)
@@ -48,14 +48,14 @@ struct Baselines {
     try statement.bind(Workload.entitlement, at: 2)
     let keys = workload.scopes.map(\.key.bytes)
     let clock = CacheClock.fixed(Workload.now)
-    var sequence = ScopeSequence(count: keys.count)
+    var stream = SeededStream(keys)
     var sink = Sink()
     var failure: (any Error)?
     let measurement = harness.measure { count in
       for _ in 0..<count {
         let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
         do {
-          sink.consume(granted: try Self.decide(statement, key: keys[sequence.next()], now: now))
+          sink.consume(granted: try Self.decide(statement, key: stream.next(), now: now))
         } catch {
           failure = error
           sink.consume(granted: false)
@@ -126,14 +126,14 @@ struct Baselines {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .iso8601
     let clock = CacheClock.fixed(Workload.now)
-    var sequence = ScopeSequence(count: keys.count)
+    var stream = SeededStream(keys)
     var sink = Sink()
     var failure: (any Error)?
     let measurement = harness.measure(samples: harness.plan.samples / 4) { count in
       for _ in 0..<count {
         let now = clock.now()
         do {
-          try select.bind(keys[sequence.next()], at: 1)
+          try select.bind(stream.next(), at: 1)
           defer { select.reset() }
           guard try select.step(), let blob = sqlite3_column_blob(select.handle, 0) else {
             throw BenchError.wrongAnswer("json blob missing")
@@ -172,7 +172,7 @@ struct Baselines {
       """)
     let keys = workload.scopes.map(\.key.bytes)
     let clock = CacheClock.fixed(Workload.now)
-    var sequence = ScopeSequence(count: keys.count)
+    var stream = SeededStream(keys)
     var sink = Sink()
     var failure: (any Error)?
     let measurement = harness.measure(samples: samples) { count in
@@ -180,7 +180,7 @@ struct Baselines {
         let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
         do {
           try begin.run()
-          try rows.bindScope(to: upsert, key: keys[sequence.next()], now: now)
+          try rows.bindScope(to: upsert, key: stream.next(), now: now)
           guard try upsert.step() else { throw BenchError.wrongAnswer("upsert returned no row") }
           let scopeID = upsert.int64(0)
           upsert.reset()

@@ -14,11 +14,11 @@ struct CacheCases {
       throw BenchError.wrongAnswer("hot_access: \(scope) is not granted pro")
     }
     let scopes = workload.scopes
-    var sequence = ScopeSequence(count: scopes.count)
+    var stream = SeededStream(scopes)
     var sink = Sink()
     let measurement = harness.measure { count in
       for _ in 0..<count {
-        let decision = cache.access(to: Workload.entitlement, for: scopes[sequence.next()])
+        let decision = cache.access(to: Workload.entitlement, for: stream.next())
         sink.consume(granted: decision.isGranted)
       }
     }
@@ -31,11 +31,11 @@ struct CacheCases {
     let cache = try SQLiteCustomerInfoCache(
       path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
     let scopes = workload.scopes
-    var sequence = ScopeSequence(count: scopes.count)
+    var stream = SeededStream(scopes)
     var sink = Sink()
     let measurement = harness.measure { count in
       for _ in 0..<count {
-        let scope = scopes[sequence.next()]
+        let scope = stream.next()
         cache.dropResidentState(for: scope)
         sink.consume(granted: cache.access(to: Workload.entitlement, for: scope).isGranted)
       }
@@ -49,13 +49,13 @@ struct CacheCases {
       path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
     let scopes = workload.scopes
     let snapshot = workload.snapshot
-    var sequence = ScopeSequence(count: scopes.count)
+    var stream = SeededStream(scopes)
     var failure: (any Error)?
     var sink = Sink()
     let measurement = harness.measure(samples: samples) { count in
       for _ in 0..<count {
         do {
-          try cache.store(snapshot, for: scopes[sequence.next()])
+          try cache.store(snapshot, for: stream.next())
           sink.consume(granted: true)
         } catch {
           failure = error
@@ -65,7 +65,7 @@ struct CacheCases {
     }
     if let failure { throw failure }
     // Every write must have landed: the last scope written reads back granted.
-    guard cache.hasActiveEntitlement(Workload.entitlement, for: scopes[sequence.next()]) else {
+    guard cache.hasActiveEntitlement(Workload.entitlement, for: stream.next()) else {
       throw BenchError.wrongAnswer("snapshot_write: written scope not granted")
     }
     return try CaseResult("snapshot_write", workload, measurement, sink)

@@ -15,7 +15,7 @@ struct SamplingPlan {
   var batchNanoseconds: Double
 
   static let full = SamplingPlan(samples: 2_000, warmupBatches: 200, batchNanoseconds: 20_000)
-  static let quick = SamplingPlan(samples: 400, warmupBatches: 50, batchNanoseconds: 20_000)
+  static let quick = SamplingPlan(samples: 1_000, warmupBatches: 100, batchNanoseconds: 20_000)
 }
 
 /// The monotonic clock the harness times batches with (never the cache's injected clock).
@@ -47,7 +47,9 @@ struct ScopeSequence {
   private var position = 0
 
   /// A fixed pseudo-random sequence over `0..<count` (SplitMix64, seeded).
-  init(count: Int, seed: UInt64 = 0x5EED_CAFE_F00D_BEEF, length: Int = 1 << 16) {
+  static let defaultLength = 1 << 16
+
+  init(count: Int, seed: UInt64 = 0x5EED_CAFE_F00D_BEEF, length: Int = defaultLength) {
     var state = seed
     var indexes: [Int] = []
     indexes.reserveCapacity(length)
@@ -68,6 +70,26 @@ struct ScopeSequence {
     let index = indexes[position]
     position = (position &+ 1) & (indexes.count &- 1)
     return index
+  }
+}
+
+/// The elements a case visits, one per operation, stored in the seeded order, so walking them
+/// reads memory sequentially: the benchmark's own lookup of "which scope next" then costs the
+/// same with 1 scope as with 100,000, and only the code under test touches scattered memory.
+struct SeededStream<Element> {
+  private let ordered: [Element]
+  private var position = 0
+
+  init(_ elements: [Element]) {
+    var sequence = ScopeSequence(count: elements.count)
+    ordered = (0..<ScopeSequence.defaultLength).map { _ in elements[sequence.next()] }
+  }
+
+  @inline(__always)
+  mutating func next() -> Element {
+    let element = ordered[position]
+    position = (position &+ 1) & (ordered.count &- 1)
+    return element
   }
 }
 

@@ -30,9 +30,9 @@ enum Profile {
     for scope in workload.scopes {
       _ = cache.access(to: Workload.entitlement, for: scope)
     }
-    var sequence = ScopeSequence(count: workload.scopeCount)
+    var stream = SeededStream(workload.scopes)
     var sink = Sink()
-    profileLoop(cache, workload.scopes, &sequence, &sink, count: count, dropFirst: dropFirst)
+    profileLoop(cache, &stream, &sink, count: count, dropFirst: dropFirst)
     guard sink.granted == count else {
       throw BenchError.wrongAnswer("profile: \(sink.granted) of \(count) granted")
     }
@@ -47,33 +47,33 @@ enum Profile {
       }
     }
     let storage = LockedExpiries(table)
-    var sequence = ScopeSequence(count: workload.scopeCount)
+    var stream = SeededStream(workload.scopes)
     var sink = Sink()
-    baselineProfileLoop(storage, workload.scopes, &sequence, &sink, count: count)
+    baselineProfileLoop(storage, &stream, &sink, count: count)
     guard sink.granted == count else { throw BenchError.wrongAnswer("profile baseline") }
     print("\(count) baseline operations, all granted")
   }
 
   @inline(never)
   private static func baselineProfileLoop(
-    _ storage: LockedExpiries, _ scopes: [CacheScope], _ sequence: inout ScopeSequence,
+    _ storage: LockedExpiries, _ stream: inout SeededStream<CacheScope>,
     _ sink: inout Sink, count: Int
   ) {
     let clock = CacheClock.fixed(Workload.now)
     for _ in 0..<count {
       let now = clock.now()
       sink.consume(
-        granted: storage.isActive(Workload.entitlement, for: scopes[sequence.next()], now: now))
+        granted: storage.isActive(Workload.entitlement, for: stream.next(), now: now))
     }
   }
 
   @inline(never)
   private static func profileLoop(
-    _ cache: SQLiteCustomerInfoCache, _ scopes: [CacheScope], _ sequence: inout ScopeSequence,
+    _ cache: SQLiteCustomerInfoCache, _ stream: inout SeededStream<CacheScope>,
     _ sink: inout Sink, count: Int, dropFirst: Bool
   ) {
     for _ in 0..<count {
-      let scope = scopes[sequence.next()]
+      let scope = stream.next()
       if dropFirst { cache.dropResidentState(for: scope) }
       sink.consume(granted: cache.access(to: Workload.entitlement, for: scope).isGranted)
     }

@@ -15,7 +15,7 @@ struct Suite {
     let harness = Harness(plan: plan)
     let cache = CacheCases(harness: harness)
     let baselines = Baselines(harness: harness)
-    let writeSamples = options.quick ? 150 : 600
+    let writeSamples = options.quick ? 400 : 1_000
     var results: [CaseResult] = []
 
     func step(_ name: String, _ body: () throws -> CaseResult) rethrows {
@@ -62,7 +62,7 @@ struct Suite {
       try step("hot_access") { try cache.hotAccess(wide) }
     }
 
-    let processes = ProcessCases(runs: options.quick ? 40 : 200)
+    let processes = ProcessCases(runs: options.quick ? 60 : 200)
     try step("cold_first_decision") {
       try processes.coldFirstDecision(headline, cli: options.resolvedCLIPath)
     }
