@@ -29,9 +29,15 @@ public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
   public let environment: StoreEnvironment
   /// The identity of the scope in the file: a hash of all four parts.
   public let key: ScopeKey
-  let userHash: [UInt8]
-  let sdkKeyHash: [UInt8]
-  let installationHash: [UInt8]
+  // Held as fixed-size digests, not arrays, so a scope is a plain value: passing one to every
+  // read copies 129 bytes instead of retaining and releasing three heap arrays.
+  private let userDigest: ScopeKey
+  private let sdkKeyDigest: ScopeKey
+  private let installationDigest: ScopeKey
+
+  var userHash: [UInt8] { userDigest.bytes }
+  var sdkKeyHash: [UInt8] { sdkKeyDigest.bytes }
+  var installationHash: [UInt8] { installationDigest.bytes }
 
   /// Hashes the four parts of a scope.
   ///
@@ -47,9 +53,10 @@ public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
     key = ScopeKey(
       digest: Self.digest(
         "entitlement-cache/scope/v1", sdkKey, installationID, environment.rawValue, appUserID))
-    userHash = Self.digest("entitlement-cache/user/v1", sdkKey, appUserID)
-    sdkKeyHash = Self.digest("entitlement-cache/sdk-key/v1", sdkKey)
-    installationHash = Self.digest("entitlement-cache/installation/v1", sdkKey, installationID)
+    userDigest = ScopeKey(digest: Self.digest("entitlement-cache/user/v1", sdkKey, appUserID))
+    sdkKeyDigest = ScopeKey(digest: Self.digest("entitlement-cache/sdk-key/v1", sdkKey))
+    installationDigest = ScopeKey(
+      digest: Self.digest("entitlement-cache/installation/v1", sdkKey, installationID))
   }
 
   /// Hashes the four parts of a scope, reading the environment from text.

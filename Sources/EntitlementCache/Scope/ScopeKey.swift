@@ -19,9 +19,10 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
 
   /// The 32 bytes, most significant first.
   public var bytes: [UInt8] {
-    [words.0, words.1, words.2, words.3].flatMap { word in
-      (0..<8).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) }
-    }
+    // One allocation: every read-through binds these bytes.
+    withUnsafeBytes(
+      of: (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+    ) { Array($0) }
   }
 
   /// The whole hash in lowercase hexadecimal.

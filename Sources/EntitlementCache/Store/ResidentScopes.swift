@@ -10,22 +10,50 @@
 /// Owned by ``ReadState`` and touched only under its lock; a class so the hot path mutates the
 /// read-time bookkeeping in place after a single dictionary lookup.
 final class ResidentScope {
+  // Stored properties are laid out in declaration order: what every hot read touches comes
+  // first, so with many scopes resident a read brings in few cache lines.
+
+  /// The latest trusted time, raised by reads in memory and persisted lazily.
+  @exclusivity(unchecked) var highWaterMark: Date
+  @exclusivity(unchecked) var lastUsedAt: Date
+  /// The key asked most recently and its facts: an app asks about the same key on every
+  /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
+  @exclusivity(unchecked) private var recentKey: String?
+  @exclusivity(unchecked) private var recentFacts = EntitlementFacts()
+  /// The header's parts a decision reads, held apart so a read borrows them where they are:
+  /// unwrapping the optional header copied all of it (and touched every cache line of it).
+  /// Meaningful only when ``hasSnapshot``.
+  let bookkeeping: ScopeBookkeeping
+  let snapshotFacts: SnapshotFacts
+  /// The file has a row for the scope and that row holds a snapshot.
+  let hasSnapshot: Bool
   /// Nil when the file has no row for the scope: remembered so unknown scopes are not
   /// re-read on every call.
   let header: ScopeHeader?
   /// The facts of each key read so far; a key the snapshot does not mention maps to empty
   /// facts, which decide `notEntitled`.
-  var entitlements: [String: EntitlementFacts]
+  // These are touched only under the read lock, so the runtime's exclusivity checks would
+  // repeat what the lock guarantees, on every hot read.
+  @exclusivity(unchecked) var entitlements: [String: EntitlementFacts] {
+    didSet { recentKey = nil }
+  }
   /// Every key of the snapshot is in ``entitlements``.
-  var isComplete: Bool
-  /// The latest trusted time, raised by reads in memory and persisted lazily.
-  var highWaterMark: Date
-  var lastUsedAt: Date
+  @exclusivity(unchecked) var isComplete: Bool
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
 
   init(header: ScopeHeader?, entitlements: [String: EntitlementFacts], isComplete: Bool) {
     self.header = header
+    if let header, let facts = header.facts {
+      bookkeeping = header.bookkeeping
+      snapshotFacts = facts
+      hasSnapshot = true
+    } else {
+      bookkeeping = ScopeBookkeeping(storedAt: nil)
+      snapshotFacts = SnapshotFacts(
+        verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
+      hasSnapshot = false
+    }
     self.entitlements = entitlements
     self.isComplete = isComplete
     highWaterMark = header?.bookkeeping.highWaterMark ?? .distantPast
@@ -51,6 +79,15 @@ final class ResidentScope {
   /// This resident's read-time bookkeeping, persisted or not.
   var readBookkeeping: PendingTouch {
     PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
+  }
+
+  /// The facts of `key` if it has been read.
+  func facts(for key: String) -> EntitlementFacts? {
+    if recentKey == key { return recentFacts }
+    guard let facts = entitlements[key] else { return nil }
+    recentKey = key
+    recentFacts = facts
+    return facts
   }
 
   /// Read-time bookkeeping not yet in the file.

@@ -86,6 +86,14 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
+  /// Drops the memory-resident state of `scope`, so its next read goes to the file as it does
+  /// after an invalidation. Read-time bookkeeping not yet persisted is kept.
+  ///
+  /// Apps never need this; the benchmarks use it to time the read-through path.
+  package func dropResidentState(for scope: CacheScope) {
+    reads.withLock { $0.dropResident(scope.key) }
+  }
+
   /// Asks the writer connection whether another connection committed, at most once per
   /// ``CacheConfiguration/crossProcessCheckInterval``.
   ///

@@ -1,0 +1,287 @@
+import CSQLite
+import EntitlementCache
+import Foundation
+import Synchronization
+
+/// What the cache is measured against: the same questions answered by the simplest code that
+/// could answer them, over the same scopes, in the same seeded order, with the same clock read.
+struct Baselines {
+  let harness: Harness
+
+  /// An SDK that keeps expiry dates in a locked dictionary: a lookup and a date comparison. The
+  /// floor for any thread-safe in-memory answer.
+  func lockedDictionary(_ workload: Workload) throws -> CaseResult {
+    var table: [ScopeKey: [String: Date]] = [:]
+    for scope in workload.scopes {
+      var expiries: [String: Date] = [:]
+      for (key, entitlement) in workload.snapshot.customerInfo.entitlements {
+        expiries[key] = entitlement.expiresAt ?? .distantFuture
+      }
+      table[scope.key] = expiries
+    }
+    let storage = LockedExpiries(table)
+    let clock = CacheClock.fixed(Workload.now)
+    let scopes = workload.scopes
+    var stream = SeededStream(scopes)
+    var sink = Sink()
+    let measurement = harness.measure { count in
+      for _ in 0..<count {
+        let now = clock.now()
+        sink.consume(
+          granted: storage.isActive(Workload.entitlement, for: stream.next(), now: now))
+      }
+    }
+    return try CaseResult("baseline_locked_dictionary", workload, measurement, sink)
+  }
+
+  /// The raw C API on the cache's own file: one reused statement, the same join and point
+  /// query the read-through runs, returning the columns a decision needs, then the decision.
+  func rawPointRead(_ workload: Workload) throws -> CaseResult {
+    let database = try RawDatabase(path: workload.path, readOnly: true)
+    let statement = try database.prepare(
+      """
+      SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at, e.status,
+        e.expires_at, e.grace_expires_at
+      FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
+      WHERE s.scope_key = ?1
+      """)
+    try statement.bind(Workload.entitlement, at: 2)
+    let keys = workload.scopes.map(\.key.bytes)
+    let clock = CacheClock.fixed(Workload.now)
+    var stream = SeededStream(keys)
+    var sink = Sink()
+    var failure: (any Error)?
+    let measurement = harness.measure { count in
+      for _ in 0..<count {
+        let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
+        do {
+          sink.consume(granted: try Self.decide(statement, key: stream.next(), now: now))
+        } catch {
+          failure = error
+          sink.consume(granted: false)
+        }
+      }
+    }
+    if let failure { throw failure }
+    return try CaseResult("baseline_raw_c_point_read", workload, measurement, sink)
+  }
+
+  @inline(__always)
+  private static func decide(_ statement: RawStatement, key: [UInt8], now: Int64) throws -> Bool {
+    try key.withUnsafeBytes { bytes in
+      // SQLITE_STATIC: the key outlives the step, and the statement is reset before the
+      // closure returns, so SQLite never copies it.
+      let code = sqlite3_bind_blob(statement.handle, 1, bytes.baseAddress, 32, csqlite_static())
+      guard code == SQLITE_OK else { throw RawSQLiteError(code: code, message: "bind") }
+      defer { statement.reset() }
+      guard try statement.step(), !statement.isNull(0), !statement.isNull(4) else { return false }
+      let effectiveNow = max(now, statement.int64(1))
+      if !statement.isNull(2) {
+        guard Self.text(statement, 2, equals: "active"),
+          statement.isNull(3) || effectiveNow < statement.int64(3)
+        else { return false }
+      }
+      if Self.text(statement, 4, equals: "active") {
+        return statement.isNull(5) || effectiveNow < statement.int64(5)
+      }
+      if Self.text(statement, 4, equals: "grace") {
+        let end = statement.isNull(6) ? statement.int64(5) : statement.int64(6)
+        return effectiveNow < end
+      }
+      return false
+    }
+  }
+
+  private static func text(
+    _ statement: RawStatement, _ column: Int32, equals expected: StaticString
+  )
+    -> Bool
+  {
+    guard let text = sqlite3_column_text(statement.handle, column) else { return false }
+    let count = Int(sqlite3_column_bytes(statement.handle, column))
+    return count == expected.utf8CodeUnitCount
+      && memcmp(text, expected.utf8Start, count) == 0
+  }
+
+  /// The way UserDefaults-style SDKs read their cache: one JSON blob per scope, selected by
+  /// key and decoded with `JSONDecoder` into Codable types, then the expiry compared.
+  func jsonBlobDecode(_ workload: Workload, directory: String) throws -> CaseResult {
+    let database = try RawDatabase(path: "\(directory)/json-blob.sqlite", create: true)
+    try database.execute(
+      """
+      PRAGMA journal_mode = WAL;
+      CREATE TABLE IF NOT EXISTS customer_info (scope_key BLOB PRIMARY KEY, json BLOB NOT NULL)
+      """)
+    let insert = try database.prepare("INSERT OR REPLACE INTO customer_info VALUES (?1, ?2)")
+    let json = Array(workload.snapshot.jsonData)
+    try database.execute("BEGIN IMMEDIATE")
+    for scope in workload.scopes {
+      try insert.bind(scope.key.bytes, at: 1)
+      try insert.bind(json, at: 2)
+      try insert.run()
+    }
+    try database.execute("COMMIT")
+    let select = try database.prepare("SELECT json FROM customer_info WHERE scope_key = ?1")
+    let keys = workload.scopes.map(\.key.bytes)
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    let clock = CacheClock.fixed(Workload.now)
+    var stream = SeededStream(keys)
+    var sink = Sink()
+    var failure: (any Error)?
+    let measurement = harness.measure(samples: harness.plan.samples / 4) { count in
+      for _ in 0..<count {
+        let now = clock.now()
+        do {
+          try select.bind(stream.next(), at: 1)
+          defer { select.reset() }
+          guard try select.step(), let blob = sqlite3_column_blob(select.handle, 0) else {
+            throw BenchError.wrongAnswer("json blob missing")
+          }
+          let data = Data(bytes: blob, count: Int(sqlite3_column_bytes(select.handle, 0)))
+          let info = try decoder.decode(BlobCustomerInfo.self, from: data)
+          let pro = info.entitlements[Workload.entitlement]
+          sink.consume(granted: pro?.status == "active" && now < (pro?.expiresAt ?? .distantPast))
+        } catch {
+          failure = error
+          sink.consume(granted: false)
+        }
+      }
+    }
+    if let failure { throw failure }
+    return try CaseResult("baseline_json_blob_decode", workload, measurement, sink)
+  }
+
+  /// The same rows `store` writes, by hand: the scope upsert with the snapshot blob and its
+  /// SHA-256, delete and re-insert the entitlement rows, in one `BEGIN IMMEDIATE` transaction
+  /// with reused statements, on a connection set up like the library's writer.
+  func rawWrite(_ workload: Workload, samples: Int) throws -> CaseResult {
+    let rows = try TemplateRows(path: workload.path)
+    let database = try RawDatabase(path: workload.path)
+    try database.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+    let begin = try database.prepare("BEGIN IMMEDIATE")
+    let commit = try database.prepare("COMMIT")
+    let upsert = try database.prepare(TemplateRows.upsertSQL)
+    let deleteEntitlements = try database.prepare("DELETE FROM entitlement WHERE scope_id = ?1")
+    let insertEntitlement = try database.prepare(
+      """
+      INSERT INTO entitlement (
+        scope_id, key, status, expires_at, grace_expires_at, verified_at, source, product_id,
+        will_renew, claim_hint)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+      """)
+    let keys = workload.scopes.map(\.key.bytes)
+    let clock = CacheClock.fixed(Workload.now)
+    var stream = SeededStream(keys)
+    var sink = Sink()
+    var failure: (any Error)?
+    let measurement = harness.measure(samples: samples) { count in
+      for _ in 0..<count {
+        let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
+        do {
+          try begin.run()
+          try rows.bindScope(to: upsert, key: stream.next(), now: now)
+          guard try upsert.step() else { throw BenchError.wrongAnswer("upsert returned no row") }
+          let scopeID = upsert.int64(0)
+          upsert.reset()
+          try deleteEntitlements.bind(scopeID, at: 1)
+          try deleteEntitlements.run()
+          for entitlement in rows.entitlements {
+            try insertEntitlement.bind(scopeID, at: 1)
+            try TemplateRows.bind(entitlement, to: insertEntitlement, from: 2)
+            try insertEntitlement.run()
+          }
+          try commit.run()
+          sink.consume(granted: true)
+        } catch {
+          failure = error
+          try? database.execute("ROLLBACK")
+          sink.consume(granted: false)
+        }
+      }
+    }
+    if let failure { throw failure }
+    return try CaseResult("baseline_raw_c_write", workload, measurement, sink)
+  }
+}
+
+/// The locked dictionary of the baseline: scope → entitlement → expiry.
+final class LockedExpiries: Sendable {
+  private let storage: Mutex<[ScopeKey: [String: Date]]>
+
+  init(_ table: [ScopeKey: [String: Date]]) {
+    storage = Mutex(table)
+  }
+
+  /// Takes the scope as the cache's API does, so both pay the same to pass it.
+  @inline(never)
+  func isActive(_ entitlement: String, for scope: CacheScope, now: Date) -> Bool {
+    storage.withLock { table in
+      guard let expiry = table[scope.key]?[entitlement] else { return false }
+      return now < expiry
+    }
+  }
+}
+
+/// Codable types as a UserDefaults-style SDK declares them.
+private struct BlobCustomerInfo: Decodable {
+  var requestDate: Date
+  var verification: String
+  var entitlements: [String: BlobEntitlement]
+  var purchases: [BlobPurchase]
+  var unclaimedPurchases: [BlobUnclaimedPurchase]
+  var accessContext: BlobAccessContext?
+  var deviceAccess: BlobDeviceAccess?
+}
+
+private struct BlobEntitlement: Decodable {
+  var status: String
+  var expiresAt: Date?
+  var gracePeriodExpiresAt: Date?
+  var verifiedAt: Date?
+  var productId: String?
+  var source: String?
+  var willRenew: Bool?
+}
+
+private struct BlobPurchase: Decodable {
+  var id: String
+  var productId: String
+  var store: String
+  var purchasedAt: Date
+  var ownership: String
+  var ownershipType: String
+  var canClaim: Bool
+  var conflict: Bool
+}
+
+private struct BlobUnclaimedPurchase: Decodable {
+  var purchaseId: String
+  var productId: String
+  var entitlements: [String]
+  var claimHint: String
+}
+
+private struct BlobAccessContext: Decodable {
+  var token: String
+  var expiresAt: Date
+}
+
+private struct BlobDeviceAccess: Decodable {
+  struct Budget: Decodable {
+    var remaining: Int
+    var limit: Int
+    var windowDays: Int
+  }
+  struct Device: Decodable {
+    var id: String
+    var label: String?
+    var lastSeenAt: Date?
+  }
+  var status: String
+  var reason: String?
+  var expiresAt: Date?
+  var nextAllowedAt: Date?
+  var changeBudget: Budget?
+  var devices: [Device]
+}

@@ -1,0 +1,81 @@
+import EntitlementCache
+import Foundation
+
+/// `--profile hot|read-through|baseline COUNT [--scopes N]`: a fixed number of operations on an
+/// N-scope workload (default 100) and nothing else, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`, whose
+/// instruction counts stay steady on a machine too busy for stable timings.
+enum Profile {
+  static func run(_ kind: String, count: Int, scopes: Int) throws {
+    let directory = FileManager.default.temporaryDirectory.appending(
+      path: "entitlement-cache-profile-\(ProcessInfo.processInfo.processIdentifier)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    try run(kind, count: count, scopes: scopes, directory: directory.path)
+  }
+
+  private static func run(_ kind: String, count: Int, scopes: Int, directory: String) throws {
+    let workload = try Workload.create(
+      in: directory, scopes: scopes, entitlements: Workload.headlineEntitlements)
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
+    let dropFirst: Bool
+    switch kind {
+    case "hot": dropFirst = false
+    case "read-through": dropFirst = true
+    case "baseline":
+      try profileBaseline(workload, count: count)
+      return
+    default: throw BenchError.usage("--profile hot|read-through|baseline COUNT")
+    }
+    for scope in workload.scopes {
+      _ = cache.access(to: Workload.entitlement, for: scope)
+    }
+    var stream = SeededStream(workload.scopes)
+    var sink = Sink()
+    profileLoop(cache, &stream, &sink, count: count, dropFirst: dropFirst)
+    guard sink.granted == count else {
+      throw BenchError.wrongAnswer("profile: \(sink.granted) of \(count) granted")
+    }
+    print("\(count) \(kind) operations, all granted")
+  }
+
+  private static func profileBaseline(_ workload: Workload, count: Int) throws {
+    var table: [ScopeKey: [String: Date]] = [:]
+    for scope in workload.scopes {
+      table[scope.key] = workload.snapshot.customerInfo.entitlements.mapValues {
+        $0.expiresAt ?? .distantFuture
+      }
+    }
+    let storage = LockedExpiries(table)
+    var stream = SeededStream(workload.scopes)
+    var sink = Sink()
+    baselineProfileLoop(storage, &stream, &sink, count: count)
+    guard sink.granted == count else { throw BenchError.wrongAnswer("profile baseline") }
+    print("\(count) baseline operations, all granted")
+  }
+
+  @inline(never)
+  private static func baselineProfileLoop(
+    _ storage: LockedExpiries, _ stream: inout SeededStream<CacheScope>,
+    _ sink: inout Sink, count: Int
+  ) {
+    let clock = CacheClock.fixed(Workload.now)
+    for _ in 0..<count {
+      let now = clock.now()
+      sink.consume(
+        granted: storage.isActive(Workload.entitlement, for: stream.next(), now: now))
+    }
+  }
+
+  @inline(never)
+  private static func profileLoop(
+    _ cache: SQLiteCustomerInfoCache, _ stream: inout SeededStream<CacheScope>,
+    _ sink: inout Sink, count: Int, dropFirst: Bool
+  ) {
+    for _ in 0..<count {
+      let scope = stream.next()
+      if dropFirst { cache.dropResidentState(for: scope) }
+      sink.consume(granted: cache.access(to: Workload.entitlement, for: scope).isGranted)
+    }
+  }
+}

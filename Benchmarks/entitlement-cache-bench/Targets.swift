@@ -1,0 +1,134 @@
+/// The performance targets of issue 5, as ratios between cases of one run, so a slower or
+/// busier machine moves both sides together.
+struct Target: Sendable {
+  enum Comparison: String {
+    case atMost = "<="
+    case atLeast = ">="
+  }
+
+  /// How far past its target a ratio may drift before the gate fails: room for the noise of a
+  /// shared CI machine while still catching a real regression.
+  static let gateSlack = 2.0
+
+  var name: String
+  var comparison: Comparison
+  var bound: Double
+  /// The measured value, from the run's cases; nil when a case it needs was skipped.
+  var measure: @Sendable ([CaseResult]) -> Double?
+
+  static let all: [Target] = [
+    Target(name: "hot_access p50 / baseline_locked_dictionary p50", comparison: .atMost, bound: 2) {
+      ratio($0, "hot_access", "baseline_locked_dictionary")
+    },
+    Target(name: "hot_access p99 (µs)", comparison: .atMost, bound: 1) {
+      find($0, "hot_access")?.p99.map { $0 / 1_000 }
+    },
+    Target(
+      name: "read_through_access p50 / baseline_raw_c_point_read p50", comparison: .atMost,
+      bound: 1.5
+    ) { ratio($0, "read_through_access", "baseline_raw_c_point_read") },
+    Target(
+      name: "baseline_json_blob_decode p50 / hot_access p50", comparison: .atLeast, bound: 300
+    ) { ratio($0, "baseline_json_blob_decode", "hot_access") },
+    Target(name: "snapshot_write p50 / baseline_raw_c_write p50", comparison: .atMost, bound: 1.5) {
+      ratio($0, "snapshot_write", "baseline_raw_c_write")
+    },
+    scale("hot_access", scopes: 10_000, entitlements: 10, over: (1, 10)),
+    scale("hot_access", scopes: 100_000, entitlements: 10, over: (1, 10)),
+    scale("read_through_access", scopes: 10_000, entitlements: 10, over: (1, 10)),
+    scale("read_through_access", scopes: 100_000, entitlements: 10, over: (1, 10)),
+    scale("hot_access", scopes: 1, entitlements: 1_000, over: (1, 10)),
+    Target(
+      name: "cold_first_decision p50 / baseline_sqlite3_cli p50", comparison: .atMost, bound: 1.5
+    ) { ratio($0, "cold_first_decision", "baseline_sqlite3_cli") },
+  ]
+
+  /// A scale case against the smallest case of the same name.
+  private static func scale(
+    _ name: String, scopes: Int, entitlements: Int, over smallest: (scopes: Int, entitlements: Int)
+  ) -> Target {
+    Target(
+      name:
+        "\(name)[\(scopes)x\(entitlements)] / [\(smallest.scopes)x\(smallest.entitlements)] p50",
+      comparison: .atMost, bound: 1.3
+    ) { results in
+      guard
+        let large = find(results, name, scopes: scopes, entitlements: entitlements)?.p50,
+        let small = find(
+          results, name, scopes: smallest.scopes, entitlements: smallest.entitlements)?.p50
+      else { return nil }
+      return large / small
+    }
+  }
+
+  /// The headline case of a name: the one at ``Workload/headline`` size.
+  private static func find(
+    _ results: [CaseResult], _ name: String, scopes: Int = Workload.headlineScopes,
+    entitlements: Int = Workload.headlineEntitlements
+  ) -> CaseResult? {
+    results.first {
+      $0.name == name && $0.scopes == scopes && $0.entitlements == entitlements
+        && $0.skipped == nil
+    }
+  }
+
+  private static func ratio(_ results: [CaseResult], _ numerator: String, _ denominator: String)
+    -> Double?
+  {
+    guard let top = find(results, numerator)?.p50, let bottom = find(results, denominator)?.p50
+    else { return nil }
+    return top / bottom
+  }
+}
+
+/// One target checked against one run.
+struct TargetCheck {
+  enum Status: String {
+    /// The target holds.
+    case met
+    /// Missed, but within the gate's slack.
+    case missed
+    /// More than ``Target/gateSlack`` times worse than the target: the gate fails.
+    case regression
+    /// A case it needs did not run.
+    case skipped
+  }
+
+  var target: Target
+  var value: Double?
+
+  var status: Status {
+    guard let value else { return .skipped }
+    switch target.comparison {
+    case .atMost:
+      if value <= target.bound { return .met }
+      return value <= target.bound * Target.gateSlack ? .missed : .regression
+    case .atLeast:
+      if value >= target.bound { return .met }
+      return value >= target.bound / Target.gateSlack ? .missed : .regression
+    }
+  }
+
+  static func evaluate(_ results: [CaseResult]) -> [TargetCheck] {
+    Target.all.map { TargetCheck(target: $0, value: $0.measure(results)) }
+  }
+
+  static func table(_ checks: [TargetCheck]) -> String {
+    var lines = [
+      Report.pad("target", 60) + Report.lpad("value", 10) + Report.lpad("target", 12)
+        + Report.lpad("status", 12)
+    ]
+    for check in checks {
+      let value = check.value.map { formatted($0) } ?? "-"
+      lines.append(
+        Report.pad(check.target.name, 60) + Report.lpad(value, 10)
+          + Report.lpad("\(check.target.comparison.rawValue) \(formatted(check.target.bound))", 12)
+          + Report.lpad(check.status.rawValue, 12))
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  private static func formatted(_ value: Double) -> String {
+    value >= 100 ? String(Int(value.rounded())) : String((value * 100).rounded() / 100)
+  }
+}

@@ -1,0 +1,84 @@
+/// The rows `store` wrote for the workload's first scope, read back once so the raw write
+/// baseline writes byte-identical values without re-deriving them from the snapshot.
+struct TemplateRows {
+  /// The scope columns bound as ?6...?21 of ``upsertSQL``, in order.
+  var scopeColumns: [SQLValue]
+  /// Each entitlement row's columns after `scope_id`.
+  var entitlements: [[SQLValue]]
+
+  /// The same upsert the library runs for a snapshot write.
+  static let upsertSQL = """
+    INSERT INTO scope (
+      scope_key, sdk_key_hash, user_hash, installation_hash, environment,
+      stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
+      snapshot, snapshot_size, snapshot_sha256, verification, access_context_expires_at,
+      device_status, device_reason, device_expires_at, device_next_allowed_at,
+      device_budget_remaining, device_budget_limit, device_budget_window_days, device_list)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+      ?18, ?19, ?20, ?21)
+    ON CONFLICT (scope_key) DO UPDATE SET
+      stored_at = excluded.stored_at, server_time = excluded.server_time,
+      last_refresh_attempt_at = excluded.last_refresh_attempt_at,
+      last_refresh_failed_at = NULL, last_refresh_failure_reason = NULL,
+      high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
+      last_used_at = max(scope.last_used_at, excluded.last_used_at),
+      snapshot = excluded.snapshot, snapshot_size = excluded.snapshot_size,
+      snapshot_sha256 = excluded.snapshot_sha256, verification = excluded.verification,
+      access_context_expires_at = excluded.access_context_expires_at,
+      device_status = excluded.device_status, device_reason = excluded.device_reason,
+      device_expires_at = excluded.device_expires_at,
+      device_next_allowed_at = excluded.device_next_allowed_at,
+      device_budget_remaining = excluded.device_budget_remaining,
+      device_budget_limit = excluded.device_budget_limit,
+      device_budget_window_days = excluded.device_budget_window_days,
+      device_list = excluded.device_list
+    RETURNING id, high_water_mark
+    """
+
+  /// ?2–?5 then ?7 and ?9–?21 of ``upsertSQL`` (?6 and ?8 are the write time).
+  private static let scopeSelect = """
+    SELECT sdk_key_hash, user_hash, installation_hash, environment, server_time, snapshot,
+      snapshot_size, snapshot_sha256, verification, access_context_expires_at, device_status,
+      device_reason, device_expires_at, device_next_allowed_at, device_budget_remaining,
+      device_budget_limit, device_budget_window_days, device_list
+    FROM scope WHERE id = 1
+    """
+
+  init(path: String) throws {
+    let database = try RawDatabase(path: path, readOnly: true)
+    let scope = try database.prepare(Self.scopeSelect)
+    guard try scope.step() else { throw BenchError.wrongAnswer("template scope missing") }
+    scopeColumns = (0..<18).map { scope.value($0) }
+    let rows = try database.prepare(
+      """
+      SELECT key, status, expires_at, grace_expires_at, verified_at, source, product_id,
+        will_renew, claim_hint
+      FROM entitlement WHERE scope_id = 1
+      """)
+    var entitlements: [[SQLValue]] = []
+    while try rows.step() {
+      entitlements.append((0..<9).map { rows.value($0) })
+    }
+    self.entitlements = entitlements
+  }
+
+  /// Binds every upsert parameter for `key`, written at `now` (milliseconds).
+  func bindScope(to statement: RawStatement, key: [UInt8], now: Int64) throws {
+    try statement.bind(key, at: 1)
+    for (offset, index) in [2, 3, 4, 5].enumerated() {
+      try statement.bind(scopeColumns[offset], at: Int32(index))
+    }
+    try statement.bind(now, at: 6)
+    try statement.bind(scopeColumns[4], at: 7)
+    try statement.bind(now, at: 8)
+    for (offset, index) in (9...21).enumerated() {
+      try statement.bind(scopeColumns[5 + offset], at: Int32(index))
+    }
+  }
+
+  static func bind(_ row: [SQLValue], to statement: RawStatement, from first: Int32) throws {
+    for (offset, value) in row.enumerated() {
+      try statement.bind(value, at: first + Int32(offset))
+    }
+  }
+}

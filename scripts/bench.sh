@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The benchmark gate CI runs after the tests: release builds, then the --quick suite, which
+# prints the table and fails when a target ratio is more than 2x worse than its target.
+#
+#   scripts/bench.sh                 # quick run + gate, JSON in .build/bench-results.json
+#   scripts/bench.sh --json FILE     # extra arguments go to entitlement-cache-bench
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-dependencies.sh
+
+swift build -c release --product entitlement-cache-bench >&2
+bench="$(swift build -c release --show-bin-path)/entitlement-cache-bench"
+
+# cold_first_decision times the CLI as it should ship: one self-contained binary. Linking it fully
+# statically (-static-executable) removes the dynamic loader's work, about half of its start-up
+# here; where the toolchain cannot, the Swift runtime alone is linked statically. Its own
+# scratch path keeps these flags from relinking the bench.
+static=(--scratch-path .build/static-cli -c release --product entitlement-cache)
+if ! swift build "${static[@]}" -Xswiftc -static-executable >&2; then
+  echo "bench: -static-executable failed; linking only the Swift runtime statically" >&2
+  swift build "${static[@]}" --static-swift-stdlib >&2
+fi
+cli="$(swift build --scratch-path .build/static-cli -c release --show-bin-path)/entitlement-cache"
+
+args=(--quick --check-targets --cli "$cli")
+[[ " $* " == *" --json "* ]] || args+=(--json .build/bench-results.json)
+exec "$bench" "${args[@]}" "$@"
