@@ -45,8 +45,10 @@ public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
   public init(
     sdkKey: String, installationID: String, environment: StoreEnvironment, appUserID: String
   ) throws(ScopeError) {
-    for (name, value) in [("SDK key", sdkKey), ("installation ID", installationID), ("app-user ID", appUserID)]
-    where value.isEmpty {
+    let parts = [
+      ("SDK key", sdkKey), ("installation ID", installationID), ("app-user ID", appUserID),
+    ]
+    for (name, value) in parts where value.isEmpty {
       throw ScopeError(problem: "\(name) is empty")
     }
     self.environment = environment
