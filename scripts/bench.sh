@@ -15,8 +15,13 @@ bench="$(swift build -c release --show-bin-path)/entitlement-cache-bench"
 # statically (-static-executable) removes the dynamic loader's work, about half of its start-up
 # here; where the toolchain cannot, the Swift runtime alone is linked statically. Its own
 # scratch path keeps these flags from relinking the bench.
+# A static glibc link makes the linker print a note for every dlopen/getpwnam call inside the
+# toolchain's and the system's archives (not our code); the log is kept and shown on failure.
 static=(--scratch-path .build/static-cli -c release --product entitlement-cache)
-if ! swift build "${static[@]}" -Xswiftc -static-executable >&2; then
+log=.build/static-cli-link.log
+mkdir -p .build
+if ! swift build "${static[@]}" -Xswiftc -static-executable >"$log" 2>&1; then
+  cat "$log" >&2
   echo "bench: -static-executable failed; linking only the Swift runtime statically" >&2
   swift build "${static[@]}" --static-swift-stdlib >&2
 fi
