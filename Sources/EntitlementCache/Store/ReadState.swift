@@ -193,7 +193,7 @@ final class ReadState {
         try statement.bind(key, at: 2)
         if try statement.step() {
           header = ScopeSQL.header(statement)
-          facts = ScopeSQL.entitlement(statement)?.facts
+          facts = ScopeSQL.entitlementFacts(statement)
         }
       } catch {
         pointReadStatement = nil
@@ -215,13 +215,17 @@ final class ReadState {
     _ header: ScopeHeader?, _ entitlements: [String: EntitlementFacts], isComplete: Bool,
     for scope: CacheScope
   ) throws(ReadFailure) -> ResidentScope {
-    let decoded: ScopeHeader?
-    do {
-      decoded = try header?.decodingDeviceList()
-    } catch {
-      throw .snapshot(error)
+    var decoded = header
+    // Only a blocked installation has a list to decode; the rest skip copying the header.
+    if let header, header.undecodedDeviceList != nil {
+      do {
+        decoded = try header.decodingDeviceList()
+      } catch {
+        throw .snapshot(error)
+      }
     }
-    let resident = ResidentScope(header: decoded, entitlements: entitlements, isComplete: isComplete)
+    let resident = ResidentScope(
+      header: decoded, entitlements: entitlements, isComplete: isComplete)
     replaceResident(scope.key, with: resident)
     return resident
   }
