@@ -113,7 +113,7 @@ final class ReadState {
       if let facts = resident.facts(for: key) {
         return evaluate(resident, key, facts, now: now, policy: policy)
       }
-      if resident.isComplete || resident.header?.facts == nil {
+      if resident.isComplete || !resident.hasSnapshot {
         return evaluate(resident, key, nil, now: now, policy: policy)
       }
     }
@@ -129,7 +129,7 @@ final class ReadState {
 
   /// A resident holding every key of the scope, reading the file when needed.
   func completeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
-    if let resident = residents[scope.key], resident.isComplete || resident.header == nil {
+    if let resident = residents[scope.key], resident.isComplete || !resident.hasRow {
       return resident
     }
     var header: ScopeHeader?
@@ -153,7 +153,7 @@ final class ReadState {
     _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
     policy: OfflinePolicy
   ) -> AccessDecision {
-    guard resident.header != nil else {
+    guard resident.hasRow else {
       return EntitlementEvaluator.unavailable(
         key, .noSnapshot,
         clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
@@ -235,8 +235,8 @@ final class ReadState {
   /// connection wrote, carry over. Without that, a clock set back would reopen access that a
   /// read here had already seen expire.
   func replaceResident(_ key: ScopeKey, with resident: ResidentScope) {
-    if resident.header != nil {
-      resident.carryForward(residents[key].flatMap { $0.header == nil ? nil : $0.readBookkeeping })
+    if resident.hasRow {
+      resident.carryForward(residents[key].flatMap { $0.hasRow ? $0.readBookkeeping : nil })
       resident.carryForward(orphanedTouches[key])
     }
     orphanedTouches[key] = nil
@@ -254,7 +254,7 @@ final class ReadState {
   /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a
   /// key, and returns the high-water mark from before it; nil when nothing is stored.
   func recordSnapshotRead(_ scope: CacheScope, now: Date) -> Date? {
-    guard let resident = try? completeResident(scope), resident.header != nil else { return nil }
+    guard let resident = try? completeResident(scope), resident.hasRow else { return nil }
     let prior = resident.highWaterMark
     resident.recordRead(at: max(now, prior))
     return prior
