@@ -110,8 +110,8 @@ final class ReadState {
     _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
   ) -> AccessDecision {
     if let resident = residents[scope.key] {
-      if let facts = resident.facts(for: key) {
-        return evaluate(resident, key, facts, now: now, policy: policy)
+      if resident.makeRecent(key) {
+        return evaluate(resident, key, resident.recentFacts, now: now, policy: policy)
       }
       if resident.isComplete || !resident.hasSnapshot {
         return evaluate(resident, key, nil, now: now, policy: policy)

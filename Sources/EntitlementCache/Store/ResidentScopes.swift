@@ -19,7 +19,7 @@ final class ResidentScope {
   /// The key asked most recently and its facts: an app asks about the same key on every
   /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
   @exclusivity(unchecked) private var recentKey: String?
-  @exclusivity(unchecked) private var recentFacts = EntitlementFacts()
+  @exclusivity(unchecked) private(set) var recentFacts = EntitlementFacts()
   /// The header's parts a decision reads, held apart so a read borrows them where they are:
   /// unwrapping the optional header copied all of it (and touched every cache line of it).
   /// Meaningful only when ``hasSnapshot``.
@@ -82,13 +82,16 @@ final class ResidentScope {
     PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
   }
 
-  /// The facts of `key` if it has been read.
-  func facts(for key: String) -> EntitlementFacts? {
-    if recentKey == key { return recentFacts }
-    guard let facts = entitlements[key] else { return nil }
+  /// Makes `key` the recent key when it has been read; false when it has not.
+  ///
+  /// The caller then passes ``recentFacts`` straight to the evaluator: returning the facts as
+  /// an optional copied them and destroyed the copy through the generic optional witnesses.
+  func makeRecent(_ key: String) -> Bool {
+    if recentKey == key { return true }
+    guard let facts = entitlements[key] else { return false }
     recentKey = key
     recentFacts = facts
-    return facts
+    return true
   }
 
   /// The file has a row for the scope, with or without a snapshot.
