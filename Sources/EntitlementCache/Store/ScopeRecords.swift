@@ -52,9 +52,19 @@ enum ScopeSQL {
     e.will_renew, e.claim_hint
     """
 
+  /// The entitlement columns of the point read, in the places ``entitlementFacts(_:)`` reads.
+  /// A decision needs neither the product nor the renewal flag, and the point read knows its
+  /// key, so those come back NULL (the row's presence shows in `scope_id`): SQLite copies every
+  /// text column it returns. A resident filled this way is never complete, so any read that
+  /// shows the whole entitlement goes through ``fullRead``.
+  static let pointReadEntitlementColumns = """
+    e.scope_id, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, NULL,
+    NULL, e.claim_hint
+    """
+
   /// The read-through of one key: scope header and at most one entitlement row, one statement.
   static let pointRead = """
-    SELECT \(headerColumns), \(entitlementColumns)
+    SELECT \(headerColumns), \(pointReadEntitlementColumns)
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
     WHERE s.scope_key = ?1
     """
