@@ -94,7 +94,7 @@ enum ScopeSQL {
     let device = deviceAccess(row)
     if storedAt != nil {
       facts = SnapshotFacts(
-        verification: row.openEnum(8) ?? .unknown(""),
+        stored: row.openEnum(8) ?? .unknown(""),
         accessContextExpiresAt: row.date(9), deviceAccess: device)
     }
     // The device list matters only to a blocked installation; an active one skips decoding.
