@@ -235,12 +235,13 @@ final class ReadState {
   /// connection wrote, carry over. Without that, a clock set back would reopen access that a
   /// read here had already seen expire.
   func replaceResident(_ key: ScopeKey, with resident: ResidentScope) {
+    // One hash per dictionary: each removal or update hands back what it replaced.
+    let orphan = orphanedTouches.removeValue(forKey: key)
+    let previous = residents.updateValue(resident, forKey: key)
     if resident.hasRow {
-      resident.carryForward(residents[key].flatMap { $0.hasRow ? $0.readBookkeeping : nil })
-      resident.carryForward(orphanedTouches[key])
+      resident.carryForward(previous.flatMap { $0.hasRow ? $0.readBookkeeping : nil })
+      resident.carryForward(orphan)
     }
-    orphanedTouches[key] = nil
-    residents[key] = resident
   }
 
   /// Drops one resident so the next read re-reads the file, keeping its unpersisted read-time
