@@ -28,7 +28,11 @@ public struct AccessDecision: Sendable, Hashable {
   public var device: DeviceBlockDetails?
 
   /// Whether access is granted.
-  public var isGranted: Bool { state == .granted }
+  public var isGranted: Bool {
+    // A pattern match: the synthesized `==` compares payloads an app asking this never needs.
+    if case .granted = state { return true }
+    return false
+  }
 
   /// Granted on a verified response that was not computed offline: fit for expensive,
   /// server-backed or abuse-prone features.

@@ -111,64 +111,62 @@ public enum EntitlementEvaluator {
     }
     let now = clock.effectiveNow
     let freshness = freshness(bookkeeping, clock: clock, policy: policy)
-    var decision = AccessDecision(
-      entitlement: key, state: .granted,
-      evidence: AccessEvidence(
-        freshness: freshness, verification: snapshot.verification,
-        isComputedOffline: freshness == .offline, storedAt: storedAt,
-        verifiedAt: facts?.verifiedAt, source: facts?.source,
-        clockRollbackSuspected: clock.rollbackSuspected))
+    // The evidence is built once and each outcome builds its decision from it: mutating a
+    // decision built up front copied and destroyed it (and its evidence) on every read.
+    var evidence = AccessEvidence(
+      freshness: freshness, verification: snapshot.verification,
+      isComputedOffline: freshness == .offline, storedAt: storedAt,
+      verifiedAt: facts?.verifiedAt, source: facts?.source,
+      clockRollbackSuspected: clock.rollbackSuspected)
 
     let snapshotBoundary = policy.maxSnapshotAge.map { storedAt.addingTimeInterval($0) }
     if let snapshotBoundary, now >= snapshotBoundary {
-      decision.state = .offlineUnavailable(.snapshotTooOld)
-      decision.evidence.validUntil = snapshotBoundary
-      return decision
+      evidence.validUntil = snapshotBoundary
+      return AccessDecision(
+        entitlement: key, state: .offlineUnavailable(.snapshotTooOld), evidence: evidence)
     }
 
     // The entitlement's own rules.
     let boundary: Date?
     switch entitlementBoundary(facts, serverTime: bookkeeping.serverTime, policy: policy) {
     case .denied(let reason, let passedBoundary):
-      decision.state = .denied(reason)
-      decision.evidence.validUntil = passedBoundary
-      decision.recovery = facts?.claimHint
-      return decision
+      evidence.validUntil = passedBoundary
+      return AccessDecision(
+        entitlement: key, state: .denied(reason), evidence: evidence, recovery: facts?.claimHint)
     case .usable(let until, let lapse):
       if let until, now >= until {
-        decision.state = .denied(lapse)
-        decision.evidence.validUntil = until
-        decision.recovery = facts?.claimHint
-        return decision
+        evidence.validUntil = until
+        return AccessDecision(
+          entitlement: key, state: .denied(lapse), evidence: evidence, recovery: facts?.claimHint)
       }
       boundary = until
     }
     if policy.excludeFamilyShared, facts?.source == .known(.familyShared) {
-      decision.state = .denied(.familySharingExcluded)
-      decision.recovery = facts?.claimHint
-      return decision
+      return AccessDecision(
+        entitlement: key, state: .denied(.familySharingExcluded), evidence: evidence,
+        recovery: facts?.claimHint)
     }
 
     // The installation's rules: commercial access is there, but may this device use it?
     var deviceBoundary: Date?
     if let device = snapshot.deviceAccess {
       guard device.status == .known(.active) else {
-        decision.state = .deviceBlocked(device.reason)
-        decision.device = DeviceBlockDetails(
-          reason: device.reason, nextAllowedAt: device.nextAllowedAt,
-          changeBudget: device.changeBudget, devices: device.devices)
-        decision.evidence.validUntil = earliest(boundary, snapshotBoundary)
-        return decision
+        evidence.validUntil = earliest(boundary, snapshotBoundary)
+        return AccessDecision(
+          entitlement: key, state: .deviceBlocked(device.reason), evidence: evidence,
+          device: DeviceBlockDetails(
+            reason: device.reason, nextAllowedAt: device.nextAllowedAt,
+            changeBudget: device.changeBudget, devices: device.devices))
       }
       if let expiresAt = device.expiresAt, now >= expiresAt {
-        decision.state = .offlineUnavailable(.deviceAccessExpired)
-        decision.evidence.validUntil = expiresAt
-        return decision
+        evidence.validUntil = expiresAt
+        return AccessDecision(
+          entitlement: key, state: .offlineUnavailable(.deviceAccessExpired), evidence: evidence)
       }
       deviceBoundary = device.expiresAt
     }
-    decision.evidence.validUntil = earliest(earliest(boundary, deviceBoundary), snapshotBoundary)
-    return decision
+    evidence.validUntil = earliest(earliest(boundary, deviceBoundary), snapshotBoundary)
+    return AccessDecision(entitlement: key, state: .granted, evidence: evidence)
   }
 
   private enum EntitlementRule {

@@ -58,13 +58,30 @@ struct SnapshotFacts: Sendable, Hashable {
     // tokens; the normalized form drops them.
     self.deviceAccess = deviceAccess.map { device in
       var trimmed = device
-      trimmed.unknownFields = [:]
-      trimmed.changeBudget?.unknownFields = [:]
-      trimmed.devices = device.devices.map {
-        DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt)
+      // Rows read from the file are already trimmed; checking first spares the read-through
+      // the copies that the assignments would make.
+      if !device.unknownFields.isEmpty { trimmed.unknownFields = [:] }
+      if device.changeBudget?.unknownFields.isEmpty == false {
+        trimmed.changeBudget?.unknownFields = [:]
+      }
+      if !device.devices.isEmpty {
+        trimmed.devices = device.devices.map {
+          DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt)
+        }
       }
       return trimmed
     }
+  }
+
+  /// Facts as the file stores them: the store writes only the normalized form, and builds the
+  /// device access from its own columns, so there is nothing to trim and no copy to make.
+  init(
+    stored verification: OpenEnum<VerificationStatus>, accessContextExpiresAt: Date?,
+    deviceAccess: DeviceAccessInfo?
+  ) {
+    self.verification = verification
+    self.accessContextExpiresAt = accessContextExpiresAt
+    self.deviceAccess = deviceAccess
   }
 
   init(_ info: CustomerInfo) {

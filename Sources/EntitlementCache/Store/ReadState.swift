@@ -110,10 +110,10 @@ final class ReadState {
     _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
   ) -> AccessDecision {
     if let resident = residents[scope.key] {
-      if let facts = resident.facts(for: key) {
-        return evaluate(resident, key, facts, now: now, policy: policy)
+      if resident.makeRecent(key) {
+        return evaluate(resident, key, resident.recentFacts, now: now, policy: policy)
       }
-      if resident.isComplete || resident.header?.facts == nil {
+      if resident.isComplete || !resident.hasSnapshot {
         return evaluate(resident, key, nil, now: now, policy: policy)
       }
     }
@@ -129,7 +129,7 @@ final class ReadState {
 
   /// A resident holding every key of the scope, reading the file when needed.
   func completeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
-    if let resident = residents[scope.key], resident.isComplete || resident.header == nil {
+    if let resident = residents[scope.key], resident.isComplete || !resident.hasRow {
       return resident
     }
     var header: ScopeHeader?
@@ -153,7 +153,7 @@ final class ReadState {
     _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
     policy: OfflinePolicy
   ) -> AccessDecision {
-    guard resident.header != nil else {
+    guard resident.hasRow else {
       return EntitlementEvaluator.unavailable(
         key, .noSnapshot,
         clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
@@ -193,7 +193,7 @@ final class ReadState {
         try statement.bind(key, at: 2)
         if try statement.step() {
           header = ScopeSQL.header(statement)
-          facts = ScopeSQL.entitlement(statement)?.facts
+          facts = ScopeSQL.entitlementFacts(statement)
         }
       } catch {
         pointReadStatement = nil
@@ -215,13 +215,17 @@ final class ReadState {
     _ header: ScopeHeader?, _ entitlements: [String: EntitlementFacts], isComplete: Bool,
     for scope: CacheScope
   ) throws(ReadFailure) -> ResidentScope {
-    let decoded: ScopeHeader?
-    do {
-      decoded = try header?.decodingDeviceList()
-    } catch {
-      throw .snapshot(error)
+    var decoded = header
+    // Only a blocked installation has a list to decode; the rest skip copying the header.
+    if let header, header.undecodedDeviceList != nil {
+      do {
+        decoded = try header.decodingDeviceList()
+      } catch {
+        throw .snapshot(error)
+      }
     }
-    let resident = ResidentScope(header: decoded, entitlements: entitlements, isComplete: isComplete)
+    let resident = ResidentScope(
+      header: decoded, entitlements: entitlements, isComplete: isComplete)
     replaceResident(scope.key, with: resident)
     return resident
   }
@@ -231,12 +235,13 @@ final class ReadState {
   /// connection wrote, carry over. Without that, a clock set back would reopen access that a
   /// read here had already seen expire.
   func replaceResident(_ key: ScopeKey, with resident: ResidentScope) {
-    if resident.header != nil {
-      resident.carryForward(residents[key].flatMap { $0.header == nil ? nil : $0.readBookkeeping })
-      resident.carryForward(orphanedTouches[key])
+    // One hash per dictionary: each removal or update hands back what it replaced.
+    let orphan = orphanedTouches.removeValue(forKey: key)
+    let previous = residents.updateValue(resident, forKey: key)
+    if resident.hasRow {
+      resident.carryForward(previous.flatMap { $0.hasRow ? $0.readBookkeeping : nil })
+      resident.carryForward(orphan)
     }
-    orphanedTouches[key] = nil
-    residents[key] = resident
   }
 
   /// Drops one resident so the next read re-reads the file, keeping its unpersisted read-time
@@ -250,7 +255,7 @@ final class ReadState {
   /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a
   /// key, and returns the high-water mark from before it; nil when nothing is stored.
   func recordSnapshotRead(_ scope: CacheScope, now: Date) -> Date? {
-    guard let resident = try? completeResident(scope), resident.header != nil else { return nil }
+    guard let resident = try? completeResident(scope), resident.hasRow else { return nil }
     let prior = resident.highWaterMark
     resident.recordRead(at: max(now, prior))
     return prior

@@ -19,7 +19,7 @@ final class ResidentScope {
   /// The key asked most recently and its facts: an app asks about the same key on every
   /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
   @exclusivity(unchecked) private var recentKey: String?
-  @exclusivity(unchecked) private var recentFacts = EntitlementFacts()
+  @exclusivity(unchecked) private(set) var recentFacts = EntitlementFacts()
   /// The header's parts a decision reads, held apart so a read borrows them where they are:
   /// unwrapping the optional header copied all of it (and touched every cache line of it).
   /// Meaningful only when ``hasSnapshot``.
@@ -27,9 +27,10 @@ final class ResidentScope {
   let snapshotFacts: SnapshotFacts
   /// The file has a row for the scope and that row holds a snapshot.
   let hasSnapshot: Bool
-  /// Nil when the file has no row for the scope: remembered so unknown scopes are not
-  /// re-read on every call.
-  let header: ScopeHeader?
+  /// The scope row's id; nil when the file has no row for the scope, remembered so unknown
+  /// scopes are not re-read on every call. Only the id is kept of the header: holding the
+  /// whole header beside its parts above would retain every string and array of it twice.
+  let rowID: Int64?
   /// The facts of each key read so far; a key the snapshot does not mention maps to empty
   /// facts, which decide `notEntitled`.
   // These are touched only under the read lock, so the runtime's exclusivity checks would
@@ -43,20 +44,20 @@ final class ResidentScope {
   var persistedLastUsedAt: Date
 
   init(header: ScopeHeader?, entitlements: [String: EntitlementFacts], isComplete: Bool) {
-    self.header = header
-    if let header, let facts = header.facts {
-      bookkeeping = header.bookkeeping
+    rowID = header?.rowID
+    // A row without a snapshot keeps its bookkeeping too: ``matches(_:)`` compares it.
+    bookkeeping = header?.bookkeeping ?? ScopeBookkeeping(storedAt: nil)
+    if let facts = header?.facts {
       snapshotFacts = facts
       hasSnapshot = true
     } else {
-      bookkeeping = ScopeBookkeeping(storedAt: nil)
       snapshotFacts = SnapshotFacts(
         verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
       hasSnapshot = false
     }
     self.entitlements = entitlements
     self.isComplete = isComplete
-    highWaterMark = header?.bookkeeping.highWaterMark ?? .distantPast
+    highWaterMark = header == nil ? .distantPast : bookkeeping.highWaterMark
     lastUsedAt = header?.lastUsedAt ?? .distantPast
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
@@ -81,18 +82,27 @@ final class ResidentScope {
     PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
   }
 
-  /// The facts of `key` if it has been read.
-  func facts(for key: String) -> EntitlementFacts? {
-    if recentKey == key { return recentFacts }
-    guard let facts = entitlements[key] else { return nil }
+  /// Makes `key` the recent key when it has been read; false when it has not.
+  ///
+  /// The caller then passes ``recentFacts`` straight to the evaluator: returning the facts as
+  /// an optional copied them and destroyed the copy through the generic optional witnesses.
+  func makeRecent(_ key: String) -> Bool {
+    if recentKey == key { return true }
+    guard let facts = entitlements[key] else { return false }
     recentKey = key
     recentFacts = facts
-    return facts
+    return true
   }
+
+  /// The file has a row for the scope, with or without a snapshot.
+  var hasRow: Bool { rowID != nil }
+
+  /// The snapshot-wide facts; nil when the file holds no snapshot for the scope.
+  var snapshot: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
 
   /// Read-time bookkeeping not yet in the file.
   var pendingTouch: PendingTouch? {
-    guard header != nil,
+    guard hasRow,
       highWaterMark > persistedHighWaterMark || lastUsedAt > persistedLastUsedAt
     else { return nil }
     return PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
@@ -100,7 +110,8 @@ final class ResidentScope {
 
   /// Whether `other` describes the same stored snapshot and bookkeeping as this one.
   func matches(_ other: ScopeHeader?) -> Bool {
-    header?.rowID == other?.rowID && header?.bookkeeping == other?.bookkeeping
+    guard let other else { return rowID == nil }
+    return rowID == other.rowID && bookkeeping == other.bookkeeping
   }
 }
 

@@ -1,3 +1,5 @@
+import CSQLite
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -50,9 +52,19 @@ enum ScopeSQL {
     e.will_renew, e.claim_hint
     """
 
+  /// The entitlement columns of the point read, in the places ``entitlementFacts(_:)`` reads.
+  /// A decision needs neither the product nor the renewal flag, and the point read knows its
+  /// key, so those come back NULL (the row's presence shows in `scope_id`): SQLite copies every
+  /// text column it returns. A resident filled this way is never complete, so any read that
+  /// shows the whole entitlement goes through ``fullRead``.
+  static let pointReadEntitlementColumns = """
+    e.scope_id, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, NULL,
+    NULL, e.claim_hint
+    """
+
   /// The read-through of one key: scope header and at most one entitlement row, one statement.
   static let pointRead = """
-    SELECT \(headerColumns), \(entitlementColumns)
+    SELECT \(headerColumns), \(pointReadEntitlementColumns)
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
     WHERE s.scope_key = ?1
     """
@@ -77,12 +89,12 @@ enum ScopeSQL {
       lastRefreshFailedAt: row.date(3), lastRefreshFailureReason: row.string(4),
       highWaterMark: Date(unixMilliseconds: row.int64(5)),
       snapshotSize: row.optionalInt64(6).map { Int($0) },
-      snapshotSHA256: row.data(7).map(Array.init))
+      snapshotSHA256: row.bytes(7))
     var facts: SnapshotFacts?
     let device = deviceAccess(row)
     if storedAt != nil {
       facts = SnapshotFacts(
-        verification: OpenEnum(rawValue: row.string(8) ?? ""),
+        stored: row.openEnum(8) ?? .unknown(""),
         accessContextExpiresAt: row.date(9), deviceAccess: device)
     }
     // The device list matters only to a blocked installation; an active one skips decoding.
@@ -95,21 +107,29 @@ enum ScopeSQL {
 
   /// The entitlement columns of a row; nil when the LEFT JOIN found no row.
   static func entitlement(_ row: SQLiteStatement) -> (key: String, facts: EntitlementFacts)? {
-    let base = headerColumnCount
-    guard let key = row.string(base) else { return nil }
-    let facts = EntitlementFacts(
-      status: row.string(base + 1).map(OpenEnum.init(rawValue:)),
-      expiresAt: row.date(base + 2), gracePeriodExpiresAt: row.date(base + 3),
-      verifiedAt: row.date(base + 4), source: row.string(base + 5).map(OpenEnum.init(rawValue:)),
-      productId: row.string(base + 6), willRenew: row.optionalInt64(base + 7).map { $0 != 0 },
-      claimHint: row.string(base + 8).flatMap(ClaimHint.init(rawValue:)))
+    guard let key = row.string(headerColumnCount), let facts = entitlementFacts(row) else {
+      return nil
+    }
     return (key, facts)
   }
 
+  /// The entitlement columns of a row without its key; nil when the LEFT JOIN found no row.
+  /// The point read knows the key it asked for, so it skips building it again from the row.
+  static func entitlementFacts(_ row: SQLiteStatement) -> EntitlementFacts? {
+    let base = headerColumnCount
+    guard !row.isNull(base) else { return nil }
+    let claimHint: OpenEnum<ClaimHint>? = row.openEnum(base + 8)
+    return EntitlementFacts(
+      status: row.openEnum(base + 1), expiresAt: row.date(base + 2),
+      gracePeriodExpiresAt: row.date(base + 3), verifiedAt: row.date(base + 4),
+      source: row.openEnum(base + 5), productId: row.string(base + 6),
+      willRenew: row.optionalInt64(base + 7).map { $0 != 0 }, claimHint: claimHint?.knownValue)
+  }
+
   private static func deviceAccess(_ row: SQLiteStatement) -> DeviceAccessInfo? {
-    guard let status = row.string(10) else { return nil }
+    guard let status: OpenEnum<DeviceAccessStatus> = row.openEnum(10) else { return nil }
     var device = DeviceAccessInfo(
-      status: OpenEnum(rawValue: status), reason: row.string(11).map(OpenEnum.init(rawValue:)),
+      status: status, reason: row.openEnum(11),
       expiresAt: row.date(12), nextAllowedAt: row.date(13))
     if let remaining = row.optionalInt64(14), let limit = row.optionalInt64(15),
       let window = row.optionalInt64(16)
@@ -195,6 +215,28 @@ extension SQLiteStatement {
   /// A millisecond timestamp column as a date.
   func date(_ column: Int32) -> Date? {
     optionalInt64(column).map(Date.init(unixMilliseconds:))
+  }
+
+  /// A blob column as bytes, copied once; nil when NULL.
+  func bytes(_ column: Int32) -> [UInt8]? {
+    guard let blob = sqlite3_column_blob(handle, column) else {
+      return isNull(column) ? nil : []
+    }
+    let count = Int(sqlite3_column_bytes(handle, column))
+    return Array(UnsafeRawBufferPointer(start: blob, count: count))
+  }
+
+  /// A text column as a server enumeration; nil when NULL. Known values are matched on the
+  /// column's bytes, so only a value this build does not know builds a string.
+  func openEnum<Known: CaseIterable>(_ column: Int32) -> OpenEnum<Known>? {
+    guard let text = sqlite3_column_text(handle, column) else { return nil }
+    let bytes = UnsafeRawBufferPointer(
+      start: text, count: Int(sqlite3_column_bytes(handle, column)))
+    for value in Known.allCases {
+      var raw = value.rawValue
+      if raw.withUTF8({ $0.elementsEqual(bytes) }) { return .known(value) }
+    }
+    return .unknown(String(decoding: bytes, as: UTF8.self))
   }
 
   /// Binds a date as integer milliseconds since the Unix epoch.

@@ -105,7 +105,7 @@ enum StoreTest {
   ) throws -> (entitlements: [String: EntitlementFacts], snapshot: SnapshotFacts?) {
     try cache.reads.withLock { state in
       let resident = try state.completeResident(scope)
-      return (resident.entitlements, resident.header?.facts)
+      return (resident.entitlements, resident.snapshot)
     }
   }
 
