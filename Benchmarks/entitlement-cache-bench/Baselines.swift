@@ -162,14 +162,8 @@ struct Baselines {
     let begin = try database.prepare("BEGIN IMMEDIATE")
     let commit = try database.prepare("COMMIT")
     let upsert = try database.prepare(TemplateRows.upsertSQL)
-    let deleteEntitlements = try database.prepare("DELETE FROM entitlement WHERE scope_id = ?1")
-    let insertEntitlement = try database.prepare(
-      """
-      INSERT INTO entitlement (
-        scope_id, key, status, expires_at, grace_expires_at, verified_at, source, product_id,
-        will_renew, claim_hint)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-      """)
+    let deleteEntitlements = try database.prepare(ScopeSQL.deleteEntitlements)
+    let insertEntitlement = try database.prepare(ScopeSQL.insertEntitlement)
     let keys = workload.scopes.map(\.key.bytes)
     let clock = CacheClock.fixed(Workload.now)
     var stream = SeededStream(keys)

@@ -1,3 +1,5 @@
+import EntitlementCache
+
 /// The rows `store` wrote for the workload's first scope, read back once so the raw write
 /// baseline writes byte-identical values without re-deriving them from the snapshot.
 struct TemplateRows {
@@ -6,34 +8,8 @@ struct TemplateRows {
   /// Each entitlement row's columns after `scope_id`.
   var entitlements: [[SQLValue]]
 
-  /// The same upsert the library runs for a snapshot write.
-  static let upsertSQL = """
-    INSERT INTO scope (
-      scope_key, sdk_key_hash, user_hash, installation_hash, environment,
-      stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
-      snapshot, snapshot_size, snapshot_sha256, verification, access_context_expires_at,
-      device_status, device_reason, device_expires_at, device_next_allowed_at,
-      device_budget_remaining, device_budget_limit, device_budget_window_days, device_list)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-      ?18, ?19, ?20, ?21)
-    ON CONFLICT (scope_key) DO UPDATE SET
-      stored_at = excluded.stored_at, server_time = excluded.server_time,
-      last_refresh_attempt_at = excluded.last_refresh_attempt_at,
-      last_refresh_failed_at = NULL, last_refresh_failure_reason = NULL,
-      high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
-      last_used_at = max(scope.last_used_at, excluded.last_used_at),
-      snapshot = excluded.snapshot, snapshot_size = excluded.snapshot_size,
-      snapshot_sha256 = excluded.snapshot_sha256, verification = excluded.verification,
-      access_context_expires_at = excluded.access_context_expires_at,
-      device_status = excluded.device_status, device_reason = excluded.device_reason,
-      device_expires_at = excluded.device_expires_at,
-      device_next_allowed_at = excluded.device_next_allowed_at,
-      device_budget_remaining = excluded.device_budget_remaining,
-      device_budget_limit = excluded.device_budget_limit,
-      device_budget_window_days = excluded.device_budget_window_days,
-      device_list = excluded.device_list
-    RETURNING id, high_water_mark
-    """
+  /// The upsert the library runs for a snapshot write.
+  static let upsertSQL = ScopeSQL.upsertSnapshot
 
   /// ?2–?5 then ?7 and ?9–?21 of ``upsertSQL`` (?6 and ?8 are the write time).
   private static let scopeSelect = """

@@ -54,11 +54,17 @@ final class ReadState {
   /// Forgets every resident, keeping their unpersisted read-time bookkeeping.
   func dropAllResidents() {
     for (key, resident) in residents {
-      if let touch = resident.pendingTouch {
-        orphanedTouches[key] = touch.merged(with: orphanedTouches[key])
-      }
+      keepPendingTouch(of: resident, for: key)
     }
     residents.removeAll(keepingCapacity: true)
+  }
+
+  /// Moves a resident's unpersisted read-time bookkeeping among the orphans, so dropping it
+  /// loses nothing the next write should persist.
+  private func keepPendingTouch(of resident: ResidentScope, for key: ScopeKey) {
+    if let touch = resident.pendingTouch {
+      orphanedTouches[key] = touch.merged(with: orphanedTouches[key])
+    }
   }
 
   /// Starts over on a new file (the old one was damaged and moved aside): nothing resident,
@@ -132,20 +138,13 @@ final class ReadState {
     if let resident = residents[scope.key], resident.isComplete || !resident.hasRow {
       return resident
     }
-    var header: ScopeHeader?
-    var entitlements: [String: EntitlementFacts] = [:]
+    let read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
     do {
-      try reader.withStatement(ScopeSQL.fullRead) { statement throws(SQLiteError) in
-        try statement.bind(scope.key.bytes, at: 1)
-        while try statement.step() {
-          if header == nil { header = ScopeSQL.header(statement) }
-          if let (key, facts) = ScopeSQL.entitlement(statement) { entitlements[key] = facts }
-        }
-      }
+      read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
     } catch {
       throw .storage(error)
     }
-    return try install(header, entitlements, isComplete: true, for: scope)
+    return try install(read.header, read.entitlements, isComplete: true, for: scope)
   }
 
   /// Evaluates one key of a resident, raising its read-time bookkeeping in memory.
@@ -247,8 +246,8 @@ final class ReadState {
   /// Drops one resident so the next read re-reads the file, keeping its unpersisted read-time
   /// bookkeeping.
   func dropResident(_ key: ScopeKey) {
-    if let touch = residents.removeValue(forKey: key)?.pendingTouch {
-      orphanedTouches[key] = touch.merged(with: orphanedTouches[key])
+    if let resident = residents.removeValue(forKey: key) {
+      keepPendingTouch(of: resident, for: key)
     }
   }
 

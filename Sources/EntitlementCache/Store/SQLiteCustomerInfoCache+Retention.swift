@@ -82,15 +82,7 @@ extension SQLiteCustomerInfoCache {
   private static func canGrant(
     _ key: [UInt8], on connection: SQLiteConnection, now: Date, policy: OfflinePolicy
   ) throws(SQLiteError) -> Bool {
-    var header: ScopeHeader?
-    var entitlements: [String: EntitlementFacts] = [:]
-    try connection.withStatement(ScopeSQL.fullRead) { statement throws(SQLiteError) in
-      try statement.bind(key, at: 1)
-      while try statement.step() {
-        if header == nil { header = ScopeSQL.header(statement) }
-        if let (name, facts) = ScopeSQL.entitlement(statement) { entitlements[name] = facts }
-      }
-    }
+    let (header, entitlements) = try ScopeSQL.readScope(key, on: connection)
     guard let header, let snapshot = header.facts else { return false }
     let clock = ClockReading(
       now: now, highWaterMark: header.bookkeeping.highWaterMark,

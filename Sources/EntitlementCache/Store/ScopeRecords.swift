@@ -36,7 +36,10 @@ struct ScopeHeader: Sendable {
 }
 
 /// The SQL of the store, one place, with the row mapping that goes with each statement.
-enum ScopeSQL {
+///
+/// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
+/// the store runs.
+package enum ScopeSQL {
   /// Columns 0–19 of every scope read; `headerColumnCount` marks where entitlement columns
   /// start.
   static let headerColumns = """
@@ -76,6 +79,23 @@ enum ScopeSQL {
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id
     WHERE s.scope_key = ?1
     """
+
+  /// Runs ``fullRead`` for `key` on `connection`: the scope's header (nil when the file has
+  /// no row for it) and the facts of every key its snapshot mentions.
+  static func readScope(
+    _ key: [UInt8], on connection: SQLiteConnection
+  ) throws(SQLiteError) -> (header: ScopeHeader?, entitlements: [String: EntitlementFacts]) {
+    var header: ScopeHeader?
+    var entitlements: [String: EntitlementFacts] = [:]
+    try connection.withStatement(fullRead) { statement throws(SQLiteError) in
+      try statement.bind(key, at: 1)
+      while try statement.step() {
+        if header == nil { header = ScopeSQL.header(statement) }
+        if let (name, facts) = ScopeSQL.entitlement(statement) { entitlements[name] = facts }
+      }
+    }
+    return (header, entitlements)
+  }
 
   /// The header and the stored JSON (column 20), for reads that need the whole CustomerInfo.
   static let snapshotRead = """
@@ -142,7 +162,7 @@ enum ScopeSQL {
 
   // MARK: Writes
 
-  static let upsertSnapshot = """
+  package static let upsertSnapshot = """
     INSERT INTO scope (
       scope_key, sdk_key_hash, user_hash, installation_hash, environment,
       stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
@@ -184,9 +204,9 @@ enum ScopeSQL {
       last_used_at = max(scope.last_used_at, excluded.last_used_at)
     """
 
-  static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
+  package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
 
-  static let insertEntitlement = """
+  package static let insertEntitlement = """
     INSERT INTO entitlement (
       scope_id, key, status, expires_at, grace_expires_at, verified_at, source, product_id,
       will_renew, claim_hint)
