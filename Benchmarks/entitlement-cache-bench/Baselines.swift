@@ -37,15 +37,7 @@ struct Baselines {
   /// The raw C API on the cache's own file: one reused statement, the same join and point
   /// query the read-through runs, returning the columns a decision needs, then the decision.
   func rawPointRead(_ workload: Workload) throws -> CaseResult {
-    let database = try RawDatabase(path: workload.path, readOnly: true)
-    let statement = try database.prepare(
-      """
-      SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at, e.status,
-        e.expires_at, e.grace_expires_at
-      FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
-      WHERE s.scope_key = ?1
-      """)
-    try statement.bind(Workload.entitlement, at: 2)
+    let (database, statement) = try Self.pointReadStatement(workload)
     let keys = workload.scopes.map(\.key.bytes)
     let clock = CacheClock.fixed(Workload.now)
     var stream = SeededStream(keys)
@@ -63,11 +55,28 @@ struct Baselines {
       }
     }
     if let failure { throw failure }
-    return try CaseResult("baseline_raw_c_point_read", workload, measurement, sink)
+    return try withExtendedLifetime(database) {
+      try CaseResult("baseline_raw_c_point_read", workload, measurement, sink)
+    }
   }
 
+  /// The baseline's connection and its one statement, with the entitlement key bound.
+  static func pointReadStatement(_ workload: Workload) throws -> (RawDatabase, RawStatement) {
+    let database = try RawDatabase(path: workload.path, readOnly: true)
+    let statement = try database.prepare(
+      """
+      SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at, e.status,
+        e.expires_at, e.grace_expires_at
+      FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
+      WHERE s.scope_key = ?1
+      """)
+    try statement.bind(Workload.entitlement, at: 2)
+    return (database, statement)
+  }
+
+  /// The baseline's decision for the scope `key`: one step of the reused statement.
   @inline(__always)
-  private static func decide(_ statement: RawStatement, key: [UInt8], now: Int64) throws -> Bool {
+  static func decide(_ statement: RawStatement, key: [UInt8], now: Int64) throws -> Bool {
     try key.withUnsafeBytes { bytes in
       // SQLITE_STATIC: the key outlives the step, and the statement is reset before the
       // closure returns, so SQLite never copies it.

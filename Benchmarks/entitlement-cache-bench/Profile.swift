@@ -1,10 +1,14 @@
 import EntitlementCache
 import Foundation
 
-/// `--profile hot|read-through|baseline COUNT [--scopes N]`: a fixed number of operations on an
-/// N-scope workload (default 100) and nothing else, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`, whose
-/// instruction counts stay steady on a machine too busy for stable timings.
+/// `--profile KIND COUNT [--scopes N]`: a fixed number of operations on an N-scope workload
+/// (default 100) and nothing else, for callgrind, whose instruction counts stay steady on a
+/// machine too busy for stable timings:
+/// `valgrind --tool=callgrind --toggle-collect='*rofileLoop*' entitlement-cache-bench --profile
+/// read-through 20000`.
 enum Profile {
+  static let kinds = "hot|read-through|baseline|raw-point-read"
+
   static func run(_ kind: String, count: Int, scopes: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appending(
       path: "entitlement-cache-profile-\(ProcessInfo.processInfo.processIdentifier)")
@@ -25,7 +29,10 @@ enum Profile {
     case "baseline":
       try profileBaseline(workload, count: count)
       return
-    default: throw BenchError.usage("--profile hot|read-through|baseline COUNT")
+    case "raw-point-read":
+      try profileRawPointRead(workload, count: count)
+      return
+    default: throw BenchError.usage("--profile \(kinds) COUNT")
     }
     for scope in workload.scopes {
       _ = cache.access(to: Workload.entitlement, for: scope)
@@ -52,6 +59,28 @@ enum Profile {
     baselineProfileLoop(storage, &stream, &sink, count: count)
     guard sink.granted == count else { throw BenchError.wrongAnswer("profile baseline") }
     print("\(count) baseline operations, all granted")
+  }
+
+  private static func profileRawPointRead(_ workload: Workload, count: Int) throws {
+    let (database, statement) = try Baselines.pointReadStatement(workload)
+    var stream = SeededStream(workload.scopes.map(\.key.bytes))
+    let granted = try withExtendedLifetime(database) {
+      try rawPointReadProfileLoop(statement, &stream, count: count)
+    }
+    guard granted == count else { throw BenchError.wrongAnswer("profile raw point read") }
+    print("\(count) raw point reads, all granted")
+  }
+
+  @inline(never)
+  private static func rawPointReadProfileLoop(
+    _ statement: RawStatement, _ stream: inout SeededStream<[UInt8]>, count: Int
+  ) throws -> Int {
+    let now = Int64((Workload.now.timeIntervalSince1970 * 1_000).rounded(.down))
+    var granted = 0
+    for _ in 0..<count where try Baselines.decide(statement, key: stream.next(), now: now) {
+      granted += 1
+    }
+    return granted
   }
 
   @inline(never)

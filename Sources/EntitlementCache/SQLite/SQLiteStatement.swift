@@ -79,6 +79,47 @@ final class SQLiteStatement {
     try check(code, "bind")
   }
 
+  /// Runs `body` with `blob` bound at `blobIndex` and `text` at `textIndex` without SQLite
+  /// copying either, then resets the statement, which clears every binding, so SQLite never
+  /// holds the borrowed pointers past `body`.
+  ///
+  /// For the read-through, whose two parameters change on every call: SQLITE_TRANSIENT costs
+  /// an allocation and a copy per value, SQLITE_STATIC costs nothing while the buffers live.
+  func withBorrowedParameters<Result>(
+    blob: UnsafeRawBufferPointer, at blobIndex: Int32, text: String, at textIndex: Int32,
+    _ body: () throws(SQLiteError) -> Result
+  ) throws(SQLiteError) -> Result {
+    var text = text
+    let outcome = text.withUTF8 { utf8 -> Swift.Result<Result, SQLiteError> in
+      defer { reset() }
+      do throws(SQLiteError) {
+        try check(bindBorrowed(blob, at: blobIndex), "bind")
+        try check(bindBorrowed(UnsafeRawBufferPointer(utf8), at: textIndex, asText: true), "bind")
+        return .success(try body())
+      } catch {
+        return .failure(error)
+      }
+    }
+    return try outcome.get()
+  }
+
+  /// Binds without copying (SQLITE_STATIC); an empty buffer, which may have no address, is
+  /// copied instead so it binds as an empty value rather than NULL.
+  private func bindBorrowed(
+    _ buffer: UnsafeRawBufferPointer, at index: Int32, asText: Bool = false
+  ) -> Int32 {
+    guard let base = buffer.baseAddress, !buffer.isEmpty else {
+      return asText
+        ? sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+        : sqlite3_bind_zeroblob(handle, index, 0)
+    }
+    let count = Int32(buffer.count)
+    return asText
+      ? sqlite3_bind_text(
+        handle, index, base.assumingMemoryBound(to: CChar.self), count, csqlite_static())
+      : sqlite3_bind_blob(handle, index, base, count, csqlite_static())
+  }
+
   func bindNull(at index: Int32) throws(SQLiteError) {
     try check(sqlite3_bind_null(handle, index), "bind")
   }
@@ -123,11 +164,25 @@ final class SQLiteStatement {
     isNull(column) ? nil : sqlite3_column_int64(handle, column)
   }
 
+  /// A text column as a string, converted from the file's encoding whatever it is.
   func string(_ column: Int32) -> String? {
     guard let text = sqlite3_column_text(handle, column) else { return nil }
     let count = Int(sqlite3_column_bytes(handle, column))
     return String(
       decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+  }
+
+  /// A text column's UTF-8 bytes, valid until the statement steps or resets; nil when NULL.
+  ///
+  /// Read as a blob on purpose: `sqlite3_column_text` must hand back a NUL-terminated string,
+  /// and a value read straight from a database page has no terminator, so SQLite allocates a
+  /// copy to add one, on every text column of every row. The blob accessor returns the same
+  /// bytes in place, but in the file's encoding: every database the cache opens is UTF-8
+  /// (SQLite's default; ``DatabaseOpener`` refuses any other), so they are the text's UTF-8.
+  func utf8(_ column: Int32) -> UnsafeRawBufferPointer? {
+    guard !isNull(column) else { return nil }
+    return UnsafeRawBufferPointer(
+      start: sqlite3_column_blob(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
   }
 
   func data(_ column: Int32) -> Data? {

@@ -19,10 +19,15 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
 
   /// The 32 bytes, most significant first.
   public var bytes: [UInt8] {
-    // One allocation: every read-through binds these bytes.
-    withUnsafeBytes(
-      of: (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
-    ) { Array($0) }
+    withUnsafeBytes { Array($0) }
+  }
+
+  /// Calls `body` with the 32 bytes, most significant first, without allocating.
+  func withUnsafeBytes<Result, Failure>(
+    _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    let bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+    return try Swift.withUnsafeBytes(of: bigEndian, body)
   }
 
   /// The whole hash in lowercase hexadecimal.

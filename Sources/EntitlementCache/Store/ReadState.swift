@@ -115,7 +115,8 @@ final class ReadState {
   func decision(
     _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
   ) -> AccessDecision {
-    if let resident = residents[scope.key] {
+    let resident = residents[scope.key]
+    if let resident {
       if resident.makeRecent(key) {
         return evaluate(resident, key, resident.recentFacts, now: now, policy: policy)
       }
@@ -124,8 +125,8 @@ final class ReadState {
       }
     }
     do {
-      let resident = try readThrough(key, scope: scope)
-      return evaluate(resident, key, resident.entitlements[key], now: now, policy: policy)
+      let (read, facts) = try readThrough(key, scope: scope, resident: resident)
+      return evaluate(read, key, facts, now: now, policy: policy)
     } catch {
       return EntitlementEvaluator.unavailable(
         key, .unreadable,
@@ -173,10 +174,14 @@ final class ReadState {
   /// cost a tenth of the read. Dropped after a failure, as the cache evicts a failed statement.
   private var pointReadStatement: SQLiteStatement?
 
-  /// One statement: the scope header and at most one entitlement row.
-  private func readThrough(_ key: String, scope: CacheScope) throws(ReadFailure) -> ResidentScope {
+  /// One statement: the scope header and at most one entitlement row. Returns the resident
+  /// that now holds `key` (`resident` itself when the file still matches it) and the key's
+  /// facts.
+  private func readThrough(
+    _ key: String, scope: CacheScope, resident: ResidentScope?
+  ) throws(ReadFailure) -> (ResidentScope, EntitlementFacts) {
     var header: ScopeHeader?
-    var facts: EntitlementFacts?
+    var facts = EntitlementFacts()
     do throws(SQLiteError) {
       let statement: SQLiteStatement
       if let prepared = pointReadStatement {
@@ -186,13 +191,15 @@ final class ReadState {
           connection: reader, sql: ScopeSQL.pointRead, persistent: true)
         pointReadStatement = statement
       }
-      defer { statement.reset() }
       do throws(SQLiteError) {
-        try statement.bind(scope.key.bytes, at: 1)
-        try statement.bind(key, at: 2)
-        if try statement.step() {
-          header = ScopeSQL.header(statement)
-          facts = ScopeSQL.entitlementFacts(statement)
+        try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
+          try statement.withBorrowedParameters(blob: scopeKey, at: 1, text: key, at: 2) {
+            () throws(SQLiteError) in
+            if try statement.step() {
+              header = ScopeSQL.header(statement)
+              facts = ScopeSQL.entitlementFacts(statement) ?? EntitlementFacts()
+            }
+          }
         }
       } catch {
         pointReadStatement = nil
@@ -201,12 +208,11 @@ final class ReadState {
     } catch {
       throw .storage(error)
     }
-    let resident = residents[scope.key]
     if let resident, resident.matches(header) {
-      resident.entitlements[key] = facts ?? EntitlementFacts()
-      return resident
+      resident.entitlements[key] = facts
+      return (resident, facts)
     }
-    return try install(header, [key: facts ?? EntitlementFacts()], isComplete: false, for: scope)
+    return (try install(header, [key: facts], isComplete: false, for: scope), facts)
   }
 
   /// Makes a freshly read scope resident, replacing a resident of an older snapshot.

@@ -31,6 +31,8 @@ final class ResidentScope {
   /// scopes are not re-read on every call. Only the id is kept of the header: holding the
   /// whole header beside its parts above would retain every string and array of it twice.
   let rowID: Int64?
+  /// The row's revision when read; see ``matches(_:)``.
+  let revision: Int64
   /// The facts of each key read so far; a key the snapshot does not mention maps to empty
   /// facts, which decide `notEntitled`.
   // These are touched only under the read lock, so the runtime's exclusivity checks would
@@ -45,6 +47,7 @@ final class ResidentScope {
 
   init(header: ScopeHeader?, entitlements: [String: EntitlementFacts], isComplete: Bool) {
     rowID = header?.rowID
+    revision = header?.revision ?? 0
     // A row without a snapshot keeps its bookkeeping too: ``matches(_:)`` compares it.
     bookkeeping = header?.bookkeeping ?? ScopeBookkeeping(storedAt: nil)
     if let facts = header?.facts {
@@ -108,10 +111,13 @@ final class ResidentScope {
     return PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
   }
 
-  /// Whether `other` describes the same stored snapshot and bookkeeping as this one.
+  /// Whether `other` describes the same stored snapshot and bookkeeping as this one: the same
+  /// row at the same revision (every write moves it), with the same high-water mark, which
+  /// another connection raises without a write.
   func matches(_ other: ScopeHeader?) -> Bool {
     guard let other else { return rowID == nil }
-    return rowID == other.rowID && bookkeeping == other.bookkeeping
+    return rowID == other.rowID && revision == other.revision
+      && bookkeeping == other.bookkeeping
   }
 }
 

@@ -29,7 +29,9 @@ extension SQLiteCustomerInfoCache {
     let digest = SHA256.hash(Array(snapshot.jsonData))
     let deviceList = try Self.encodeDeviceList(info.deviceAccess)
     try write(.store, scope: scope) { connection, touches throws(SQLiteError) in
-      let (rowID, highWaterMark) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
+      let (rowID, highWaterMark, revision) = try connection.withStatement(
+        ScopeSQL.upsertSnapshot
+      ) {
         statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
         try statement.bind(now, at: 6)
@@ -54,7 +56,9 @@ extension SQLiteCustomerInfoCache {
             operation: "upsert", extendedResultCode: 1, message: "no row returned",
             sql: ScopeSQL.upsertSnapshot)
         }
-        return (statement.int64(0), Date(unixMilliseconds: statement.int64(1)))
+        return (
+          statement.int64(0), Date(unixMilliseconds: statement.int64(1)), statement.int64(2)
+        )
       }
       try connection.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
         try statement.bind(rowID, at: 1)
@@ -77,12 +81,12 @@ extension SQLiteCustomerInfoCache {
         }
       }
       let previousLastUse = touches[scope.key]?.lastUsedAt ?? now
+      // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
-        rowID: rowID,
+        rowID: rowID, revision: revision,
         bookkeeping: ScopeBookkeeping(
           storedAt: now, serverTime: info.requestDate, lastRefreshAttemptAt: now,
-          highWaterMark: highWaterMark, snapshotSize: snapshot.jsonData.count,
-          snapshotSHA256: digest),
+          highWaterMark: highWaterMark),
         facts: facts, lastUsedAt: max(now, previousLastUse))
       return { state in
         state.replaceResident(
@@ -220,8 +224,10 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
+  /// The redacted device list of a blocked installation, the only decision that shows it; nil
+  /// for an active one.
   private static func encodeDeviceList(_ device: DeviceAccessInfo?) throws(CacheError) -> String? {
-    guard let device else { return nil }
+    guard let device, device.status != .known(.active) else { return nil }
     let list = JSONValue.array(
       device.devices.map {
         DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json

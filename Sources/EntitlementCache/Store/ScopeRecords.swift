@@ -6,9 +6,16 @@ import CSQLite
   import Foundation
 #endif
 
-/// A scope row as the read path needs it: bookkeeping and snapshot-wide facts.
+/// A scope row as the read path needs it: what a decision reads and the row's identity.
+///
+/// The bookkeeping holds the parts a decision reads; the snapshot's size, digest and the
+/// failure's reason are left nil here (``SQLiteCustomerInfoCache/load(_:)`` reads them):
+/// reading a blob or text column costs SQLite an allocation and a copy on every read-through.
 struct ScopeHeader: Sendable {
   var rowID: Int64
+  /// Changes with every write of the row; with ``rowID`` and the high-water mark, tells two
+  /// versions of the row apart.
+  var revision: Int64
   var bookkeeping: ScopeBookkeeping
   /// Nil when the scope has bookkeeping but no snapshot.
   var facts: SnapshotFacts?
@@ -40,16 +47,15 @@ struct ScopeHeader: Sendable {
 /// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
 /// the store runs.
 package enum ScopeSQL {
-  /// Columns 0–19 of every scope read; `headerColumnCount` marks where entitlement columns
-  /// start.
+  /// Columns 0–18 of every scope read, what ``header(_:)`` maps; `headerColumnCount` marks
+  /// where the next columns start. Only what a decision reads: see ``ScopeHeader``.
   static let headerColumns = """
     s.stored_at, s.server_time, s.last_refresh_attempt_at, s.last_refresh_failed_at,
-    s.last_refresh_failure_reason, s.high_water_mark, s.snapshot_size, s.snapshot_sha256,
-    s.verification, s.access_context_expires_at, s.device_status, s.device_reason,
-    s.device_expires_at, s.device_next_allowed_at, s.device_budget_remaining,
+    s.high_water_mark, s.revision, s.verification, s.access_context_expires_at, s.device_status,
+    s.device_reason, s.device_expires_at, s.device_next_allowed_at, s.device_budget_remaining,
     s.device_budget_limit, s.device_budget_window_days, s.device_list, s.last_used_at, s.id
     """
-  static let headerColumnCount: Int32 = 20
+  static let headerColumnCount: Int32 = 18
   static let entitlementColumns = """
     e.key, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.product_id,
     e.will_renew, e.claim_hint
@@ -97,32 +103,42 @@ package enum ScopeSQL {
     return (header, entitlements)
   }
 
-  /// The header and the stored JSON (column 20), for reads that need the whole CustomerInfo.
+  /// The header, the bookkeeping it leaves out, and the stored JSON, for reads that need the
+  /// whole CustomerInfo; ``fullBookkeeping(_:)`` maps it.
   static let snapshotRead = """
-    SELECT \(headerColumns), s.snapshot FROM scope s WHERE s.scope_key = ?1
+    SELECT \(headerColumns), s.last_refresh_failure_reason, s.snapshot_size, s.snapshot_sha256,
+      s.snapshot
+    FROM scope s WHERE s.scope_key = ?1
     """
+  static let snapshotColumn = headerColumnCount + 3
+
+  /// A ``snapshotRead`` row's header with every part of its bookkeeping.
+  static func fullBookkeeping(_ row: SQLiteStatement) -> ScopeHeader {
+    var header = header(row)
+    header.bookkeeping.lastRefreshFailureReason = row.string(headerColumnCount)
+    header.bookkeeping.snapshotSize = row.optionalInt64(headerColumnCount + 1).map { Int($0) }
+    header.bookkeeping.snapshotSHA256 = row.bytes(headerColumnCount + 2)
+    return header
+  }
 
   static func header(_ row: SQLiteStatement) -> ScopeHeader {
     let storedAt = row.date(0)
     let bookkeeping = ScopeBookkeeping(
       storedAt: storedAt, serverTime: row.date(1), lastRefreshAttemptAt: row.date(2),
-      lastRefreshFailedAt: row.date(3), lastRefreshFailureReason: row.string(4),
-      highWaterMark: Date(unixMilliseconds: row.int64(5)),
-      snapshotSize: row.optionalInt64(6).map { Int($0) },
-      snapshotSHA256: row.bytes(7))
+      lastRefreshFailedAt: row.date(3), highWaterMark: Date(unixMilliseconds: row.int64(4)))
     var facts: SnapshotFacts?
     let device = deviceAccess(row)
     if storedAt != nil {
       facts = SnapshotFacts(
-        stored: row.openEnum(8) ?? .unknown(""),
-        accessContextExpiresAt: row.date(9), deviceAccess: device)
+        stored: row.openEnum(6) ?? .unknown(""),
+        accessContextExpiresAt: row.date(7), deviceAccess: device)
     }
     // The device list matters only to a blocked installation; an active one skips decoding.
     let blocked = device.map { $0.status != .known(.active) } ?? false
     return ScopeHeader(
-      rowID: row.int64(19), bookkeeping: bookkeeping, facts: facts,
-      lastUsedAt: Date(unixMilliseconds: row.int64(18)),
-      undecodedDeviceList: blocked ? row.string(17) : nil)
+      rowID: row.int64(17), revision: row.int64(5), bookkeeping: bookkeeping, facts: facts,
+      lastUsedAt: Date(unixMilliseconds: row.int64(16)),
+      undecodedDeviceList: blocked ? row.string(15) : nil)
   }
 
   /// The entitlement columns of a row; nil when the LEFT JOIN found no row.
@@ -147,12 +163,12 @@ package enum ScopeSQL {
   }
 
   private static func deviceAccess(_ row: SQLiteStatement) -> DeviceAccessInfo? {
-    guard let status: OpenEnum<DeviceAccessStatus> = row.openEnum(10) else { return nil }
+    guard let status: OpenEnum<DeviceAccessStatus> = row.openEnum(8) else { return nil }
     var device = DeviceAccessInfo(
-      status: status, reason: row.openEnum(11),
-      expiresAt: row.date(12), nextAllowedAt: row.date(13))
-    if let remaining = row.optionalInt64(14), let limit = row.optionalInt64(15),
-      let window = row.optionalInt64(16)
+      status: status, reason: row.openEnum(9),
+      expiresAt: row.date(10), nextAllowedAt: row.date(11))
+    if let remaining = row.optionalInt64(12), let limit = row.optionalInt64(13),
+      let window = row.optionalInt64(14)
     {
       device.changeBudget = DeviceChangeBudget(
         remaining: Int(remaining), limit: Int(limit), windowDays: Int(window))
@@ -186,8 +202,8 @@ package enum ScopeSQL {
       device_budget_remaining = excluded.device_budget_remaining,
       device_budget_limit = excluded.device_budget_limit,
       device_budget_window_days = excluded.device_budget_window_days,
-      device_list = excluded.device_list
-    RETURNING id, high_water_mark
+      device_list = excluded.device_list, revision = scope.revision + 1
+    RETURNING id, high_water_mark, revision
     """
 
   static let upsertRefreshFailure = """
@@ -201,7 +217,8 @@ package enum ScopeSQL {
       last_refresh_failed_at = excluded.last_refresh_failed_at,
       last_refresh_failure_reason = excluded.last_refresh_failure_reason,
       high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
-      last_used_at = max(scope.last_used_at, excluded.last_used_at)
+      last_used_at = max(scope.last_used_at, excluded.last_used_at),
+      revision = scope.revision + 1
     """
 
   package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
@@ -249,9 +266,7 @@ extension SQLiteStatement {
   /// A text column as a server enumeration; nil when NULL. Known values are matched on the
   /// column's bytes, so only a value this build does not know builds a string.
   func openEnum<Known: CaseIterable>(_ column: Int32) -> OpenEnum<Known>? {
-    guard let text = sqlite3_column_text(handle, column) else { return nil }
-    let bytes = UnsafeRawBufferPointer(
-      start: text, count: Int(sqlite3_column_bytes(handle, column)))
+    guard let bytes = utf8(column) else { return nil }
     for value in Known.allCases {
       var raw = value.rawValue
       if raw.withUTF8({ $0.elementsEqual(bytes) }) { return .known(value) }
