@@ -79,15 +79,12 @@ struct Workload {
         scope_key, user_hash, sdk_key_hash, installation_hash, environment, stored_at,
         server_time, last_refresh_attempt_at, last_refresh_failed_at,
         last_refresh_failure_reason, high_water_mark, last_used_at, snapshot, snapshot_size,
-        snapshot_sha256, verification, access_context_expires_at, device_status, device_reason,
-        device_expires_at, device_next_allowed_at, device_budget_remaining, device_budget_limit,
-        device_budget_window_days, device_list)
+        snapshot_sha256, verification, access_context_expires_at, device_status,
+        device_expires_at, device_block, revision)
       SELECT ?1, ?1, sdk_key_hash, installation_hash, environment, stored_at, server_time,
         last_refresh_attempt_at, last_refresh_failed_at, last_refresh_failure_reason,
         high_water_mark, last_used_at, snapshot, snapshot_size, snapshot_sha256, verification,
-        access_context_expires_at, device_status, device_reason, device_expires_at,
-        device_next_allowed_at, device_budget_remaining, device_budget_limit,
-        device_budget_window_days, device_list
+        access_context_expires_at, device_status, device_expires_at, device_block, revision
       FROM scope WHERE id = 1
       """)
     let copyEntitlements = try database.prepare(

@@ -3,7 +3,7 @@ import EntitlementCache
 /// The rows `store` wrote for the workload's first scope, read back once so the raw write
 /// baseline writes byte-identical values without re-deriving them from the snapshot.
 struct TemplateRows {
-  /// The scope columns bound as ?6...?21 of ``upsertSQL``, in order.
+  /// The scope columns bound as ?2...?5, ?7 and ?9...?16 of ``upsertSQL``, in order.
   var scopeColumns: [SQLValue]
   /// Each entitlement row's columns after `scope_id`.
   var entitlements: [[SQLValue]]
@@ -11,12 +11,11 @@ struct TemplateRows {
   /// The upsert the library runs for a snapshot write.
   static let upsertSQL = ScopeSQL.upsertSnapshot
 
-  /// ?2–?5 then ?7 and ?9–?21 of ``upsertSQL`` (?6 and ?8 are the write time).
+  /// ?2–?5 then ?7 and ?9–?16 of ``upsertSQL`` (?6 and ?8 are the write time).
   private static let scopeSelect = """
     SELECT sdk_key_hash, user_hash, installation_hash, environment, server_time, snapshot,
       snapshot_size, snapshot_sha256, verification, access_context_expires_at, device_status,
-      device_reason, device_expires_at, device_next_allowed_at, device_budget_remaining,
-      device_budget_limit, device_budget_window_days, device_list
+      device_expires_at, device_block
     FROM scope WHERE id = 1
     """
 
@@ -24,7 +23,7 @@ struct TemplateRows {
     let database = try RawDatabase(path: path, readOnly: true)
     let scope = try database.prepare(Self.scopeSelect)
     guard try scope.step() else { throw BenchError.wrongAnswer("template scope missing") }
-    scopeColumns = (0..<18).map { scope.value($0) }
+    scopeColumns = (0..<13).map { scope.value($0) }
     let rows = try database.prepare(
       """
       SELECT key, status, expires_at, grace_expires_at, verified_at, source, product_id,
@@ -47,7 +46,7 @@ struct TemplateRows {
     try statement.bind(now, at: 6)
     try statement.bind(scopeColumns[4], at: 7)
     try statement.bind(now, at: 8)
-    for (offset, index) in (9...21).enumerated() {
+    for (offset, index) in (9...16).enumerated() {
       try statement.bind(scopeColumns[5 + offset], at: Int32(index))
     }
   }

@@ -55,8 +55,13 @@ struct SnapshotFacts: Sendable, Hashable {
     self.verification = verification
     self.accessContextExpiresAt = accessContextExpiresAt
     // Fields the server may add to deviceAccess are not needed to decide and could carry
-    // tokens; the normalized form drops them.
+    // tokens; the normalized form drops them. An active installation needs only its status
+    // and expiry: the rest appears in deviceBlocked decisions alone, and the file keeps it
+    // only for a blocked one (see DeviceBlockColumn).
     self.deviceAccess = deviceAccess.map { device in
+      if device.status == .known(.active) {
+        return DeviceAccessInfo(status: device.status, expiresAt: device.expiresAt)
+      }
       var trimmed = device
       // Rows read from the file are already trimmed; checking first spares the read-through
       // the copies that the assignments would make.

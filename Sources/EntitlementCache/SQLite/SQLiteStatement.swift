@@ -164,25 +164,14 @@ final class SQLiteStatement {
     isNull(column) ? nil : sqlite3_column_int64(handle, column)
   }
 
-  /// A text column as a string, converted from the file's encoding whatever it is.
   func string(_ column: Int32) -> String? {
-    guard let text = sqlite3_column_text(handle, column) else { return nil }
-    let count = Int(sqlite3_column_bytes(handle, column))
-    return String(
-      decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
+    utf8(column).map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// A text column's UTF-8 bytes, valid until the statement steps or resets; nil when NULL.
-  ///
-  /// Read as a blob on purpose: `sqlite3_column_text` must hand back a NUL-terminated string,
-  /// and a value read straight from a database page has no terminator, so SQLite allocates a
-  /// copy to add one, on every text column of every row. The blob accessor returns the same
-  /// bytes in place, but in the file's encoding: every database the cache opens is UTF-8
-  /// (SQLite's default; ``DatabaseOpener`` refuses any other), so they are the text's UTF-8.
   func utf8(_ column: Int32) -> UnsafeRawBufferPointer? {
-    guard !isNull(column) else { return nil }
-    return UnsafeRawBufferPointer(
-      start: sqlite3_column_blob(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
+    guard let text = sqlite3_column_text(handle, column) else { return nil }
+    return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
   }
 
   func data(_ column: Int32) -> Data? {

@@ -76,12 +76,6 @@ struct DatabaseOpener {
     } catch {
       return .failure(classify(error, .open, closing: writer))
     }
-    do {
-      try requireUTF8(writer)
-    } catch {
-      leaveUntouchedOnClose(writer)
-      return .failure(.other(.storage(.open, error)))
-    }
     let supported = Migrator.embedded.latestVersion
     guard version <= supported else {
       leaveUntouchedOnClose(writer)
@@ -133,18 +127,6 @@ struct DatabaseOpener {
     // If SQLite refuses, the close checkpoints as usual: the file is still refused and moved
     // or left where it is, only its log is merged. Nothing better is left to do here.
     try? connection.skipCheckpointOnClose()
-  }
-
-  /// Refuses a file whose text is stored as UTF-16: the read path takes text columns' bytes
-  /// in place as UTF-8 (see `SQLiteStatement.utf8(_:)`). SQLite creates UTF-8 files unless told
-  /// otherwise, so only a file made elsewhere can be refused here, and it is left untouched.
-  private func requireUTF8(_ connection: SQLiteConnection) throws(SQLiteError) {
-    let encoding = try connection.scalarText("PRAGMA encoding")
-    guard encoding == "UTF-8" else {
-      throw SQLiteError(
-        operation: "encoding", extendedResultCode: SQLITE_ERROR,
-        message: "text encoding is \(encoding ?? "unknown"); only UTF-8 databases are supported")
-    }
   }
 
   private func configure(_ connection: SQLiteConnection) throws(SQLiteError) {

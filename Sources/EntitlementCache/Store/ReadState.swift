@@ -116,7 +116,7 @@ final class ReadState {
     _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
   ) -> AccessDecision {
     let resident = residents[scope.key]
-    if let resident {
+    if let resident, !resident.isStale {
       if resident.makeRecent(key) {
         return evaluate(resident, key, resident.recentFacts, now: now, policy: policy)
       }
@@ -136,7 +136,9 @@ final class ReadState {
 
   /// A resident holding every key of the scope, reading the file when needed.
   func completeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
-    if let resident = residents[scope.key], resident.isComplete || !resident.hasRow {
+    if let resident = residents[scope.key], !resident.isStale,
+      resident.isComplete || !resident.hasRow
+    {
       return resident
     }
     let read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
@@ -216,21 +218,24 @@ final class ReadState {
   }
 
   /// Makes a freshly read scope resident, replacing a resident of an older snapshot.
+  ///
+  /// `header` is consumed: its parts move into the resident rather than being copied, which
+  /// retains every string and array they hold.
   private func install(
-    _ header: ScopeHeader?, _ entitlements: [String: EntitlementFacts], isComplete: Bool,
-    for scope: CacheScope
+    _ header: consuming ScopeHeader?, _ entitlements: consuming [String: EntitlementFacts],
+    isComplete: Bool, for scope: CacheScope
   ) throws(ReadFailure) -> ResidentScope {
-    var decoded = header
-    // Only a blocked installation has a list to decode; the rest skip copying the header.
-    if let header, header.undecodedDeviceList != nil {
+    var header = header
+    // Only a blocked installation has a list to decode.
+    if header?.undecodedDeviceBlock != nil {
       do {
-        decoded = try header.decodingDeviceList()
+        header = try header?.decodingDeviceBlock()
       } catch {
         throw .snapshot(error)
       }
     }
     let resident = ResidentScope(
-      header: decoded, entitlements: entitlements, isComplete: isComplete)
+      header: header, entitlements: entitlements, isComplete: isComplete)
     replaceResident(scope.key, with: resident)
     return resident
   }
@@ -240,8 +245,9 @@ final class ReadState {
   /// connection wrote, carry over. Without that, a clock set back would reopen access that a
   /// read here had already seen expire.
   func replaceResident(_ key: ScopeKey, with resident: ResidentScope) {
-    // One hash per dictionary: each removal or update hands back what it replaced.
-    let orphan = orphanedTouches.removeValue(forKey: key)
+    // One hash per dictionary: each removal or update hands back what it replaced. Orphans
+    // exist only after every resident was dropped, so most reads skip that dictionary.
+    let orphan = orphanedTouches.isEmpty ? nil : orphanedTouches.removeValue(forKey: key)
     let previous = residents.updateValue(resident, forKey: key)
     if resident.hasRow {
       resident.carryForward(previous.flatMap { $0.hasRow ? $0.readBookkeeping : nil })
@@ -249,12 +255,11 @@ final class ReadState {
     }
   }
 
-  /// Drops one resident so the next read re-reads the file, keeping its unpersisted read-time
-  /// bookkeeping.
+  /// Makes the next read of one scope re-read the file. The resident stays, marked stale, so
+  /// its unpersisted read-time bookkeeping carries over to the one that replaces it without a
+  /// trip through the orphans.
   func dropResident(_ key: ScopeKey) {
-    if let resident = residents.removeValue(forKey: key) {
-      keepPendingTouch(of: resident, for: key)
-    }
+    residents[key]?.isStale = true
   }
 
   /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a

@@ -16,6 +16,10 @@ final class ResidentScope {
   /// The latest trusted time, raised by reads in memory and persisted lazily.
   @exclusivity(unchecked) var highWaterMark: Date
   @exclusivity(unchecked) var lastUsedAt: Date
+  /// Set when the scope must be read from the file again (a write here changed the row only
+  /// partly in memory, or a caller dropped it): the resident stays in place, with its
+  /// unpersisted read-time bookkeeping, until the next read replaces it.
+  @exclusivity(unchecked) var isStale = false
   /// The key asked most recently and its facts: an app asks about the same key on every
   /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
   @exclusivity(unchecked) private var recentKey: String?
@@ -45,26 +49,40 @@ final class ResidentScope {
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
 
-  init(header: ScopeHeader?, entitlements: [String: EntitlementFacts], isComplete: Bool) {
-    rowID = header?.rowID
-    revision = header?.revision ?? 0
-    // A row without a snapshot keeps its bookkeeping too: ``matches(_:)`` compares it.
-    bookkeeping = header?.bookkeeping ?? ScopeBookkeeping(storedAt: nil)
-    if let facts = header?.facts {
-      snapshotFacts = facts
-      hasSnapshot = true
-    } else {
-      snapshotFacts = SnapshotFacts(
-        verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
-      hasSnapshot = false
-    }
+  /// Takes the parts of `header` over: consumed, so they move in rather than being copied.
+  init(
+    header: consuming ScopeHeader?, entitlements: consuming [String: EntitlementFacts],
+    isComplete: Bool
+  ) {
     self.entitlements = entitlements
     self.isComplete = isComplete
-    highWaterMark = header == nil ? .distantPast : bookkeeping.highWaterMark
-    lastUsedAt = header?.lastUsedAt ?? .distantPast
+    guard let header = consume header else {
+      rowID = nil
+      revision = 0
+      bookkeeping = ScopeBookkeeping(storedAt: nil)
+      snapshotFacts = Self.noSnapshot
+      hasSnapshot = false
+      highWaterMark = .distantPast
+      lastUsedAt = .distantPast
+      persistedHighWaterMark = .distantPast
+      persistedLastUsedAt = .distantPast
+      return
+    }
+    rowID = header.rowID
+    revision = header.revision
+    highWaterMark = header.bookkeeping.highWaterMark
+    lastUsedAt = header.lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
+    // A row without a snapshot keeps its bookkeeping too: ``matches(_:)`` compares it.
+    bookkeeping = header.bookkeeping
+    hasSnapshot = header.facts != nil
+    snapshotFacts = header.facts ?? Self.noSnapshot
   }
+
+  /// The placeholder facts of a resident without a snapshot, never evaluated.
+  private static let noSnapshot = SnapshotFacts(
+    verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
 
   /// Records a read at `effectiveNow`: both marks only move forward.
   func recordRead(at effectiveNow: Date) {
@@ -115,6 +133,7 @@ final class ResidentScope {
   /// row at the same revision (every write moves it), with the same high-water mark, which
   /// another connection raises without a write.
   func matches(_ other: ScopeHeader?) -> Bool {
+    guard !isStale else { return false }
     guard let other else { return rowID == nil }
     return rowID == other.rowID && revision == other.revision
       && bookkeeping == other.bookkeeping

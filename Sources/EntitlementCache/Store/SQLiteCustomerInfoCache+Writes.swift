@@ -27,7 +27,12 @@ extension SQLiteCustomerInfoCache {
     let entitlements = EntitlementFacts.table(for: info)
     let facts = SnapshotFacts(info)
     let digest = SHA256.hash(Array(snapshot.jsonData))
-    let deviceList = try Self.encodeDeviceList(info.deviceAccess)
+    let deviceBlock: String?
+    do {
+      deviceBlock = try DeviceBlockColumn.encode(info.deviceAccess)
+    } catch {
+      throw .invalidSnapshot(error)
+    }
     try write(.store, scope: scope) { connection, touches throws(SQLiteError) in
       let (rowID, highWaterMark, revision) = try connection.withStatement(
         ScopeSQL.upsertSnapshot
@@ -42,15 +47,9 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(digest, at: 11)
         try statement.bind(info.verification.rawValue, at: 12)
         try statement.bind(facts.accessContextExpiresAt, at: 13)
-        let device = facts.deviceAccess
-        try statement.bind(device?.status.rawValue, at: 14)
-        try statement.bind(device?.reason?.rawValue, at: 15)
-        try statement.bind(device?.expiresAt, at: 16)
-        try statement.bind(device?.nextAllowedAt, at: 17)
-        try statement.bind(device?.changeBudget?.remaining, at: 18)
-        try statement.bind(device?.changeBudget?.limit, at: 19)
-        try statement.bind(device?.changeBudget?.windowDays, at: 20)
-        try statement.bind(deviceList, at: 21)
+        try statement.bind(facts.deviceAccess?.status.rawValue, at: 14)
+        try statement.bind(facts.deviceAccess?.expiresAt, at: 15)
+        try statement.bind(deviceBlock, at: 16)
         guard try statement.step() else {
           throw SQLiteError(
             operation: "upsert", extendedResultCode: 1, message: "no row returned",
@@ -221,23 +220,6 @@ extension SQLiteCustomerInfoCache {
         try statement.run()
         statement.reset()
       }
-    }
-  }
-
-  /// The redacted device list of a blocked installation, the only decision that shows it; nil
-  /// for an active one.
-  private static func encodeDeviceList(_ device: DeviceAccessInfo?) throws(CacheError) -> String? {
-    guard let device, device.status != .known(.active) else { return nil }
-    let list = JSONValue.array(
-      device.devices.map {
-        DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json
-      })
-    do {
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = .sortedKeys
-      return String(decoding: try encoder.encode(list), as: UTF8.self)
-    } catch {
-      throw .invalidSnapshot(SnapshotError(path: "deviceAccess.devices", problem: .unencodable))
     }
   }
 }

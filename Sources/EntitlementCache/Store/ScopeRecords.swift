@@ -8,9 +8,10 @@ import CSQLite
 
 /// A scope row as the read path needs it: what a decision reads and the row's identity.
 ///
-/// The bookkeeping holds the parts a decision reads; the snapshot's size, digest and the
-/// failure's reason are left nil here (``SQLiteCustomerInfoCache/load(_:)`` reads them):
-/// reading a blob or text column costs SQLite an allocation and a copy on every read-through.
+/// The bookkeeping holds the parts a decision reads; the last refresh attempt, the failure's
+/// reason and the snapshot's size and digest are left nil here
+/// (``SQLiteCustomerInfoCache/load(_:)`` reads them): every column costs the read-through, and
+/// a text or blob column costs SQLite an allocation and a copy.
 struct ScopeHeader: Sendable {
   var rowID: Int64
   /// Changes with every write of the row; with ``rowID`` and the high-water mark, tells two
@@ -20,24 +21,18 @@ struct ScopeHeader: Sendable {
   /// Nil when the scope has bookkeeping but no snapshot.
   var facts: SnapshotFacts?
   var lastUsedAt: Date
-  /// The stored device list of a blocked installation, decoded after the row is released
-  /// (see ``decodingDeviceList()``) because decoding can fail with a snapshot error.
-  var undecodedDeviceList: String?
+  /// The stored ``DeviceBlockColumn`` of a blocked installation, decoded after the row is
+  /// released (see ``decodingDeviceBlock()``) because decoding can fail with a snapshot error.
+  var undecodedDeviceBlock: String?
 
-  /// The header with its device list decoded.
-  func decodingDeviceList() throws(SnapshotError) -> ScopeHeader {
-    guard let list = undecodedDeviceList else { return self }
-    let path = "deviceAccess.devices"
-    let value: JSONValue
-    do {
-      value = try JSONDecoder().decode(JSONValue.self, from: Data(list.utf8))
-    } catch {
-      throw SnapshotError(path: path, problem: .malformedJSON(detail: "stored device list"))
+  /// The header with its device block decoded.
+  func decodingDeviceBlock() throws(SnapshotError) -> ScopeHeader {
+    guard let block = undecodedDeviceBlock, let device = facts?.deviceAccess else {
+      return self
     }
     var decoded = self
-    decoded.facts?.deviceAccess?.devices = try JSONField.array(
-      value, path, DeviceSummary.init(json:path:))
-    decoded.undecodedDeviceList = nil
+    decoded.facts?.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
+    decoded.undecodedDeviceBlock = nil
     return decoded
   }
 }
@@ -47,29 +42,30 @@ struct ScopeHeader: Sendable {
 /// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
 /// the store runs.
 package enum ScopeSQL {
-  /// Columns 0–18 of every scope read, what ``header(_:)`` maps; `headerColumnCount` marks
+  /// Columns 0–11 of every scope read, what ``header(_:)`` maps; `headerColumnCount` marks
   /// where the next columns start. Only what a decision reads: see ``ScopeHeader``.
   static let headerColumns = """
-    s.stored_at, s.server_time, s.last_refresh_attempt_at, s.last_refresh_failed_at,
-    s.high_water_mark, s.revision, s.verification, s.access_context_expires_at, s.device_status,
-    s.device_reason, s.device_expires_at, s.device_next_allowed_at, s.device_budget_remaining,
-    s.device_budget_limit, s.device_budget_window_days, s.device_list, s.last_used_at, s.id
+    s.stored_at, s.server_time, s.last_refresh_failed_at, s.high_water_mark, s.revision,
+    s.verification, s.access_context_expires_at, s.device_status, s.device_expires_at,
+    s.device_block, s.last_used_at, s.id
     """
-  static let headerColumnCount: Int32 = 18
+  static let headerColumnCount: Int32 = 12
+
+  /// The entitlement columns after the header, in the places ``entitlementFacts(_:)`` reads:
+  /// the point read takes the first seven, with `scope_id` in place of the key it already
+  /// knows (the row's presence shows in it); the full read takes all nine.
   static let entitlementColumns = """
-    e.key, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.product_id,
-    e.will_renew, e.claim_hint
+    e.key, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.claim_hint,
+    e.product_id, e.will_renew
     """
 
-  /// The entitlement columns of the point read, in the places ``entitlementFacts(_:)`` reads.
-  /// A decision needs neither the product nor the renewal flag, and the point read knows its
-  /// key, so those come back NULL (the row's presence shows in `scope_id`): SQLite copies every
-  /// text column it returns. A resident filled this way is never complete, so any read that
-  /// shows the whole entitlement goes through ``fullRead``.
+  /// The decision's columns of the point read's entitlement: a decision needs neither the
+  /// product nor the renewal flag. A resident filled this way is never complete, so any read
+  /// that shows the whole entitlement goes through ``fullRead``.
   static let pointReadEntitlementColumns = """
-    e.scope_id, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, NULL,
-    NULL, e.claim_hint
+    e.scope_id, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.claim_hint
     """
+  static let pointReadColumnCount = headerColumnCount + 7
 
   /// The read-through of one key: scope header and at most one entitlement row, one statement.
   static let pointRead = """
@@ -106,74 +102,67 @@ package enum ScopeSQL {
   /// The header, the bookkeeping it leaves out, and the stored JSON, for reads that need the
   /// whole CustomerInfo; ``fullBookkeeping(_:)`` maps it.
   static let snapshotRead = """
-    SELECT \(headerColumns), s.last_refresh_failure_reason, s.snapshot_size, s.snapshot_sha256,
-      s.snapshot
+    SELECT \(headerColumns), s.last_refresh_attempt_at, s.last_refresh_failure_reason,
+      s.snapshot_size, s.snapshot_sha256, s.snapshot
     FROM scope s WHERE s.scope_key = ?1
     """
-  static let snapshotColumn = headerColumnCount + 3
+  static let snapshotColumn = headerColumnCount + 4
 
   /// A ``snapshotRead`` row's header with every part of its bookkeeping.
   static func fullBookkeeping(_ row: SQLiteStatement) -> ScopeHeader {
     var header = header(row)
-    header.bookkeeping.lastRefreshFailureReason = row.string(headerColumnCount)
-    header.bookkeeping.snapshotSize = row.optionalInt64(headerColumnCount + 1).map { Int($0) }
-    header.bookkeeping.snapshotSHA256 = row.bytes(headerColumnCount + 2)
+    let base = headerColumnCount
+    header.bookkeeping.lastRefreshAttemptAt = row.date(base)
+    header.bookkeeping.lastRefreshFailureReason = row.string(base + 1)
+    header.bookkeeping.snapshotSize = row.optionalInt64(base + 2).map { Int($0) }
+    header.bookkeeping.snapshotSHA256 = row.bytes(base + 3)
     return header
   }
 
   static func header(_ row: SQLiteStatement) -> ScopeHeader {
     let storedAt = row.date(0)
     let bookkeeping = ScopeBookkeeping(
-      storedAt: storedAt, serverTime: row.date(1), lastRefreshAttemptAt: row.date(2),
-      lastRefreshFailedAt: row.date(3), highWaterMark: Date(unixMilliseconds: row.int64(4)))
+      storedAt: storedAt, serverTime: row.date(1), lastRefreshFailedAt: row.date(2),
+      highWaterMark: Date(unixMilliseconds: row.int64(3)))
     var facts: SnapshotFacts?
-    let device = deviceAccess(row)
+    var blocked = false
     if storedAt != nil {
+      var device: DeviceAccessInfo?
+      if let status: OpenEnum<DeviceAccessStatus> = row.openEnum(7) {
+        device = DeviceAccessInfo(status: status, expiresAt: row.date(8))
+        blocked = status != .known(.active)
+      }
       facts = SnapshotFacts(
-        stored: row.openEnum(6) ?? .unknown(""),
-        accessContextExpiresAt: row.date(7), deviceAccess: device)
+        stored: row.openEnum(5) ?? .unknown(""),
+        accessContextExpiresAt: row.date(6), deviceAccess: device)
     }
-    // The device list matters only to a blocked installation; an active one skips decoding.
-    let blocked = device.map { $0.status != .known(.active) } ?? false
     return ScopeHeader(
-      rowID: row.int64(17), revision: row.int64(5), bookkeeping: bookkeeping, facts: facts,
-      lastUsedAt: Date(unixMilliseconds: row.int64(16)),
-      undecodedDeviceList: blocked ? row.string(15) : nil)
+      rowID: row.int64(11), revision: row.int64(4), bookkeeping: bookkeeping, facts: facts,
+      lastUsedAt: Date(unixMilliseconds: row.int64(10)),
+      undecodedDeviceBlock: blocked ? row.string(9) : nil)
   }
 
-  /// The entitlement columns of a row; nil when the LEFT JOIN found no row.
+  /// The entitlement columns of a ``fullRead`` row; nil when the LEFT JOIN found no row.
   static func entitlement(_ row: SQLiteStatement) -> (key: String, facts: EntitlementFacts)? {
-    guard let key = row.string(headerColumnCount), let facts = entitlementFacts(row) else {
+    guard let key = row.string(headerColumnCount), var facts = entitlementFacts(row) else {
       return nil
     }
+    let base = headerColumnCount
+    facts.productId = row.string(base + 7)
+    facts.willRenew = row.optionalInt64(base + 8).map { $0 != 0 }
     return (key, facts)
   }
 
-  /// The entitlement columns of a row without its key; nil when the LEFT JOIN found no row.
-  /// The point read knows the key it asked for, so it skips building it again from the row.
+  /// The entitlement columns a decision reads, without the key; nil when the LEFT JOIN found
+  /// no row. The point read knows the key it asked for, so it skips building it from the row.
   static func entitlementFacts(_ row: SQLiteStatement) -> EntitlementFacts? {
     let base = headerColumnCount
     guard !row.isNull(base) else { return nil }
-    let claimHint: OpenEnum<ClaimHint>? = row.openEnum(base + 8)
+    let claimHint: OpenEnum<ClaimHint>? = row.openEnum(base + 6)
     return EntitlementFacts(
       status: row.openEnum(base + 1), expiresAt: row.date(base + 2),
       gracePeriodExpiresAt: row.date(base + 3), verifiedAt: row.date(base + 4),
-      source: row.openEnum(base + 5), productId: row.string(base + 6),
-      willRenew: row.optionalInt64(base + 7).map { $0 != 0 }, claimHint: claimHint?.knownValue)
-  }
-
-  private static func deviceAccess(_ row: SQLiteStatement) -> DeviceAccessInfo? {
-    guard let status: OpenEnum<DeviceAccessStatus> = row.openEnum(8) else { return nil }
-    var device = DeviceAccessInfo(
-      status: status, reason: row.openEnum(9),
-      expiresAt: row.date(10), nextAllowedAt: row.date(11))
-    if let remaining = row.optionalInt64(12), let limit = row.optionalInt64(13),
-      let window = row.optionalInt64(14)
-    {
-      device.changeBudget = DeviceChangeBudget(
-        remaining: Int(remaining), limit: Int(limit), windowDays: Int(window))
-    }
-    return device
+      source: row.openEnum(base + 5), claimHint: claimHint?.knownValue)
   }
 
   // MARK: Writes
@@ -183,10 +172,8 @@ package enum ScopeSQL {
       scope_key, sdk_key_hash, user_hash, installation_hash, environment,
       stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
       snapshot, snapshot_size, snapshot_sha256, verification, access_context_expires_at,
-      device_status, device_reason, device_expires_at, device_next_allowed_at,
-      device_budget_remaining, device_budget_limit, device_budget_window_days, device_list)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-      ?18, ?19, ?20, ?21)
+      device_status, device_expires_at, device_block)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
     ON CONFLICT (scope_key) DO UPDATE SET
       stored_at = excluded.stored_at, server_time = excluded.server_time,
       last_refresh_attempt_at = excluded.last_refresh_attempt_at,
@@ -196,13 +183,8 @@ package enum ScopeSQL {
       snapshot = excluded.snapshot, snapshot_size = excluded.snapshot_size,
       snapshot_sha256 = excluded.snapshot_sha256, verification = excluded.verification,
       access_context_expires_at = excluded.access_context_expires_at,
-      device_status = excluded.device_status, device_reason = excluded.device_reason,
-      device_expires_at = excluded.device_expires_at,
-      device_next_allowed_at = excluded.device_next_allowed_at,
-      device_budget_remaining = excluded.device_budget_remaining,
-      device_budget_limit = excluded.device_budget_limit,
-      device_budget_window_days = excluded.device_budget_window_days,
-      device_list = excluded.device_list, revision = scope.revision + 1
+      device_status = excluded.device_status, device_expires_at = excluded.device_expires_at,
+      device_block = excluded.device_block, revision = scope.revision + 1
     RETURNING id, high_water_mark, revision
     """
 

@@ -219,9 +219,9 @@ struct DecisionReasonTests {
       status: .known(.blocked), reason: .known(.deviceReplaced),
       devices: [DeviceSummary(id: "d_1", label: "iPhone")])
     try harness.store(F.info(["pro": F.monthly], deviceAccess: blocked))
-    // Damage the device list the way an outside tool could; the library never writes this.
+    // Damage the device details the way an outside tool could; the library never writes this.
     let connection = try SQLiteConnection(path: harness.directory.path("cache.sqlite"))
-    try connection.execute("UPDATE scope SET device_list = '[{\"label\": 1}'")
+    try connection.execute("UPDATE scope SET device_block = '{\"devices\": [{\"label\": 1}'")
     let reader = try harness.secondInstance()
     let decision = reader.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .offlineUnavailable(.unreadable))

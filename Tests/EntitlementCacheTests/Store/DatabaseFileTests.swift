@@ -143,28 +143,6 @@ struct DatabaseFileTests {
     #expect(try StoreTest.connection(path).scalarInt("PRAGMA user_version") == 42)
   }
 
-  @Test func aUTF16DatabaseIsRefusedAndLeftUntouched() throws {
-    let directory = try TemporaryDirectory()
-    let path = directory.path("cache.sqlite")
-    do {
-      let connection = try SQLiteConnection(path: path)
-      try connection.execute("PRAGMA encoding = 'UTF-16le'")
-      try connection.execute("CREATE TABLE other (x TEXT); INSERT INTO other VALUES ('data')")
-    }
-    let before = try #require(StoreTest.bytes(path))
-
-    let error = try #require(throws: CacheError.self) {
-      _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
-    }
-    guard case .storage(.open, let cause) = error else {
-      Issue.record("expected a storage error on open, got \(error)")
-      return
-    }
-    #expect(cause.message.contains("UTF-16le"))
-    #expect(error.description.contains("only UTF-8 databases are supported"))
-    #expect(StoreTest.bytes(path) == before)
-  }
-
   @Test func newerSchemaWithAPendingLogIsRefusedWithoutCheckpointingIt() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")

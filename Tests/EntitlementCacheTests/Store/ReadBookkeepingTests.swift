@@ -58,6 +58,24 @@ struct ReadBookkeepingTests {
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
   }
 
+  @Test func aDroppedResidentHandsItsUnpersistedReadTimeToTheNextRead() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(
+      try Fixture.snapshot(StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")), for: Fixture.scopeA)
+    clock.advance(by: 86_400)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+
+    // The next read goes to the file, whose mark is still the write's; the clock is set back.
+    cache.dropResidentState(for: Fixture.scopeA)
+    clock.set(Fixture.requestDate)
+    let decision = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockRollbackSuspected)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == Fixture.requestDate)
+  }
+
   @Test func aWriteCarriesPendingReadBookkeepingOfOtherScopes() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)

@@ -5,69 +5,78 @@ import Testing
 @testable import EntitlementCache
 
 /// A file written under schema version 1 opens under this build: migration 2 adds the row
-/// revision and keeps the device list for blocked installations only, and every snapshot reads
-/// as it did.
+/// revision and folds a blocked installation's device details into one column, and every
+/// snapshot decides as it did.
 @Suite("Schema upgrade")
 struct SchemaUpgradeTests {
-  /// Turns a file this build wrote back into what version 1 wrote: no revision column, and the
-  /// redacted device list stored for an active installation too.
-  static func rewriteAsVersion1(_ path: String) throws {
-    let connection = try StoreTest.connection(path)
-    try connection.execute("ALTER TABLE scope DROP COLUMN revision")
-    try connection.execute(
-      """
-      UPDATE scope SET device_list = '[{"id":"d_7f3a","label":"iPhone"}]'
-      WHERE device_status = 'active'
-      """)
-    try connection.execute("PRAGMA user_version = 1")
-  }
+  /// Version 1 of the scope table, as `0001_scoped_snapshots.sql` created it.
+  static let version1 = Migrator(migrations: [Migrator.embedded.migrations[0]])
 
-  static func rows(_ path: String) throws -> [(revision: Int64, hasDeviceList: Bool)] {
-    try StoreTest.connection(path, readOnly: true).withStatement(
-      "SELECT revision, device_list IS NOT NULL FROM scope ORDER BY user_hash"
-    ) { statement throws(SQLiteError) in
-      var rows: [(Int64, Bool)] = []
-      while try statement.step() { rows.append((statement.int64(0), statement.int64(1) != 0)) }
-      return rows
-    }
-  }
+  /// The rows version 1 wrote for the sample snapshot (an active installation with a device
+  /// list) and for a blocked installation with every device detail set.
+  static let version1Rows = """
+    INSERT INTO scope (
+      id, scope_key, sdk_key_hash, user_hash, installation_hash, environment, stored_at,
+      server_time, last_refresh_attempt_at, high_water_mark, last_used_at, snapshot,
+      snapshot_size, snapshot_sha256, verification, device_status, device_reason,
+      device_expires_at, device_next_allowed_at, device_budget_remaining, device_budget_limit,
+      device_budget_window_days, device_list)
+    VALUES
+      (1, ?1, ?3, ?4, ?5, 'production', 1796040000000, 1796040000000, 1796040000000,
+       1796040000000, 1796040000000, ?6, 10, zeroblob(32), 'verified', 'active', NULL,
+       1796644800000, NULL, 1, 3, 30,
+       '[{"id":"d_7f3a","label":"iPhone","lastSeenAt":"2026-11-29T08:00:00Z"}]'),
+      (2, ?2, ?3, ?4, ?5, 'production', 1796040000000, 1796040000000, 1796040000000,
+       1796040000000, 1796040000000, ?6, 10, zeroblob(32), 'verified', 'blocked',
+       'DEVICE_REPLACED', NULL, 1796126400250, 0, 3, 30,
+       '[{"id":"d_7f3a","label":"iPhone"},{"id":"d_0001","label":"Pixel"}]')
+    """
+  static let version1Entitlements = """
+    INSERT INTO entitlement (scope_id, key, status, expires_at, verified_at, source)
+    VALUES (1, 'pro', 'active', 1798632000000, 1796040000000, 'purchase'),
+      (2, 'pro', 'active', 1798632000000, 1796040000000, 'purchase');
+    """
 
   @Test func aVersion1FileUpgradesAndDecidesAsBefore() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.requestDate)
+    let path = directory.path("cache.sqlite")
     let active = Fixture.scopeA
     let blocked = Fixture.scopeB
-    let keys = ["pro", "lifetime", "gold", "absent"]
-    let before: [AccessDecision]
-    let path: String
     do {
-      let cache = try Fixture.cache(in: directory, clock: clock)
-      path = cache.path
-      try cache.store(try Fixture.snapshot(), for: active)
-      try cache.store(try CustomerInfoSnapshot(try ModelFixture.richInfo()), for: blocked)
-      before = keys.flatMap {
-        [cache.access(to: $0, for: active), cache.access(to: $0, for: blocked)]
+      let connection = try SQLiteConnection(path: path)
+      try Self.version1.migrate(connection)
+      try connection.withStatement(Self.version1Rows) { statement throws(SQLiteError) in
+        try statement.bind(active.key.bytes, at: 1)
+        try statement.bind(blocked.key.bytes, at: 2)
+        try statement.bind(active.sdkKeyHash, at: 3)
+        try statement.bind(active.userHash, at: 4)
+        try statement.bind(active.installationHash, at: 5)
+        try statement.bind(Data(Fixture.sampleJSON.utf8), at: 6)
+        try statement.run()
       }
+      try connection.execute(Self.version1Entitlements)
     }
-    try Self.rewriteAsVersion1(path)
 
-    let upgraded = try Fixture.cache(in: directory, clock: clock)
-    #expect(
-      try StoreTest.connection(path, readOnly: true).scalarInt("PRAGMA user_version") == 2)
-    let order = active.userHash.lexicographicallyPrecedes(blocked.userHash)
-    let migrated = try Self.rows(path)
-    #expect(migrated.map(\.revision) == [0, 0])
-    #expect(migrated.map(\.hasDeviceList) == (order ? [false, true] : [true, false]))
-    let after = keys.flatMap {
-      [upgraded.access(to: $0, for: active), upgraded.access(to: $0, for: blocked)]
-    }
-    #expect(after == before)
-    #expect(after.contains { $0.state == .deviceBlocked(.known(.deviceReplaced)) })
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    let raw = try StoreTest.connection(path, readOnly: true)
+    #expect(try raw.scalarInt("PRAGMA user_version") == 2)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE revision = 0") == 2)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE device_block IS NULL") == 1)
+
+    #expect(cache.access(to: "pro", for: active).state == .granted)
+    let decision = cache.access(to: "pro", for: blocked)
+    #expect(decision.state == .deviceBlocked(.known(.deviceReplaced)))
+    let device = try #require(decision.device)
+    #expect(device.nextAllowedAt == Date(unixMilliseconds: 1_796_126_400_250))
+    #expect(device.changeBudget == DeviceChangeBudget(remaining: 0, limit: 3, windowDays: 30))
+    #expect(device.devices.map(\.id) == ["d_7f3a", "d_0001"])
+    #expect(device.devices.map(\.label) == ["iPhone", "Pixel"])
 
     // Every write of a row moves its revision on; reads do not.
-    try upgraded.store(try Fixture.snapshot(), for: active)
-    try upgraded.recordRefreshFailure(for: blocked, reason: nil)
-    try upgraded.flush()
-    #expect(try Self.rows(path).map(\.revision) == [1, 1])
+    try cache.store(try Fixture.snapshot(), for: active)
+    try cache.recordRefreshFailure(for: blocked, reason: nil)
+    try cache.flush()
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE revision = 1") == 2)
   }
 }

@@ -76,6 +76,25 @@ struct StoreRoundTripTests {
     #expect(entitlements["legacy"]?.source == .unknown("partner_bundle"))
   }
 
+  @Test func anActiveInstallationKeepsOnlyItsStatusAndExpiryInMemoryAndInTheFile() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let info = try Fixture.snapshot().customerInfo
+    #expect(info.deviceAccess?.devices.isEmpty == false)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    let written = try StoreTest.residentFacts(cache, Fixture.scopeA).snapshot
+    let read = try StoreTest.residentFacts(
+      try Fixture.cache(in: directory, clock: clock), Fixture.scopeA
+    ).snapshot
+    #expect(written == read)
+    #expect(
+      read?.deviceAccess
+        == DeviceAccessInfo(status: .known(.active), expiresAt: info.deviceAccess?.expiresAt))
+    let raw = try StoreTest.connection(cache.path, readOnly: true)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE device_block IS NULL") == 1)
+  }
+
   @Test func pointReadsFromTheFileDecideLikeTheInMemoryEvaluator() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)

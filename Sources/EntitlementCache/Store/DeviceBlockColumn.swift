@@ -1,0 +1,66 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The `device_block` column: what a deviceBlocked decision reports beyond the status and
+/// expiry (reason, next allowed change, change budget, redacted device list), as JSON in the
+/// snapshot's `deviceAccess` shape, stored only for an installation that is not active.
+///
+/// One column that is NULL in the common case, rather than six read on every read-through:
+/// SQLite copies each text value a read returns.
+enum DeviceBlockColumn {
+  /// The column's value for `device`: nil when there is no device access or it is active.
+  ///
+  /// Built from the known fields only, so a token or any field the server adds never reaches
+  /// the column.
+  static func encode(_ device: DeviceAccessInfo?) throws(SnapshotError) -> String? {
+    guard let device, device.status != .known(.active) else { return nil }
+    var writer = JSONObjectWriter(unknownFields: [:])
+    writer.set("reason", device.reason.map(JSONValue.init))
+    writer.set("nextAllowedAt", device.nextAllowedAt.map(JSONValue.init))
+    writer.set(
+      "changeBudget",
+      device.changeBudget.map {
+        DeviceChangeBudget(remaining: $0.remaining, limit: $0.limit, windowDays: $0.windowDays)
+          .json
+      })
+    writer.set(
+      "devices",
+      .array(
+        device.devices.map {
+          DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json
+        }))
+    do {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = .sortedKeys
+      return String(decoding: try encoder.encode(writer.value), as: UTF8.self)
+    } catch {
+      throw SnapshotError(path: "deviceAccess", problem: .unencodable)
+    }
+  }
+
+  /// `device` with the details stored in `column` filled in.
+  static func decode(
+    _ column: String, into device: DeviceAccessInfo
+  ) throws(SnapshotError) -> DeviceAccessInfo {
+    let path = "deviceAccess"
+    let value: JSONValue
+    do {
+      value = try JSONDecoder().decode(JSONValue.self, from: Data(column.utf8))
+    } catch {
+      throw SnapshotError(path: path, problem: .malformedJSON(detail: "stored device block"))
+    }
+    var reader = try JSONObjectReader(value, path: path)
+    var device = device
+    device.reason = try reader.optional("reason", JSONField.openEnum)
+    device.nextAllowedAt = try reader.optional("nextAllowedAt", JSONField.date)
+    device.changeBudget = try reader.optional("changeBudget", DeviceChangeBudget.init(json:path:))
+    device.devices =
+      try reader.optional("devices") { value, path throws(SnapshotError) in
+        try JSONField.array(value, path, DeviceSummary.init(json:path:))
+      } ?? []
+    return device
+  }
+}
