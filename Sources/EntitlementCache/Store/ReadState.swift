@@ -125,8 +125,8 @@ final class ReadState {
       }
     }
     do {
-      let (read, facts) = try readThrough(key, scope: scope, resident: resident)
-      return evaluate(read, key, facts, now: now, policy: policy)
+      let read = try readThrough(key, scope: scope, resident: resident)
+      return evaluate(read, key, read.recentFacts, now: now, policy: policy)
     } catch {
       return EntitlementEvaluator.unavailable(
         key, .unreadable,
@@ -177,11 +177,10 @@ final class ReadState {
   private var pointReadStatement: SQLiteStatement?
 
   /// One statement: the scope header and at most one entitlement row. Returns the resident
-  /// that now holds `key` (`resident` itself when the file still matches it) and the key's
-  /// facts.
+  /// that now holds `key` as its recent key: `resident` itself when the file still matches it.
   private func readThrough(
     _ key: String, scope: CacheScope, resident: ResidentScope?
-  ) throws(ReadFailure) -> (ResidentScope, EntitlementFacts) {
+  ) throws(ReadFailure) -> ResidentScope {
     var header: ScopeHeader?
     var facts = EntitlementFacts()
     do throws(SQLiteError) {
@@ -211,10 +210,12 @@ final class ReadState {
       throw .storage(error)
     }
     if let resident, resident.matches(header) {
-      resident.entitlements[key] = facts
-      return (resident, facts)
+      resident.addReadThrough(key, facts)
+      return resident
     }
-    return (try install(header, [key: facts], isComplete: false, for: scope), facts)
+    let installed = try install(header, [:], isComplete: false, for: scope)
+    installed.addReadThrough(key, facts)
+    return installed
   }
 
   /// Makes a freshly read scope resident, replacing a resident of an older snapshot.

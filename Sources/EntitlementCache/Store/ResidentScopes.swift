@@ -24,6 +24,10 @@ final class ResidentScope {
   /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
   @exclusivity(unchecked) private var recentKey: String?
   @exclusivity(unchecked) private(set) var recentFacts = EntitlementFacts()
+  /// Whether the recent key is in ``entitlements`` too. A key read through is held only here
+  /// until another key takes its place, which spares a scope read for one key (the common
+  /// case) building a dictionary.
+  @exclusivity(unchecked) private var recentIsStored = true
   /// The header's parts a decision reads, held apart so a read borrows them where they are:
   /// unwrapping the optional header copied all of it (and touched every cache line of it).
   /// Meaningful only when ``hasSnapshot``.
@@ -37,13 +41,12 @@ final class ResidentScope {
   let rowID: Int64?
   /// The row's revision when read; see ``matches(_:)``.
   let revision: Int64
-  /// The facts of each key read so far; a key the snapshot does not mention maps to empty
-  /// facts, which decide `notEntitled`.
+  /// The facts of each key read so far, except perhaps the recent one (see
+  /// ``recentIsStored``); every key of the snapshot when ``isComplete``. A key the snapshot
+  /// does not mention maps to empty facts, which decide `notEntitled`.
   // These are touched only under the read lock, so the runtime's exclusivity checks would
   // repeat what the lock guarantees, on every hot read.
-  @exclusivity(unchecked) var entitlements: [String: EntitlementFacts] {
-    didSet { recentKey = nil }
-  }
+  @exclusivity(unchecked) private(set) var entitlements: [String: EntitlementFacts]
   /// Every key of the snapshot is in ``entitlements``.
   @exclusivity(unchecked) var isComplete: Bool
   var persistedHighWaterMark: Date
@@ -110,9 +113,26 @@ final class ResidentScope {
   func makeRecent(_ key: String) -> Bool {
     if recentKey == key { return true }
     guard let facts = entitlements[key] else { return false }
+    storeRecent()
     recentKey = key
     recentFacts = facts
+    recentIsStored = true
     return true
+  }
+
+  /// Adds the facts of a key just read through and makes it the recent key.
+  func addReadThrough(_ key: String, _ facts: EntitlementFacts) {
+    storeRecent()
+    recentKey = key
+    recentFacts = facts
+    recentIsStored = false
+  }
+
+  /// Moves the recent key's facts into ``entitlements`` before the slot is reused.
+  private func storeRecent() {
+    guard !recentIsStored, let recentKey else { return }
+    entitlements[recentKey] = recentFacts
+    recentIsStored = true
   }
 
   /// The file has a row for the scope, with or without a snapshot.

@@ -118,6 +118,30 @@ struct SecondConnectionTests {
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
   }
 
+  /// Keys read one by one all stay in memory: the file changing under them (unseen within the
+  /// interval) does not change their answers, so none of them was read from it again.
+  @Test func keysReadOneByOneAllStayResident() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock) {
+      $0.crossProcessCheckInterval = 3_600
+    }
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    cache.dropResidentState(for: Fixture.scopeA)
+    let keys = ["pro", "lifetime", "absent"]
+    let first = keys.map { cache.access(to: $0, for: Fixture.scopeA).state }
+    #expect(first == [.granted, .granted, .denied(.notEntitled)])
+
+    let raw = try StoreTest.connection(cache.path)
+    try raw.execute("UPDATE entitlement SET status = 'revoked'")
+    try raw.execute("DELETE FROM scope")
+    for _ in 0..<2 {
+      #expect(keys.map { cache.access(to: $0, for: Fixture.scopeA).state } == first)
+      #expect(
+        keys.reversed().map { cache.access(to: $0, for: Fixture.scopeA).state } == first.reversed())
+    }
+  }
+
   @Test func ownWritesAreSeenAtOnceWhateverTheInterval() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
