@@ -181,8 +181,7 @@ final class ReadState {
   private func readThrough(
     _ key: String, scope: CacheScope, resident: ResidentScope?
   ) throws(ReadFailure) -> ResidentScope {
-    var header: ScopeHeader?
-    var facts = EntitlementFacts()
+    let read: PointRead
     do throws(SQLiteError) {
       let statement: SQLiteStatement
       if let prepared = pointReadStatement {
@@ -193,13 +192,10 @@ final class ReadState {
         pointReadStatement = statement
       }
       do throws(SQLiteError) {
-        try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
+        read = try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
           try statement.withBorrowedParameters(blob: scopeKey, at: 1, text: key, at: 2) {
             () throws(SQLiteError) in
-            if try statement.step() {
-              header = ScopeSQL.header(statement)
-              facts = ScopeSQL.entitlementFacts(statement) ?? EntitlementFacts()
-            }
+            try Self.pointRead(statement, key, matching: resident)
           }
         }
       } catch {
@@ -209,13 +205,58 @@ final class ReadState {
     } catch {
       throw .storage(error)
     }
-    if let resident, resident.matches(header) {
-      resident.addReadThrough(key, facts)
+    switch read {
+    case .matched(let resident):
       return resident
+    case .read(let fresh):
+      replaceResident(scope.key, with: fresh)
+      return fresh
+    case .undecodable(let error):
+      throw .snapshot(error)
     }
-    let installed = try install(header, [:], isComplete: false, for: scope)
-    installed.addReadThrough(key, facts)
-    return installed
+  }
+
+  /// What one step of the point read gave.
+  private enum PointRead {
+    /// The file still holds what the resident was read from; it now holds the key too.
+    case matched(ResidentScope)
+    /// A resident built from the row (or its absence) for the key, not yet installed.
+    case read(ResidentScope)
+    /// The row's device details no longer decode.
+    case undecodable(SnapshotError)
+  }
+
+  /// Steps the point read and maps its row straight into a resident, so the row's parts move
+  /// into it rather than being copied through an intermediate value.
+  private static func pointRead(
+    _ statement: SQLiteStatement, _ key: String, matching resident: ResidentScope?
+  ) throws(SQLiteError) -> PointRead {
+    guard try statement.step() else {
+      if let resident, resident.matches(nil) {
+        resident.addReadThrough(key, EntitlementFacts())
+        return .matched(resident)
+      }
+      let absent = ResidentScope(header: nil, entitlements: [:], isComplete: false)
+      absent.addReadThrough(key, EntitlementFacts())
+      return .read(absent)
+    }
+    let facts = ScopeSQL.entitlementFacts(statement, from: ScopeSQL.headerColumnCount)
+    if let resident, resident.matches(ScopeSQL.rowVersion(statement)) {
+      resident.addReadThrough(key, facts)
+      return .matched(resident)
+    }
+    var header = ScopeSQL.header(statement)
+    // Only a blocked installation has device details to decode.
+    if header.undecodedDeviceBlock != nil {
+      do {
+        header = try header.decodingDeviceBlock()
+      } catch {
+        return .undecodable(error)
+      }
+    }
+    let fresh = ResidentScope(header: header, entitlements: [:], isComplete: false)
+    fresh.addReadThrough(key, facts)
+    return .read(fresh)
   }
 
   /// Makes a freshly read scope resident, replacing a resident of an older snapshot.

@@ -35,12 +35,9 @@ final class ResidentScope {
   let snapshotFacts: SnapshotFacts
   /// The file has a row for the scope and that row holds a snapshot.
   let hasSnapshot: Bool
-  /// The scope row's id; nil when the file has no row for the scope, remembered so unknown
-  /// scopes are not re-read on every call. Only the id is kept of the header: holding the
-  /// whole header beside its parts above would retain every string and array of it twice.
-  let rowID: Int64?
-  /// The row's revision when read; see ``matches(_:)``.
-  let revision: Int64
+  /// The version of the scope row this was read from; nil when the file has no row for the
+  /// scope, remembered so unknown scopes are not re-read on every call.
+  let version: RowVersion?
   /// The facts of each key read so far, except perhaps the recent one (see
   /// ``recentIsStored``); every key of the snapshot when ``isComplete``. A key the snapshot
   /// does not mention maps to empty facts, which decide `notEntitled`.
@@ -53,31 +50,31 @@ final class ResidentScope {
   var persistedLastUsedAt: Date
 
   /// Takes the parts of `header` over: consumed, so they move in rather than being copied.
+  ///
+  /// - Parameter lastUsedAt: The file's last use of the scope when known to be current (a
+  ///   write sets it); reads do not fetch it, since persisting a use only ever raises it.
   init(
     header: consuming ScopeHeader?, entitlements: consuming [String: EntitlementFacts],
-    isComplete: Bool
+    isComplete: Bool, lastUsedAt: Date = .distantPast
   ) {
     self.entitlements = entitlements
     self.isComplete = isComplete
     guard let header = consume header else {
-      rowID = nil
-      revision = 0
+      version = nil
       bookkeeping = ScopeBookkeeping(storedAt: nil)
       snapshotFacts = Self.noSnapshot
       hasSnapshot = false
       highWaterMark = .distantPast
-      lastUsedAt = .distantPast
+      self.lastUsedAt = .distantPast
       persistedHighWaterMark = .distantPast
       persistedLastUsedAt = .distantPast
       return
     }
-    rowID = header.rowID
-    revision = header.revision
+    version = header.version
     highWaterMark = header.bookkeeping.highWaterMark
-    lastUsedAt = header.lastUsedAt
+    self.lastUsedAt = lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
-    // A row without a snapshot keeps its bookkeeping too: ``matches(_:)`` compares it.
     bookkeeping = header.bookkeeping
     hasSnapshot = header.facts != nil
     snapshotFacts = header.facts ?? Self.noSnapshot
@@ -136,7 +133,7 @@ final class ResidentScope {
   }
 
   /// The file has a row for the scope, with or without a snapshot.
-  var hasRow: Bool { rowID != nil }
+  var hasRow: Bool { version != nil }
 
   /// The snapshot-wide facts; nil when the file holds no snapshot for the scope.
   var snapshot: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
@@ -149,14 +146,9 @@ final class ResidentScope {
     return PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
   }
 
-  /// Whether `other` describes the same stored snapshot and bookkeeping as this one: the same
-  /// row at the same revision (every write moves it), with the same high-water mark, which
-  /// another connection raises without a write.
-  func matches(_ other: ScopeHeader?) -> Bool {
-    guard !isStale else { return false }
-    guard let other else { return rowID == nil }
-    return rowID == other.rowID && revision == other.revision
-      && bookkeeping == other.bookkeeping
+  /// Whether a read that saw `version` (nil: no row) saw what this resident holds.
+  func matches(_ version: RowVersion?) -> Bool {
+    !isStale && self.version == version
   }
 }
 

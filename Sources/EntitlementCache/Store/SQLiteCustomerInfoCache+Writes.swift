@@ -82,15 +82,19 @@ extension SQLiteCustomerInfoCache {
       let previousLastUse = touches[scope.key]?.lastUsedAt ?? now
       // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
-        rowID: rowID, revision: revision,
+        version: RowVersion(
+          rowID: rowID, revision: revision,
+          highWaterMarkMilliseconds: highWaterMark.unixMilliseconds),
         bookkeeping: ScopeBookkeeping(
           storedAt: now, serverTime: info.requestDate, lastRefreshAttemptAt: now,
           highWaterMark: highWaterMark),
-        facts: facts, lastUsedAt: max(now, previousLastUse))
+        facts: facts)
       return { state in
         state.replaceResident(
           scope.key,
-          with: ResidentScope(header: header, entitlements: entitlements, isComplete: true))
+          with: ResidentScope(
+            header: header, entitlements: entitlements, isComplete: true,
+            lastUsedAt: max(now, previousLastUse)))
       }
     }
   }

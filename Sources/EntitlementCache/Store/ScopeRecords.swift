@@ -13,14 +13,10 @@ import CSQLite
 /// (``SQLiteCustomerInfoCache/load(_:)`` reads them): every column costs the read-through, and
 /// a text or blob column costs SQLite an allocation and a copy.
 struct ScopeHeader: Sendable {
-  var rowID: Int64
-  /// Changes with every write of the row; with ``rowID`` and the high-water mark, tells two
-  /// versions of the row apart.
-  var revision: Int64
+  var version: RowVersion
   var bookkeeping: ScopeBookkeeping
   /// Nil when the scope has bookkeeping but no snapshot.
   var facts: SnapshotFacts?
-  var lastUsedAt: Date
   /// The stored ``DeviceBlockColumn`` of a blocked installation, decoded after the row is
   /// released (see ``decodingDeviceBlock()``) because decoding can fail with a snapshot error.
   var undecodedDeviceBlock: String?
@@ -37,39 +33,48 @@ struct ScopeHeader: Sendable {
   }
 }
 
+/// Which version of a scope row a read saw: the row, the write that last changed it (its
+/// revision moves with every write), and the high-water mark, which another connection's
+/// reads raise without a write. Equal versions hold the same snapshot and bookkeeping.
+struct RowVersion: Sendable, Equatable {
+  var rowID: Int64
+  var revision: Int64
+  var highWaterMarkMilliseconds: Int64
+}
+
 /// The SQL of the store, one place, with the row mapping that goes with each statement.
 ///
 /// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
 /// the store runs.
 package enum ScopeSQL {
-  /// Columns 0–11 of every scope read, what ``header(_:)`` maps; `headerColumnCount` marks
+  /// Columns 0–10 of every scope read, what ``header(_:)`` maps; `headerColumnCount` marks
   /// where the next columns start. Only what a decision reads: see ``ScopeHeader``.
   static let headerColumns = """
     s.stored_at, s.server_time, s.last_refresh_failed_at, s.high_water_mark, s.revision,
     s.verification, s.access_context_expires_at, s.device_status, s.device_expires_at,
-    s.device_block, s.last_used_at, s.id
+    s.device_block, s.id
     """
-  static let headerColumnCount: Int32 = 12
+  static let headerColumnCount: Int32 = 11
 
-  /// The entitlement columns after the header, in the places ``entitlementFacts(_:)`` reads:
-  /// the point read takes the first seven, with `scope_id` in place of the key it already
-  /// knows (the row's presence shows in it); the full read takes all nine.
+  /// The entitlement columns a decision reads, in the order ``entitlementFacts(_:from:)``
+  /// maps them. A row the LEFT JOIN did not find reads as all NULL, which maps to empty facts,
+  /// exactly what a key the snapshot does not mention has.
+  static let decisionEntitlementColumns = """
+    e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.claim_hint
+    """
+
+  /// The full read's entitlement columns: the key, the decision's columns, then what only a
+  /// whole entitlement shows.
   static let entitlementColumns = """
-    e.key, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.claim_hint,
-    e.product_id, e.will_renew
+    e.key, \(decisionEntitlementColumns), e.product_id, e.will_renew
     """
-
-  /// The decision's columns of the point read's entitlement: a decision needs neither the
-  /// product nor the renewal flag. A resident filled this way is never complete, so any read
-  /// that shows the whole entitlement goes through ``fullRead``.
-  static let pointReadEntitlementColumns = """
-    e.scope_id, e.status, e.expires_at, e.grace_expires_at, e.verified_at, e.source, e.claim_hint
-    """
-  static let pointReadColumnCount = headerColumnCount + 7
 
   /// The read-through of one key: scope header and at most one entitlement row, one statement.
+  /// A decision needs neither the product nor the renewal flag, and the key is known, so only
+  /// the decision's columns come back. A resident filled this way is never complete, so any
+  /// read that shows the whole entitlement goes through ``fullRead``.
   static let pointRead = """
-    SELECT \(headerColumns), \(pointReadEntitlementColumns)
+    SELECT \(headerColumns), \(decisionEntitlementColumns)
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
     WHERE s.scope_key = ?1
     """
@@ -119,6 +124,12 @@ package enum ScopeSQL {
     return header
   }
 
+  /// The version of the row a header read returned, without mapping the rest of it.
+  static func rowVersion(_ row: SQLiteStatement) -> RowVersion {
+    RowVersion(
+      rowID: row.int64(10), revision: row.int64(4), highWaterMarkMilliseconds: row.int64(3))
+  }
+
   static func header(_ row: SQLiteStatement) -> ScopeHeader {
     let storedAt = row.date(0)
     let bookkeeping = ScopeBookkeeping(
@@ -137,32 +148,27 @@ package enum ScopeSQL {
         accessContextExpiresAt: row.date(6), deviceAccess: device)
     }
     return ScopeHeader(
-      rowID: row.int64(11), revision: row.int64(4), bookkeeping: bookkeeping, facts: facts,
-      lastUsedAt: Date(unixMilliseconds: row.int64(10)),
+      version: rowVersion(row), bookkeeping: bookkeeping, facts: facts,
       undecodedDeviceBlock: blocked ? row.string(9) : nil)
   }
 
   /// The entitlement columns of a ``fullRead`` row; nil when the LEFT JOIN found no row.
   static func entitlement(_ row: SQLiteStatement) -> (key: String, facts: EntitlementFacts)? {
-    guard let key = row.string(headerColumnCount), var facts = entitlementFacts(row) else {
-      return nil
-    }
     let base = headerColumnCount
+    guard let key = row.string(base) else { return nil }
+    var facts = entitlementFacts(row, from: base + 1)
     facts.productId = row.string(base + 7)
     facts.willRenew = row.optionalInt64(base + 8).map { $0 != 0 }
     return (key, facts)
   }
 
-  /// The entitlement columns a decision reads, without the key; nil when the LEFT JOIN found
-  /// no row. The point read knows the key it asked for, so it skips building it from the row.
-  static func entitlementFacts(_ row: SQLiteStatement) -> EntitlementFacts? {
-    let base = headerColumnCount
-    guard !row.isNull(base) else { return nil }
-    let claimHint: OpenEnum<ClaimHint>? = row.openEnum(base + 6)
+  /// The ``decisionEntitlementColumns`` starting at column `base`.
+  static func entitlementFacts(_ row: SQLiteStatement, from base: Int32) -> EntitlementFacts {
+    let claimHint: OpenEnum<ClaimHint>? = row.openEnum(base + 5)
     return EntitlementFacts(
-      status: row.openEnum(base + 1), expiresAt: row.date(base + 2),
-      gracePeriodExpiresAt: row.date(base + 3), verifiedAt: row.date(base + 4),
-      source: row.openEnum(base + 5), claimHint: claimHint?.knownValue)
+      status: row.openEnum(base), expiresAt: row.date(base + 1),
+      gracePeriodExpiresAt: row.date(base + 2), verifiedAt: row.date(base + 3),
+      source: row.openEnum(base + 4), claimHint: claimHint?.knownValue)
   }
 
   // MARK: Writes
