@@ -167,7 +167,8 @@ final class ReadState {
       return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
     }
     return EntitlementEvaluator.decide(
-      key, facts: facts, snapshot: resident.snapshotFacts, bookkeeping: resident.bookkeeping,
+      key, facts: facts, snapshot: resident.header.snapshotFacts,
+      bookkeeping: resident.header.bookkeeping,
       clock: clock, policy: policy)
   }
 
@@ -236,7 +237,7 @@ final class ReadState {
         resident.addReadThrough(key, EntitlementFacts())
         return .matched(resident)
       }
-      let absent = ResidentScope(header: nil, entitlements: [:], isComplete: false)
+      let absent = ResidentScope(header: .absent, entitlements: [:], isComplete: false)
       absent.addReadThrough(key, EntitlementFacts())
       return .read(absent)
     }
@@ -267,11 +268,11 @@ final class ReadState {
     _ header: consuming ScopeHeader?, _ entitlements: consuming [String: EntitlementFacts],
     isComplete: Bool, for scope: CacheScope
   ) throws(ReadFailure) -> ResidentScope {
-    var header = header
-    // Only a blocked installation has a list to decode.
-    if header?.undecodedDeviceBlock != nil {
+    var header = header ?? .absent
+    // Only a blocked installation has device details to decode.
+    if header.undecodedDeviceBlock != nil {
       do {
-        header = try header?.decodingDeviceBlock()
+        header = try header.decodingDeviceBlock()
       } catch {
         throw .snapshot(error)
       }

@@ -28,16 +28,9 @@ final class ResidentScope {
   /// until another key takes its place, which spares a scope read for one key (the common
   /// case) building a dictionary.
   @exclusivity(unchecked) private var recentIsStored = true
-  /// The header's parts a decision reads, held apart so a read borrows them where they are:
-  /// unwrapping the optional header copied all of it (and touched every cache line of it).
-  /// Meaningful only when ``hasSnapshot``.
-  let bookkeeping: ScopeBookkeeping
-  let snapshotFacts: SnapshotFacts
-  /// The file has a row for the scope and that row holds a snapshot.
-  let hasSnapshot: Bool
-  /// The version of the scope row this was read from; nil when the file has no row for the
-  /// scope, remembered so unknown scopes are not re-read on every call.
-  let version: RowVersion?
+  /// The row as read: a decision borrows its bookkeeping and snapshot facts where they are.
+  /// Held whole so a read-through moves it in without copying its parts.
+  let header: ScopeHeader
   /// The facts of each key read so far, except perhaps the recent one (see
   /// ``recentIsStored``); every key of the snapshot when ``isComplete``. A key the snapshot
   /// does not mention maps to empty facts, which decide `notEntitled`.
@@ -49,40 +42,23 @@ final class ResidentScope {
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
 
-  /// Takes the parts of `header` over: consumed, so they move in rather than being copied.
+  /// Takes `header` over: consumed, so it moves in rather than being copied.
   ///
   /// - Parameter lastUsedAt: The file's last use of the scope when known to be current (a
   ///   write sets it); reads do not fetch it, since persisting a use only ever raises it.
   init(
-    header: consuming ScopeHeader?, entitlements: consuming [String: EntitlementFacts],
+    header: consuming ScopeHeader, entitlements: consuming [String: EntitlementFacts],
     isComplete: Bool, lastUsedAt: Date = .distantPast
   ) {
-    self.entitlements = entitlements
-    self.isComplete = isComplete
-    guard let header = consume header else {
-      version = nil
-      bookkeeping = ScopeBookkeeping(storedAt: nil)
-      snapshotFacts = Self.noSnapshot
-      hasSnapshot = false
-      highWaterMark = .distantPast
-      self.lastUsedAt = .distantPast
-      persistedHighWaterMark = .distantPast
-      persistedLastUsedAt = .distantPast
-      return
-    }
-    version = header.version
-    highWaterMark = header.bookkeeping.highWaterMark
+    let hasRow = header.version != nil
+    highWaterMark = hasRow ? header.bookkeeping.highWaterMark : .distantPast
     self.lastUsedAt = lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
-    bookkeeping = header.bookkeeping
-    hasSnapshot = header.facts != nil
-    snapshotFacts = header.facts ?? Self.noSnapshot
+    self.header = header
+    self.entitlements = entitlements
+    self.isComplete = isComplete
   }
-
-  /// The placeholder facts of a resident without a snapshot, never evaluated.
-  private static let noSnapshot = SnapshotFacts(
-    verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
 
   /// Records a read at `effectiveNow`: both marks only move forward.
   func recordRead(at effectiveNow: Date) {
@@ -118,7 +94,7 @@ final class ResidentScope {
   }
 
   /// Adds the facts of a key just read through and makes it the recent key.
-  func addReadThrough(_ key: String, _ facts: EntitlementFacts) {
+  func addReadThrough(_ key: String, _ facts: consuming EntitlementFacts) {
     storeRecent()
     recentKey = key
     recentFacts = facts
@@ -132,11 +108,14 @@ final class ResidentScope {
     recentIsStored = true
   }
 
+  /// The row holds a snapshot, not only bookkeeping.
+  var hasSnapshot: Bool { header.hasSnapshot }
+
   /// The file has a row for the scope, with or without a snapshot.
-  var hasRow: Bool { version != nil }
+  var hasRow: Bool { header.version != nil }
 
   /// The snapshot-wide facts; nil when the file holds no snapshot for the scope.
-  var snapshot: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
+  var snapshot: SnapshotFacts? { header.facts }
 
   /// Read-time bookkeeping not yet in the file.
   var pendingTouch: PendingTouch? {
@@ -148,7 +127,7 @@ final class ResidentScope {
 
   /// Whether a read that saw `version` (nil: no row) saw what this resident holds.
   func matches(_ version: RowVersion?) -> Bool {
-    !isStale && self.version == version
+    !isStale && header.version == version
   }
 }
 

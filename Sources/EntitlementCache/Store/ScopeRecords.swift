@@ -13,21 +13,47 @@ import CSQLite
 /// (``SQLiteCustomerInfoCache/load(_:)`` reads them): every column costs the read-through, and
 /// a text or blob column costs SQLite an allocation and a copy.
 struct ScopeHeader: Sendable {
-  var version: RowVersion
+  /// Nil when the file has no row for the scope.
+  var version: RowVersion?
   var bookkeeping: ScopeBookkeeping
-  /// Nil when the scope has bookkeeping but no snapshot.
-  var facts: SnapshotFacts?
+  /// The snapshot-wide facts, meaningful only when ``hasSnapshot``: a placeholder otherwise,
+  /// so a decision borrows them where they are rather than unwrapping an optional, which
+  /// copies every string and array they hold.
+  var snapshotFacts: SnapshotFacts
+  /// The row holds a snapshot, not only bookkeeping.
+  var hasSnapshot: Bool
   /// The stored ``DeviceBlockColumn`` of a blocked installation, decoded after the row is
   /// released (see ``decodingDeviceBlock()``) because decoding can fail with a snapshot error.
   var undecodedDeviceBlock: String?
 
+  init(
+    version: RowVersion?, bookkeeping: ScopeBookkeeping, facts: SnapshotFacts?,
+    undecodedDeviceBlock: String? = nil
+  ) {
+    self.version = version
+    self.bookkeeping = bookkeeping
+    snapshotFacts = facts ?? Self.noSnapshot
+    hasSnapshot = facts != nil
+    self.undecodedDeviceBlock = undecodedDeviceBlock
+  }
+
+  /// The header of a scope the file has no row for.
+  static let absent = ScopeHeader(
+    version: nil, bookkeeping: ScopeBookkeeping(storedAt: nil), facts: nil)
+
+  private static let noSnapshot = SnapshotFacts(
+    verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
+
+  /// The snapshot-wide facts; nil when the row holds no snapshot.
+  var facts: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
+
   /// The header with its device block decoded.
   func decodingDeviceBlock() throws(SnapshotError) -> ScopeHeader {
-    guard let block = undecodedDeviceBlock, let device = facts?.deviceAccess else {
+    guard let block = undecodedDeviceBlock, let device = snapshotFacts.deviceAccess else {
       return self
     }
     var decoded = self
-    decoded.facts?.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
+    decoded.snapshotFacts.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
     decoded.undecodedDeviceBlock = nil
     return decoded
   }
