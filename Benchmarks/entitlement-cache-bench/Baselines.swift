@@ -6,11 +6,12 @@ import Synchronization
 /// What the cache is measured against: the same questions answered by the simplest code that
 /// could answer them, over the same scopes, in the same seeded order, with the same clock read.
 struct Baselines {
-  let harness: Harness
+  /// How many samples the JSON decode takes: each operation costs hundreds of hot reads.
+  let jsonSamples: Int
 
   /// An SDK that keeps expiry dates in a locked dictionary: a lookup and a date comparison. The
   /// floor for any thread-safe in-memory answer.
-  func lockedDictionary(_ workload: Workload) throws -> CaseResult {
+  func lockedDictionary(_ workload: Workload) throws -> TimedCase {
     var table: [ScopeKey: [String: Date]] = [:]
     for scope in workload.scopes {
       var expiries: [String: Date] = [:]
@@ -24,40 +25,47 @@ struct Baselines {
     let scopes = workload.scopes
     var stream = SeededStream(scopes)
     var sink = Sink()
-    let measurement = harness.measure { count in
-      for _ in 0..<count {
-        let now = clock.now()
-        sink.consume(
-          granted: storage.isActive(Workload.entitlement, for: stream.next(), now: now))
-      }
-    }
-    return try CaseResult("baseline_locked_dictionary", workload, measurement, sink)
+    return TimedCase(
+      name: "baseline_locked_dictionary", samples: nil,
+      batch: { count in
+        for _ in 0..<count {
+          let now = clock.now()
+          sink.consume(
+            granted: storage.isActive(Workload.entitlement, for: stream.next(), now: now))
+        }
+      },
+      result: { try CaseResult("baseline_locked_dictionary", workload, $0, sink) })
   }
 
   /// The raw C API on the cache's own file: one reused statement, the same join and point
   /// query the read-through runs, returning the columns a decision needs, then the decision.
-  func rawPointRead(_ workload: Workload) throws -> CaseResult {
+  func rawPointRead(_ workload: Workload) throws -> TimedCase {
     let (database, statement) = try Self.pointReadStatement(workload)
     let keys = workload.scopes.map(\.key.bytes)
     let clock = CacheClock.fixed(Workload.now)
     var stream = SeededStream(keys)
     var sink = Sink()
     var failure: (any Error)?
-    let measurement = harness.measure { count in
-      for _ in 0..<count {
-        let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
-        do {
-          sink.consume(granted: try Self.decide(statement, key: stream.next(), now: now))
-        } catch {
-          failure = error
-          sink.consume(granted: false)
+    return TimedCase(
+      name: "baseline_raw_c_point_read", samples: nil,
+      batch: { count in
+        for _ in 0..<count {
+          let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
+          do {
+            sink.consume(granted: try Self.decide(statement, key: stream.next(), now: now))
+          } catch {
+            failure = error
+            sink.consume(granted: false)
+          }
         }
-      }
-    }
-    if let failure { throw failure }
-    return try withExtendedLifetime(database) {
-      try CaseResult("baseline_raw_c_point_read", workload, measurement, sink)
-    }
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        // The statement keeps its connection alive; this keeps the pair's lifetimes explicit.
+        return try withExtendedLifetime(database) {
+          try CaseResult("baseline_raw_c_point_read", workload, measurement, sink)
+        }
+      })
   }
 
   /// The baseline's connection and its one statement, with the entitlement key bound.
@@ -114,7 +122,7 @@ struct Baselines {
 
   /// The way UserDefaults-style SDKs read their cache: one JSON blob per scope, selected by
   /// key and decoded with `JSONDecoder` into Codable types, then the expiry compared.
-  func jsonBlobDecode(_ workload: Workload, directory: String) throws -> CaseResult {
+  func jsonBlobDecode(_ workload: Workload, directory: String) throws -> TimedCase {
     let database = try RawDatabase(path: "\(directory)/json-blob.sqlite", create: true)
     try database.execute(
       """
@@ -138,33 +146,37 @@ struct Baselines {
     var stream = SeededStream(keys)
     var sink = Sink()
     var failure: (any Error)?
-    let measurement = harness.measure(samples: harness.plan.samples / 4) { count in
-      for _ in 0..<count {
-        let now = clock.now()
-        do {
-          try select.bind(stream.next(), at: 1)
-          defer { select.reset() }
-          guard try select.step(), let blob = sqlite3_column_blob(select.handle, 0) else {
-            throw BenchError.wrongAnswer("json blob missing")
+    return TimedCase(
+      name: "baseline_json_blob_decode", samples: jsonSamples,
+      batch: { count in
+        for _ in 0..<count {
+          let now = clock.now()
+          do {
+            try select.bind(stream.next(), at: 1)
+            defer { select.reset() }
+            guard try select.step(), let blob = sqlite3_column_blob(select.handle, 0) else {
+              throw BenchError.wrongAnswer("json blob missing")
+            }
+            let data = Data(bytes: blob, count: Int(sqlite3_column_bytes(select.handle, 0)))
+            let info = try decoder.decode(BlobCustomerInfo.self, from: data)
+            let pro = info.entitlements[Workload.entitlement]
+            sink.consume(granted: pro?.status == "active" && now < (pro?.expiresAt ?? .distantPast))
+          } catch {
+            failure = error
+            sink.consume(granted: false)
           }
-          let data = Data(bytes: blob, count: Int(sqlite3_column_bytes(select.handle, 0)))
-          let info = try decoder.decode(BlobCustomerInfo.self, from: data)
-          let pro = info.entitlements[Workload.entitlement]
-          sink.consume(granted: pro?.status == "active" && now < (pro?.expiresAt ?? .distantPast))
-        } catch {
-          failure = error
-          sink.consume(granted: false)
         }
-      }
-    }
-    if let failure { throw failure }
-    return try CaseResult("baseline_json_blob_decode", workload, measurement, sink)
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        return try CaseResult("baseline_json_blob_decode", workload, measurement, sink)
+      })
   }
 
   /// The same rows `store` writes, by hand: the scope upsert with the snapshot blob and its
   /// SHA-256, delete and re-insert the entitlement rows, in one `BEGIN IMMEDIATE` transaction
   /// with reused statements, on a connection set up like the library's writer.
-  func rawWrite(_ workload: Workload, samples: Int) throws -> CaseResult {
+  func rawWrite(_ workload: Workload, samples: Int) throws -> TimedCase {
     let rows = try TemplateRows(path: workload.path)
     let database = try RawDatabase(path: workload.path)
     try database.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
@@ -178,33 +190,37 @@ struct Baselines {
     var stream = SeededStream(keys)
     var sink = Sink()
     var failure: (any Error)?
-    let measurement = harness.measure(samples: samples) { count in
-      for _ in 0..<count {
-        let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
-        do {
-          try begin.run()
-          try rows.bindScope(to: upsert, key: stream.next(), now: now)
-          guard try upsert.step() else { throw BenchError.wrongAnswer("upsert returned no row") }
-          let scopeID = upsert.int64(0)
-          upsert.reset()
-          try deleteEntitlements.bind(scopeID, at: 1)
-          try deleteEntitlements.run()
-          for entitlement in rows.entitlements {
-            try insertEntitlement.bind(scopeID, at: 1)
-            try TemplateRows.bind(entitlement, to: insertEntitlement, from: 2)
-            try insertEntitlement.run()
+    return TimedCase(
+      name: "baseline_raw_c_write", samples: samples,
+      batch: { count in
+        for _ in 0..<count {
+          let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
+          do {
+            try begin.run()
+            try rows.bindScope(to: upsert, key: stream.next(), now: now)
+            guard try upsert.step() else { throw BenchError.wrongAnswer("upsert returned no row") }
+            let scopeID = upsert.int64(0)
+            upsert.reset()
+            try deleteEntitlements.bind(scopeID, at: 1)
+            try deleteEntitlements.run()
+            for entitlement in rows.entitlements {
+              try insertEntitlement.bind(scopeID, at: 1)
+              try TemplateRows.bind(entitlement, to: insertEntitlement, from: 2)
+              try insertEntitlement.run()
+            }
+            try commit.run()
+            sink.consume(granted: true)
+          } catch {
+            failure = error
+            try? database.execute("ROLLBACK")
+            sink.consume(granted: false)
           }
-          try commit.run()
-          sink.consume(granted: true)
-        } catch {
-          failure = error
-          try? database.execute("ROLLBACK")
-          sink.consume(granted: false)
         }
-      }
-    }
-    if let failure { throw failure }
-    return try CaseResult("baseline_raw_c_write", workload, measurement, sink)
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        return try CaseResult("baseline_raw_c_write", workload, measurement, sink)
+      })
   }
 }
 

@@ -93,18 +93,67 @@ struct SeededStream<Element> {
   }
 }
 
+/// One case set up and ready to time: a batch of its operations, and what turns its timings
+/// into a result (checking every operation's answer) once they are taken.
+struct TimedCase {
+  var name: String
+  /// Timed batches; nil for the plan's default.
+  var samples: Int?
+  var batch: (Int) -> Void
+  var result: (Measurement) throws -> CaseResult
+}
+
 /// Times batches of operations and reduces them to nanoseconds per operation.
 struct Harness {
   let plan: SamplingPlan
 
-  /// Runs `batch(count)` (which performs `count` operations) until it has `plan.samples` timed
-  /// batches, and returns nanoseconds per operation for each.
-  func measure(
-    samples: Int? = nil, maxBatch: Int = 1 << 20, _ batch: (Int) -> Void
-  ) -> Measurement {
+  /// Times `timed` alone.
+  func run(_ timed: TimedCase) throws -> CaseResult {
+    try timed.result(measure(samples: timed.samples, timed.batch))
+  }
+
+  /// Times cases that are compared with each other in alternation: one batch of each per
+  /// sample, starting with a different case each sample, so a change in the machine's load
+  /// during the run lands on all of them and the ratios between them hold. Run one after the
+  /// other, a busy second on a shared machine moved a ratio by half.
+  func run(together cases: [TimedCase]) throws -> [CaseResult] {
+    let samples = cases.first?.samples ?? plan.samples
+    let sizes = cases.map { batchSize(for: $0.batch) }
+    for _ in 0..<plan.warmupBatches {
+      for (timed, size) in zip(cases, sizes) { timed.batch(size) }
+    }
+    var times = Array(repeating: [Double](), count: cases.count)
+    for index in times.indices { times[index].reserveCapacity(samples) }
+    for sample in 0..<samples {
+      for step in cases.indices {
+        let index = (sample + step) % cases.count
+        times[index].append(Self.time(sizes[index], cases[index].batch) / Double(sizes[index]))
+      }
+    }
+    return try cases.indices.map { index in
+      try cases[index].result(Measurement(perOperation: times[index], batchSize: sizes[index]))
+    }
+  }
+
+  /// Runs `batch(count)` (which performs `count` operations) until it has `samples` timed
+  /// batches (the plan's by default), and returns nanoseconds per operation for each.
+  func measure(samples: Int? = nil, _ batch: (Int) -> Void) -> Measurement {
     let samples = samples ?? plan.samples
-    // Calibrate: grow the batch until it lasts a measurable time, then size it from the
-    // fastest of a few repeats, so one preempted batch cannot shrink every later one.
+    let batchSize = batchSize(for: batch)
+    for _ in 0..<plan.warmupBatches { batch(batchSize) }
+    var perOperation: [Double] = []
+    perOperation.reserveCapacity(samples)
+    for _ in 0..<samples {
+      perOperation.append(Self.time(batchSize, batch) / Double(batchSize))
+    }
+    return Measurement(perOperation: perOperation, batchSize: batchSize)
+  }
+
+  /// How many operations make one batch last about ``SamplingPlan/batchNanoseconds``.
+  ///
+  /// Grows the batch until it lasts a measurable time, then sizes it from the fastest of a
+  /// few repeats, so one preempted batch cannot shrink every later one.
+  private func batchSize(for batch: (Int) -> Void, maxBatch: Int = 1 << 20) -> Int {
     var batchSize = 1
     while batchSize < maxBatch {
       if Self.time(batchSize, batch) >= plan.batchNanoseconds / 4 { break }
@@ -112,17 +161,7 @@ struct Harness {
     }
     let fastest = (0..<5).map { _ in Self.time(batchSize, batch) }.min() ?? 1
     let estimate = max(fastest, 1) / Double(batchSize)
-    batchSize = max(1, min(maxBatch, Int(plan.batchNanoseconds / estimate)))
-    for _ in 0..<plan.warmupBatches { batch(batchSize) }
-    var perOperation: [Double] = []
-    perOperation.reserveCapacity(samples)
-    for _ in 0..<samples {
-      let start = Stopwatch.nanoseconds()
-      batch(batchSize)
-      let elapsed = Stopwatch.nanoseconds() - start
-      perOperation.append(Double(elapsed) / Double(batchSize))
-    }
-    return Measurement(perOperation: perOperation, batchSize: batchSize)
+    return max(1, min(maxBatch, Int(plan.batchNanoseconds / estimate)))
   }
 
   private static func time(_ count: Int, _ batch: (Int) -> Void) -> Double {

@@ -13,25 +13,43 @@ struct Suite {
     let path = directory.path
     let plan: SamplingPlan = options.quick ? .quick : .full
     let harness = Harness(plan: plan)
-    let cache = CacheCases(harness: harness)
-    let baselines = Baselines(harness: harness)
+    let cache = CacheCases()
+    let baselines = Baselines(jsonSamples: plan.samples / 4)
     let writeSamples = options.quick ? 400 : 1_000
     var results: [CaseResult] = []
 
-    func step(_ name: String, _ body: () throws -> CaseResult) rethrows {
-      guard options.includes(name) else { return }
-      let result = try body()
+    func record(_ result: CaseResult) {
       log("\(result.label): \(Report.duration(result.p50)) p50")
       results.append(result)
+    }
+    func step(_ name: String, _ make: () throws -> TimedCase) throws {
+      guard options.includes(name) else { return }
+      record(try harness.run(try make()))
+    }
+    // Cases compared with each other are timed in alternation when more than one of them
+    // runs (see Harness.run(together:)).
+    func together(_ cases: [(name: String, make: () throws -> TimedCase)]) throws {
+      let included = cases.filter { options.includes($0.name) }
+      guard included.count > 1 else {
+        for (name, make) in included { try step(name, make) }
+        return
+      }
+      for result in try harness.run(together: included.map { try $0.make() }) {
+        record(result)
+      }
     }
 
     log("building workloads in \(path)")
     let headline = try Workload.create(
       in: path, scopes: Workload.headlineScopes, entitlements: Workload.headlineEntitlements)
-    try step("hot_access") { try cache.hotAccess(headline) }
-    try step("baseline_locked_dictionary") { try baselines.lockedDictionary(headline) }
-    try step("read_through_access") { try cache.readThroughAccess(headline) }
-    try step("baseline_raw_c_point_read") { try baselines.rawPointRead(headline) }
+    try together([
+      ("hot_access", { try cache.hotAccess(headline) }),
+      ("baseline_locked_dictionary", { try baselines.lockedDictionary(headline) }),
+    ])
+    try together([
+      ("read_through_access", { try cache.readThroughAccess(headline) }),
+      ("baseline_raw_c_point_read", { try baselines.rawPointRead(headline) }),
+    ])
     try step("baseline_json_blob_decode") {
       try baselines.jsonBlobDecode(headline, directory: path)
     }
@@ -40,11 +58,13 @@ struct Suite {
     let cacheWrites = try Workload.create(
       in: path + "/cache-writes", scopes: Workload.headlineScopes, entitlements: 10,
       makeDirectory: true)
-    try step("snapshot_write") { try cache.snapshotWrite(cacheWrites, samples: writeSamples) }
     let rawWrites = try Workload.create(
       in: path + "/raw-writes", scopes: Workload.headlineScopes, entitlements: 10,
       makeDirectory: true)
-    try step("baseline_raw_c_write") { try baselines.rawWrite(rawWrites, samples: writeSamples) }
+    try together([
+      ("snapshot_write", { try cache.snapshotWrite(cacheWrites, samples: writeSamples) }),
+      ("baseline_raw_c_write", { try baselines.rawWrite(rawWrites, samples: writeSamples) }),
+    ])
 
     let scaled = [
       "hot_access", "read_through_access", "baseline_locked_dictionary",
@@ -55,23 +75,28 @@ struct Suite {
       // Each scale case is judged against its baseline at the same size: from 1 to 100,000
       // scopes a random lookup stops fitting the CPU caches, and that growth is the machine's,
       // paid by any in-memory map or B-tree alike.
-      try step("hot_access") { try cache.hotAccess(workload) }
-      try step("baseline_locked_dictionary") { try baselines.lockedDictionary(workload) }
-      try step("read_through_access") { try cache.readThroughAccess(workload) }
-      try step("baseline_raw_c_point_read") { try baselines.rawPointRead(workload) }
+      var hot: [(name: String, make: () throws -> TimedCase)] = [
+        ("hot_access", { try cache.hotAccess(workload) }),
+        ("baseline_locked_dictionary", { try baselines.lockedDictionary(workload) }),
+      ]
+      if scopes == 1 {
+        // One scope with 1,000 entitlements is compared with one of 10, so they alternate too.
+        let wide = try Workload.create(in: path, scopes: 1, entitlements: 1_000)
+        hot.append(("hot_access", { try cache.hotAccess(wide) }))
+      }
+      try together(hot)
+      try together([
+        ("read_through_access", { try cache.readThroughAccess(workload) }),
+        ("baseline_raw_c_point_read", { try baselines.rawPointRead(workload) }),
+      ])
       try? FileManager.default.removeItem(atPath: workload.path)
     }
-    if options.includes("hot_access") {
-      let wide = try Workload.create(in: path, scopes: 1, entitlements: 1_000)
-      try step("hot_access") { try cache.hotAccess(wide) }
-    }
-
     let processes = ProcessCases(runs: options.quick ? 60 : 200)
-    try step("cold_first_decision") {
-      try processes.coldFirstDecision(headline, cli: options.resolvedCLIPath)
+    if options.includes("cold_first_decision") {
+      record(try processes.coldFirstDecision(headline, cli: options.resolvedCLIPath))
     }
-    try step("baseline_sqlite3_cli") {
-      try processes.sqlite3Shell(headline, shell: options.sqlite3Path)
+    if options.includes("baseline_sqlite3_cli") {
+      record(try processes.sqlite3Shell(headline, shell: options.sqlite3Path))
     }
     return results
   }

@@ -9,11 +9,14 @@ extension SQLiteConnection {
   /// between (sqlite.org/lang_transaction.html, "Read transactions versus write transactions").
   ///
   /// Validate input before calling: the body should only fail for storage reasons.
+  ///
+  /// `BEGIN` and `COMMIT` run as cached prepared statements: through `sqlite3_exec` each was
+  /// parsed again on every write, a tenth of a snapshot write's instructions.
   func writeTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-    try execute("BEGIN IMMEDIATE")
+    try withStatement("BEGIN IMMEDIATE") { statement throws(SQLiteError) in try statement.run() }
     do {
       let result = try body()
-      try execute("COMMIT")
+      try withStatement("COMMIT") { statement throws(SQLiteError) in try statement.run() }
       return result
     } catch {
       rollback()
