@@ -173,15 +173,17 @@ struct Baselines {
       })
   }
 
-  /// The same rows `store` writes, by hand: the scope upsert with the snapshot blob and its
-  /// SHA-256, delete and re-insert the entitlement rows, in one `BEGIN IMMEDIATE` transaction
-  /// with reused statements, on a connection set up like the library's writer.
+  /// The same rows `store` writes, by hand: the next revision, the scope upsert with the
+  /// snapshot blob and its SHA-256, delete and re-insert the entitlement rows, in one
+  /// `BEGIN IMMEDIATE` transaction with reused statements, on a connection set up like the
+  /// library's writer.
   func rawWrite(_ workload: Workload, samples: Int) throws -> TimedCase {
     let rows = try TemplateRows(path: workload.path)
     let database = try RawDatabase(path: workload.path)
     try database.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
     let begin = try database.prepare("BEGIN IMMEDIATE")
     let commit = try database.prepare("COMMIT")
+    let nextRevision = try database.prepare(ScopeSQL.nextRevision)
     let upsert = try database.prepare(TemplateRows.upsertSQL)
     let deleteEntitlements = try database.prepare(ScopeSQL.deleteEntitlements)
     let insertEntitlement = try database.prepare(ScopeSQL.insertEntitlement)
@@ -197,7 +199,13 @@ struct Baselines {
           let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
           do {
             try begin.run()
+            guard try nextRevision.step() else {
+              throw BenchError.wrongAnswer("revision counter missing")
+            }
+            let revision = nextRevision.int64(0)
+            nextRevision.reset()
             try rows.bindScope(to: upsert, key: stream.next(), now: now)
+            try upsert.bind(revision, at: 17)
             guard try upsert.step() else { throw BenchError.wrongAnswer("upsert returned no row") }
             let scopeID = upsert.int64(0)
             upsert.reset()

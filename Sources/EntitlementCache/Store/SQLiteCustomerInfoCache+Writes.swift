@@ -34,9 +34,8 @@ extension SQLiteCustomerInfoCache {
       throw .invalidSnapshot(error)
     }
     try write(.store, scope: scope) { connection, touches throws(SQLiteError) in
-      let (rowID, highWaterMark, revision) = try connection.withStatement(
-        ScopeSQL.upsertSnapshot
-      ) {
+      let revision = try ScopeSQL.takeRevision(on: connection)
+      let (rowID, highWaterMark) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
         statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
         try statement.bind(now, at: 6)
@@ -50,14 +49,13 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(facts.deviceAccess?.status.rawValue, at: 14)
         try statement.bind(facts.deviceAccess?.expiresAt, at: 15)
         try statement.bind(deviceBlock, at: 16)
+        try statement.bind(revision, at: 17)
         guard try statement.step() else {
           throw SQLiteError(
             operation: "upsert", extendedResultCode: 1, message: "no row returned",
             sql: ScopeSQL.upsertSnapshot)
         }
-        return (
-          statement.int64(0), Date(unixMilliseconds: statement.int64(1)), statement.int64(2)
-        )
+        return (statement.int64(0), Date(unixMilliseconds: statement.int64(1)))
       }
       try connection.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
         try statement.bind(rowID, at: 1)
@@ -106,10 +104,12 @@ extension SQLiteCustomerInfoCache {
   {
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
     try write(.recordRefreshFailure, scope: scope) { connection, _ throws(SQLiteError) in
+      let revision = try ScopeSQL.takeRevision(on: connection)
       try connection.withStatement(ScopeSQL.upsertRefreshFailure) { statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
         try statement.bind(now, at: 6)
         try statement.bind(reason, at: 7)
+        try statement.bind(revision, at: 8)
         try statement.run()
       }
       // The next read re-reads the row, which now carries the failure.

@@ -22,8 +22,9 @@ struct ScopeHeader: Sendable {
   var snapshotFacts: SnapshotFacts
   /// The row holds a snapshot, not only bookkeeping.
   var hasSnapshot: Bool
-  /// The stored ``DeviceBlockColumn`` of a blocked installation, decoded after the row is
-  /// released (see ``decodingDeviceBlock()``) because decoding can fail with a snapshot error.
+  /// The stored ``DeviceBlockColumn`` of a blocked installation, copied out of the row and
+  /// decoded as a step of its own (see ``decodingDeviceBlock()``): decoding fails with a
+  /// snapshot error, not a storage one.
   var undecodedDeviceBlock: String?
 
   init(
@@ -204,8 +205,8 @@ package enum ScopeSQL {
       scope_key, sdk_key_hash, user_hash, installation_hash, environment,
       stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
       snapshot, snapshot_size, snapshot_sha256, verification, access_context_expires_at,
-      device_status, device_expires_at, device_block)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+      device_status, device_expires_at, device_block, revision)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
     ON CONFLICT (scope_key) DO UPDATE SET
       stored_at = excluded.stored_at, server_time = excluded.server_time,
       last_refresh_attempt_at = excluded.last_refresh_attempt_at,
@@ -216,24 +217,42 @@ package enum ScopeSQL {
       snapshot_sha256 = excluded.snapshot_sha256, verification = excluded.verification,
       access_context_expires_at = excluded.access_context_expires_at,
       device_status = excluded.device_status, device_expires_at = excluded.device_expires_at,
-      device_block = excluded.device_block, revision = scope.revision + 1
-    RETURNING id, high_water_mark, revision
+      device_block = excluded.device_block, revision = excluded.revision
+    RETURNING id, high_water_mark
     """
 
   static let upsertRefreshFailure = """
     INSERT INTO scope (
       scope_key, sdk_key_hash, user_hash, installation_hash, environment,
       last_refresh_attempt_at, last_refresh_failed_at, last_refresh_failure_reason,
-      high_water_mark, last_used_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?6, ?6)
+      high_water_mark, last_used_at, revision)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?6, ?6, ?8)
     ON CONFLICT (scope_key) DO UPDATE SET
       last_refresh_attempt_at = excluded.last_refresh_attempt_at,
       last_refresh_failed_at = excluded.last_refresh_failed_at,
       last_refresh_failure_reason = excluded.last_refresh_failure_reason,
       high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
       last_used_at = max(scope.last_used_at, excluded.last_used_at),
-      revision = scope.revision + 1
+      revision = excluded.revision
     """
+
+  /// The revision for the write in progress: the file-wide counter, moved on by one (see
+  /// `Migrations/0002_revision_and_device_block.sql`). Run inside the write's transaction.
+  package static let nextRevision = """
+    UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value
+    """
+
+  /// Runs ``nextRevision`` on `connection`.
+  static func takeRevision(on connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+    try connection.withStatement(nextRevision) { statement throws(SQLiteError) in
+      guard try statement.step() else {
+        throw SQLiteError(
+          operation: "revision", extendedResultCode: SQLITE_CORRUPT,
+          message: "the revision counter row is missing", sql: nextRevision)
+      }
+      return statement.int64(0)
+    }
+  }
 
   package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
 

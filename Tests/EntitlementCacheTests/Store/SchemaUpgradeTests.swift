@@ -37,25 +37,31 @@ struct SchemaUpgradeTests {
       (2, 'pro', 'active', 1798632000000, 1796040000000, 'purchase');
     """
 
+  /// Writes the version 1 file, then runs `change` on it.
+  static func writeVersion1File(
+    _ path: String, then change: String? = nil
+  ) throws {
+    let connection = try SQLiteConnection(path: path)
+    try Self.version1.migrate(connection)
+    try connection.withStatement(Self.version1Rows) { statement throws(SQLiteError) in
+      try statement.bind(Fixture.scopeA.key.bytes, at: 1)
+      try statement.bind(Fixture.scopeB.key.bytes, at: 2)
+      try statement.bind(Fixture.scopeA.sdkKeyHash, at: 3)
+      try statement.bind(Fixture.scopeA.userHash, at: 4)
+      try statement.bind(Fixture.scopeA.installationHash, at: 5)
+      try statement.bind(Data(Fixture.sampleJSON.utf8), at: 6)
+      try statement.run()
+    }
+    try connection.execute(Self.version1Entitlements)
+    if let change { try connection.execute(change) }
+  }
+
   @Test func aVersion1FileUpgradesAndDecidesAsBefore() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
     let active = Fixture.scopeA
     let blocked = Fixture.scopeB
-    do {
-      let connection = try SQLiteConnection(path: path)
-      try Self.version1.migrate(connection)
-      try connection.withStatement(Self.version1Rows) { statement throws(SQLiteError) in
-        try statement.bind(active.key.bytes, at: 1)
-        try statement.bind(blocked.key.bytes, at: 2)
-        try statement.bind(active.sdkKeyHash, at: 3)
-        try statement.bind(active.userHash, at: 4)
-        try statement.bind(active.installationHash, at: 5)
-        try statement.bind(Data(Fixture.sampleJSON.utf8), at: 6)
-        try statement.run()
-      }
-      try connection.execute(Self.version1Entitlements)
-    }
+    try Self.writeVersion1File(path)
 
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
@@ -73,10 +79,25 @@ struct SchemaUpgradeTests {
     #expect(device.devices.map(\.id) == ["d_7f3a", "d_0001"])
     #expect(device.devices.map(\.label) == ["iPhone", "Pixel"])
 
-    // Every write of a row moves its revision on; reads do not.
+    // Every write of a row takes the file's next revision; reads and flushes do not.
     try cache.store(try Fixture.snapshot(), for: active)
     try cache.recordRefreshFailure(for: blocked, reason: nil)
     try cache.flush()
-    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE revision = 1") == 2)
+    #expect(try raw.scalarInt("SELECT revision FROM scope WHERE id = 1") == 1)
+    #expect(try raw.scalarInt("SELECT revision FROM scope WHERE id = 2") == 2)
+  }
+
+  /// A device list another tool left unparsable must not stop the upgrade (and so every
+  /// launch): that one scope reads `unreadable`, as it did under version 1.
+  @Test func anUnparsableVersion1DeviceListUpgradesAndReadsUnreadable() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try Self.writeVersion1File(
+      path, then: #"UPDATE scope SET device_list = '[{"label": 1}' WHERE id = 2"#)
+
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.unreadable))
   }
 }

@@ -91,29 +91,46 @@ struct SecondConnectionTests {
     #expect(try widget.load(Fixture.scopeA)?.snapshot != nil)
   }
 
+  /// A snapshot entitling `pro` with `status` and `extra` active, at the fixture's request date.
+  static func twoKeys(pro status: String) throws -> CustomerInfoSnapshot {
+    try Fixture.snapshot(
+      """
+      {"requestDate": "2026-11-30T12:00:00Z", "verification": "verified",
+       "entitlements": {
+         "pro": {"status": "\(status)", "expiresAt": "2026-12-30T12:00:00Z",
+           "verifiedAt": "2026-11-30T12:00:00Z", "source": "purchase"},
+         "extra": {"status": "active", "expiresAt": "2026-12-30T12:00:00Z",
+           "verifiedAt": "2026-11-30T12:00:00Z", "source": "purchase"}}}
+      """)
+  }
+
   /// Two snapshots written at the same instant for the same server response time: only the
   /// row's revision tells them apart, and a scope read key by key must not mix them.
   @Test func aRewriteAtTheSameInstantIsNotMixedIntoAPartlyReadScope() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
-    func snapshot(pro status: String) throws -> CustomerInfoSnapshot {
-      try Fixture.snapshot(
-        """
-        {"requestDate": "2026-11-30T12:00:00Z", "verification": "verified",
-         "entitlements": {
-           "pro": {"status": "\(status)", "expiresAt": "2026-12-30T12:00:00Z",
-             "verifiedAt": "2026-11-30T12:00:00Z", "source": "purchase"},
-           "extra": {"status": "active", "expiresAt": "2026-12-30T12:00:00Z",
-             "verifiedAt": "2026-11-30T12:00:00Z", "source": "purchase"}}}
-        """)
-    }
-    try app.store(try snapshot(pro: "active"), for: Fixture.scopeA)
+    try app.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
 
-    try app.store(try snapshot(pro: "revoked"), for: Fixture.scopeA)
+    try app.store(try Self.twoKeys(pro: "revoked"), for: Fixture.scopeA)
     // "extra" is not resident yet, so the widget reads the row, now at a later revision: the
     // whole resident is replaced rather than "extra" added beside the old "pro".
+    #expect(widget.access(to: "extra", for: Fixture.scopeA).state == .granted)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
+  }
+
+  /// A scope removed and written again can get its old row id back; its revision comes from the
+  /// file's counter, so a scope read key by key still never mixes the two snapshots.
+  @Test func aRemovedAndRewrittenScopeIsNotMixedIntoAPartlyReadScope() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    try app.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
+
+    try app.remove(Fixture.scopeA)
+    try app.store(try Self.twoKeys(pro: "revoked"), for: Fixture.scopeA)
     #expect(widget.access(to: "extra", for: Fixture.scopeA).state == .granted)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
   }
