@@ -22,6 +22,10 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
     withUnsafeBytes { Array($0) }
   }
 
+  /// The first 64 bits: as evenly spread as the whole digest, enough to place the key in a
+  /// table (see `ResidentTable`).
+  var leadingWord: UInt64 { words.0 }
+
   /// Calls `body` with the 32 bytes, most significant first, without allocating.
   func withUnsafeBytes<Result, Failure>(
     _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result

@@ -13,7 +13,7 @@ final class ReadState {
   private(set) var reader: SQLiteConnection
   // Only ever touched under the lock (see above), so the runtime's exclusivity check on each
   // access would only repeat what the lock guarantees; it costs more than the lookup itself.
-  @exclusivity(unchecked) var residents: [ScopeKey: ResidentScope] = [:]
+  @exclusivity(unchecked) var residents = ResidentTable()
   /// Read-time bookkeeping of residents dropped before it was persisted.
   var orphanedTouches: [ScopeKey: PendingTouch] = [:]
   private let checkInterval: UInt64
@@ -56,7 +56,7 @@ final class ReadState {
     for (key, resident) in residents {
       keepPendingTouch(of: resident, for: key)
     }
-    residents.removeAll(keepingCapacity: true)
+    residents.removeAll()
   }
 
   /// Moves a resident's unpersisted read-time bookkeeping among the orphans, so dropping it
@@ -79,7 +79,7 @@ final class ReadState {
 
   /// Forgets one resident and its bookkeeping (the scope was deleted or rewritten).
   func forget(_ key: ScopeKey) {
-    residents[key] = nil
+    residents.removeValue(forKey: key)
     orphanedTouches[key] = nil
   }
 

@@ -1,0 +1,120 @@
+/// The resident scopes by scope key: open addressing with linear probing, each key placed by
+/// its first 64 bits.
+///
+/// A scope key is a SHA-256 digest, so its bits are already spread evenly. `Dictionary` hashes
+/// every key again with seeded SipHash, which on the hot read cost more than all of the
+/// evaluation's comparisons; here a lookup is a mask, a load and a 32-byte compare. Keys come
+/// from hashing identities the app chooses, so a caller could only crowd one slot by searching
+/// for SHA-256 prefixes, and retention keeps at most a few hundred scopes: probing stays short.
+///
+/// Owned by ``ReadState`` and used only under its lock, like everything it holds.
+struct ResidentTable: Sequence {
+  private struct Slot {
+    var key: ScopeKey
+    var resident: ResidentScope
+  }
+
+  /// A power of two long, at most half full, so every probe ends at an empty slot.
+  private var slots: [Slot?]
+  private(set) var count = 0
+
+  init() {
+    slots = Array(repeating: nil, count: 16)
+  }
+
+  var isEmpty: Bool { count == 0 }
+
+  /// The resident of `key`, or nil.
+  subscript(key: ScopeKey) -> ResidentScope? {
+    var index = home(of: key)
+    while let slot = slots[index] {
+      if slot.key == key { return slot.resident }
+      index = next(index)
+    }
+    return nil
+  }
+
+  /// Makes `resident` the resident of `key`; returns the one it replaced.
+  @discardableResult
+  mutating func updateValue(_ resident: ResidentScope, forKey key: ScopeKey) -> ResidentScope? {
+    var index = home(of: key)
+    while let slot = slots[index] {
+      if slot.key == key {
+        slots[index]?.resident = resident
+        return slot.resident
+      }
+      index = next(index)
+    }
+    slots[index] = Slot(key: key, resident: resident)
+    count += 1
+    if count * 2 > slots.count { grow() }
+    return nil
+  }
+
+  /// Removes the resident of `key`; returns it, or nil when there was none.
+  @discardableResult
+  mutating func removeValue(forKey key: ScopeKey) -> ResidentScope? {
+    var index = home(of: key)
+    while let slot = slots[index] {
+      if slot.key == key {
+        closeGap(at: index)
+        count -= 1
+        return slot.resident
+      }
+      index = next(index)
+    }
+    return nil
+  }
+
+  mutating func removeAll() {
+    slots = Array(repeating: nil, count: slots.count)
+    count = 0
+  }
+
+  func makeIterator() -> some IteratorProtocol<(key: ScopeKey, resident: ResidentScope)> {
+    slots.lazy.compactMap { $0.map { (key: $0.key, resident: $0.resident) } }.makeIterator()
+  }
+
+  // MARK: Probing
+
+  private func home(of key: ScopeKey) -> Int {
+    Int(truncatingIfNeeded: key.leadingWord) & (slots.count - 1)
+  }
+
+  private func next(_ index: Int) -> Int {
+    (index + 1) & (slots.count - 1)
+  }
+
+  /// Empties the slot at `index` and moves later entries of the same probe run back into the
+  /// gap, so every remaining key is still found before the first empty slot (deletion without
+  /// tombstones).
+  private mutating func closeGap(at index: Int) {
+    var gap = index
+    slots[gap] = nil
+    var candidate = next(gap)
+    while let slot = slots[candidate] {
+      let home = home(of: slot.key)
+      // The entry may move into the gap unless its home lies cyclically in (gap, candidate].
+      let staysPut =
+        gap <= candidate
+        ? (gap < home && home <= candidate)
+        : (gap < home || home <= candidate)
+      if !staysPut {
+        slots[gap] = slot
+        slots[candidate] = nil
+        gap = candidate
+      }
+      candidate = next(candidate)
+    }
+  }
+
+  private mutating func grow() {
+    let entries = slots.compactMap { $0 }
+    slots = Array(repeating: nil, count: slots.count * 2)
+    for entry in entries {
+      var index = home(of: entry.key)
+      while slots[index] != nil { index = next(index) }
+      slots[index] = entry
+    }
+  }
+}
