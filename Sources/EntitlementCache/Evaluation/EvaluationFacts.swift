@@ -78,17 +78,6 @@ struct SnapshotFacts: Sendable, Hashable {
     }
   }
 
-  /// Facts as the file stores them: the store writes only the normalized form, and builds the
-  /// device access from its own columns, so there is nothing to trim and no copy to make.
-  init(
-    stored verification: OpenEnum<VerificationStatus>, accessContextExpiresAt: Date?,
-    deviceAccess: DeviceAccessInfo?
-  ) {
-    self.verification = verification
-    self.accessContextExpiresAt = accessContextExpiresAt
-    self.deviceAccess = deviceAccess
-  }
-
   init(_ info: CustomerInfo) {
     self.init(
       verification: info.verification, accessContextExpiresAt: info.accessContext?.expiresAt,
