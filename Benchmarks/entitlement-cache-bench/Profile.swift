@@ -4,7 +4,7 @@ import Foundation
 /// `--profile KIND COUNT [--scopes N]`: a fixed number of operations on an N-scope workload
 /// (default 100) and nothing else, for callgrind, whose instruction counts stay steady on a
 /// machine too busy for stable timings:
-/// `valgrind --tool=callgrind --toggle-collect='*rofileLoop*' entitlement-cache-bench --profile
+/// `valgrind --tool=callgrind --toggle-collect='*Loop*' entitlement-cache-bench --profile
 /// read-through 20000`.
 enum Profile {
   static let kinds = "hot|read-through|baseline|raw-point-read"
