@@ -7,7 +7,7 @@
 extension SQLiteCustomerInfoCache {
   /// The decision for one entitlement now, re-evaluated against the clock.
   ///
-  /// From memory after the scope's first read: one lock, two dictionary lookups and the
+  /// From memory after the scope's first read: one lock, one table probe and the
   /// evaluation. The first read of a scope, or of a key not yet seen, costs one prepared
   /// statement. Never throws: a storage failure answers `offlineUnavailable(.unreadable)`.
   public func access(
