@@ -247,13 +247,10 @@ final class ReadState {
       return .matched(resident)
     }
     var header = ScopeSQL.header(statement)
-    // Only a blocked installation has device details to decode.
-    if header.undecodedDeviceBlock != nil {
-      do {
-        header = try header.decodingDeviceBlock()
-      } catch {
-        return .undecodable(error)
-      }
+    do {
+      try header.decodeDeviceBlock()
+    } catch {
+      return .undecodable(error)
     }
     let fresh = ResidentScope(header: header, entitlements: [:], isComplete: false)
     fresh.addReadThrough(key, facts)
@@ -269,13 +266,10 @@ final class ReadState {
     isComplete: Bool, for scope: CacheScope
   ) throws(ReadFailure) -> ResidentScope {
     var header = header ?? .absent
-    // Only a blocked installation has device details to decode.
-    if header.undecodedDeviceBlock != nil {
-      do {
-        header = try header.decodingDeviceBlock()
-      } catch {
-        throw .snapshot(error)
-      }
+    do {
+      try header.decodeDeviceBlock()
+    } catch {
+      throw .snapshot(error)
     }
     let resident = ResidentScope(
       header: header, entitlements: entitlements, isComplete: isComplete)

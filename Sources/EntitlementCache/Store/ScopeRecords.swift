@@ -23,7 +23,7 @@ struct ScopeHeader: Sendable {
   /// The row holds a snapshot, not only bookkeeping.
   var hasSnapshot: Bool
   /// The stored ``DeviceBlockColumn`` of a blocked installation, copied out of the row and
-  /// decoded as a step of its own (see ``decodingDeviceBlock()``): decoding fails with a
+  /// decoded as a step of its own (see ``decodeDeviceBlock()``): decoding fails with a
   /// snapshot error, not a storage one.
   var undecodedDeviceBlock: String?
 
@@ -48,15 +48,14 @@ struct ScopeHeader: Sendable {
   /// The snapshot-wide facts; nil when the row holds no snapshot.
   var facts: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
 
-  /// The header with its device block decoded.
-  func decodingDeviceBlock() throws(SnapshotError) -> ScopeHeader {
+  /// Decodes a blocked installation's device block into the snapshot facts; does nothing
+  /// for any other header. On failure the header is unchanged.
+  mutating func decodeDeviceBlock() throws(SnapshotError) {
     guard let block = undecodedDeviceBlock, let device = snapshotFacts.deviceAccess else {
-      return self
+      return
     }
-    var decoded = self
-    decoded.snapshotFacts.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
-    decoded.undecodedDeviceBlock = nil
-    return decoded
+    snapshotFacts.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
+    undecodedDeviceBlock = nil
   }
 }
 
