@@ -117,6 +117,9 @@ struct Harness {
   /// during the run lands on all of them and the ratios between them hold. Run one after the
   /// other, a busy second on a shared machine moved a ratio by half.
   func run(together cases: [TimedCase]) throws -> [CaseResult] {
+    guard Set(cases.map { $0.samples ?? plan.samples }).count <= 1 else {
+      throw BenchError.usage("cases timed together must take the same number of samples")
+    }
     let samples = cases.first?.samples ?? plan.samples
     let sizes = cases.map { batchSize(for: $0.batch) }
     for _ in 0..<plan.warmupBatches {

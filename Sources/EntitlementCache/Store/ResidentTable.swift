@@ -66,8 +66,10 @@ struct ResidentTable: Sequence {
     return nil
   }
 
+  /// Empties the table in place, keeping its capacity: it runs under the read lock, where a
+  /// fresh array the size of the table would be allocated and zeroed.
   mutating func removeAll() {
-    slots = Array(repeating: nil, count: slots.count)
+    for index in slots.indices { slots[index] = nil }
     count = 0
   }
 

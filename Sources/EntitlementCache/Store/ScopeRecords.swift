@@ -241,16 +241,31 @@ package enum ScopeSQL {
     UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value
     """
 
+  /// Puts the counter row back when another tool deleted it, starting past every revision
+  /// still in the file.
+  static let restoreRevisionCounter = """
+    INSERT OR IGNORE INTO revision_counter (id, value)
+    SELECT 1, coalesce(max(revision), 0) FROM scope
+    """
+
   /// Runs ``nextRevision`` on `connection`.
+  ///
+  /// A missing counter row is restored rather than reported: the file is otherwise sound,
+  /// and calling it damaged would move every scope aside for one row another tool deleted.
   static func takeRevision(on connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
-    try connection.withStatement(nextRevision) { statement throws(SQLiteError) in
-      guard try statement.step() else {
-        throw SQLiteError(
-          operation: "revision", extendedResultCode: SQLITE_CORRUPT,
-          message: "the revision counter row is missing", sql: nextRevision)
+    for _ in 0..<2 {
+      let revision = try connection.withStatement(nextRevision) {
+        statement throws(SQLiteError) -> Int64? in
+        try statement.step() ? statement.int64(0) : nil
       }
-      return statement.int64(0)
+      if let revision { return revision }
+      try connection.withStatement(restoreRevisionCounter) { statement throws(SQLiteError) in
+        try statement.run()
+      }
     }
+    throw SQLiteError(
+      operation: "revision", extendedResultCode: SQLITE_ERROR,
+      message: "the revision counter row cannot be restored", sql: restoreRevisionCounter)
   }
 
   package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"

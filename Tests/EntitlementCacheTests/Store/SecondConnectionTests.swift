@@ -135,6 +135,27 @@ struct SecondConnectionTests {
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
   }
 
+  /// Another tool deleting the revision counter's row costs nothing: the row comes back past
+  /// every revision in the file, and no scope is lost to a "damaged" verdict.
+  @Test func aDeletedRevisionCounterRowIsRestored() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    try app.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
+    try app.store(try Fixture.snapshot(), for: Fixture.scopeB)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    try StoreTest.connection(app.path).execute("DELETE FROM revision_counter")
+
+    try app.store(try Self.twoKeys(pro: "revoked"), for: Fixture.scopeA)
+    #expect(app.damageReport == nil)
+    #expect(app.access(to: "pro", for: Fixture.scopeB).state == .granted)
+    // The new revision is past the old one, so the widget's partial resident is not reused.
+    #expect(widget.access(to: "extra", for: Fixture.scopeA).state == .granted)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
+    let raw = try StoreTest.connection(app.path, readOnly: true)
+    #expect(try raw.scalarInt("SELECT value FROM revision_counter") == 3)
+  }
+
   /// Keys read one by one all stay in memory: the file changing under them (unseen within the
   /// interval) does not change their answers, so none of them was read from it again.
   @Test func keysReadOneByOneAllStayResident() throws {
