@@ -52,7 +52,7 @@ struct Options {
       case "--profile":
         let kind = try value(argument)
         guard let count = Int(try value(argument)) else {
-          throw BenchError.usage("--profile hot|read-through|baseline|raw-point-read COUNT")
+          throw BenchError.usage("--profile \(Profile.kinds) COUNT")
         }
         profile = (kind, count)
       case "-h", "--help":

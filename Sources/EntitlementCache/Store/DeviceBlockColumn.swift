@@ -11,27 +11,19 @@
 /// One column that is NULL in the common case, rather than six read on every read-through:
 /// SQLite copies each text value a read returns.
 enum DeviceBlockColumn {
-  /// The column's value for `device`: nil when there is no device access or it is active.
+  /// The column's value for a snapshot's facts: nil when there is no device access or it is
+  /// active.
   ///
-  /// Built from the known fields only, so a token or any field the server adds never reaches
-  /// the column.
-  static func encode(_ device: DeviceAccessInfo?) throws(SnapshotError) -> String? {
-    guard let device, device.status != .known(.active) else { return nil }
+  /// Takes the normalized facts (see ``SnapshotFacts``), which already dropped every field
+  /// this build does not know, so a token or anything the server adds never reaches the
+  /// column.
+  static func encode(_ facts: SnapshotFacts) throws(SnapshotError) -> String? {
+    guard let device = facts.deviceAccess, device.status != .known(.active) else { return nil }
     var writer = JSONObjectWriter(unknownFields: [:])
     writer.set("reason", device.reason.map(JSONValue.init))
     writer.set("nextAllowedAt", device.nextAllowedAt.map(JSONValue.init))
-    writer.set(
-      "changeBudget",
-      device.changeBudget.map {
-        DeviceChangeBudget(remaining: $0.remaining, limit: $0.limit, windowDays: $0.windowDays)
-          .json
-      })
-    writer.set(
-      "devices",
-      .array(
-        device.devices.map {
-          DeviceSummary(id: $0.id, label: $0.label, lastSeenAt: $0.lastSeenAt).json
-        }))
+    writer.set("changeBudget", device.changeBudget?.json)
+    writer.set("devices", .array(device.devices.map(\.json)))
     do {
       let encoder = JSONEncoder()
       encoder.outputFormatting = .sortedKeys

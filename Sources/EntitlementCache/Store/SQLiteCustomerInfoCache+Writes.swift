@@ -29,7 +29,7 @@ extension SQLiteCustomerInfoCache {
     let digest = SHA256.hash(Array(snapshot.jsonData))
     let deviceBlock: String?
     do {
-      deviceBlock = try DeviceBlockColumn.encode(info.deviceAccess)
+      deviceBlock = try DeviceBlockColumn.encode(facts)
     } catch {
       throw .invalidSnapshot(error)
     }
