@@ -39,6 +39,7 @@ import Testing
     #expect(evidence["validUntil"] as? String == "2026-12-07T12:00:00Z")
     #expect(evidence["source"] as? String == "purchase")
     #expect(evidence["clockRollbackSuspected"] as? Bool == false)
+    #expect(evidence["clockOffset"] as? Int == 0)
   }
 
   @Test func textPutsTheDecisionFirstWithAlignedEvidence() throws {
@@ -180,7 +181,8 @@ import Testing
     let tooOld = try workspace.check(now: "2026-12-02T12:00:00Z", ["--max-snapshot-age", "1d"])
     #expect(tooOld.result.status == 1)
     #expect(tooOld.json["reason"] as? String == "snapshot_too_old")
-    #expect(evidence(tooOld.json)["validUntil"] as? String == "2026-12-01T12:00:00Z")
+    // DESIGN §6: offlineUnavailable names no validUntil.
+    #expect(evidence(tooOld.json)["validUntil"] is NSNull)
 
     // server-snapshot: expiresAt is not compared with the device clock, but the snapshot
     // is unusable after 2 days.
@@ -224,9 +226,11 @@ import Testing
   }
 
   @Test func clockRollbackIsFlaggedAndExtendsNothing() throws {
-    try workspace.put(now: "2026-12-31T00:00:00Z")
-    // The device clock now reads earlier than the last write: effective time stays at the
-    // write, past pro's expiry.
+    try workspace.put()
+    // A failed refresh a month later records that device time; then the clock is set back.
+    let failed = try workspace.run("refresh-failed", Sample.scope() + ["--now", "2026-12-31T00:00:00Z"])
+    #expect(failed.status == 0)
+    // Effective device time stays at the failure, a month after the refresh: past pro's expiry.
     let (result, json) = try workspace.check(now: "2026-12-01T00:00:00Z")
     #expect(result.status == 1)
     #expect(json["reason"] as? String == "expired")

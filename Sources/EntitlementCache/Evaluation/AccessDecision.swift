@@ -108,20 +108,32 @@ public struct AccessEvidence: Sendable, Hashable {
   public var storedAt: Date?
   /// When the server last verified this entitlement.
   public var verifiedAt: Date?
-  /// The effective boundary: access holds while the effective time is before it. For a denial,
-  /// the boundary that passed, when there is one.
+  /// The first instant without access, in server time. While granted (or device-blocked,
+  /// where it says how long the user stays entitled), when access will end; after a denial by
+  /// ``DenialReason/expired`` or ``DenialReason/offlineWindowElapsed``, when it ended, where
+  /// that is known. Nil for every other denial and for `offlineUnavailable`: a denial never
+  /// shows a `validUntil` still ahead.
   public var validUntil: Date?
   /// Where the entitlement's access comes from.
   public var source: OpenEnum<EntitlementSource>?
-  /// The device clock is behind the latest trusted time by more than the tolerance.
+  /// The device clock is more than the policy's tolerance behind a device time the cache has
+  /// already seen: it was set back. A diagnostic; never because the server's clock is ahead.
   public var clockRollbackSuspected: Bool
+  /// How far the server's clock was ahead of the device's at the last refresh, in whole
+  /// seconds (negative when the device's was ahead). A diagnostic: boundaries are compared
+  /// with the server's time whatever it is.
+  public var clockOffset: Int?
+  /// The cache's estimate of the server's clock at this decision, which every server-issued
+  /// boundary was compared with (DESIGN §5.1). Nil without a snapshot.
+  public var estimatedServerTime: Date?
 
   /// Creates evidence.
   public init(
     freshness: Freshness? = nil, verification: OpenEnum<VerificationStatus>? = nil,
     isComputedOffline: Bool? = nil, storedAt: Date? = nil, verifiedAt: Date? = nil,
     validUntil: Date? = nil, source: OpenEnum<EntitlementSource>? = nil,
-    clockRollbackSuspected: Bool = false
+    clockRollbackSuspected: Bool = false, clockOffset: Int? = nil,
+    estimatedServerTime: Date? = nil
   ) {
     self.freshness = freshness
     self.verification = verification
@@ -131,6 +143,8 @@ public struct AccessEvidence: Sendable, Hashable {
     self.validUntil = validUntil
     self.source = source
     self.clockRollbackSuspected = clockRollbackSuspected
+    self.clockOffset = clockOffset
+    self.estimatedServerTime = estimatedServerTime
   }
 }
 

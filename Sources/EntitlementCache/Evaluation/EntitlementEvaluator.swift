@@ -17,18 +17,24 @@ public enum EntitlementEvaluator {
   ///   - key: The entitlement key, such as `pro`.
   ///   - info: The snapshot; nil when none is available, which gives `offlineUnavailable`.
   ///   - bookkeeping: When the snapshot was stored and what happened since.
-  ///   - now: The device clock.
+  ///   - now: The device's wall clock.
+  ///   - bootInstant: The boot clock now, where the platform has one (see
+  ///     ``CacheClock/bootInstant``); in the boot session of the refresh it measures the time
+  ///     since, whatever `now` says.
   ///   - policy: The offline policy.
   public static func decision(
     for key: String, in info: CustomerInfo?, bookkeeping: ScopeBookkeeping?, now: Date,
-    policy: OfflinePolicy = .conservative
+    bootInstant: BootInstant? = nil, policy: OfflinePolicy = .conservative
   ) -> AccessDecision {
-    let clock = ClockReading(
-      now: now, highWaterMark: bookkeeping?.highWaterMark,
-      tolerance: policy.clockRollbackTolerance)
     guard let info, let bookkeeping = bookkeeping.map({ $0.withServerTime(of: info) }) else {
+      let clock = ClockReading(
+        now: now, boot: bootInstant, bookkeeping: bookkeeping,
+        tolerance: policy.clockRollbackTolerance)
       return unavailable(key, .noSnapshot, clock: clock)
     }
+    let clock = ClockReading(
+      now: now, boot: bootInstant, bookkeeping: bookkeeping,
+      tolerance: policy.clockRollbackTolerance)
     let facts = EntitlementFacts.table(for: info)[key]
     return decide(
       key, facts: facts, snapshot: SnapshotFacts(info), bookkeeping: bookkeeping, clock: clock,
@@ -37,15 +43,24 @@ public enum EntitlementEvaluator {
 
   /// Every entitlement of a CustomerInfo re-evaluated: lapsed ones read `expired`, an expired
   /// access context is removed, and each key has its decision.
+  ///
+  /// - Parameters:
+  ///   - info: The snapshot.
+  ///   - bookkeeping: When it was stored and what happened since.
+  ///   - now: The device's wall clock.
+  ///   - bootInstant: The boot clock now, where the platform has one.
+  ///   - policy: The offline policy.
   public static func evaluate(
     _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date,
-    policy: OfflinePolicy = .conservative
+    bootInstant: BootInstant? = nil, policy: OfflinePolicy = .conservative
   ) -> EvaluatedCustomerInfo {
+    let bookkeeping = bookkeeping.withServerTime(of: info)
     let clock = ClockReading(
-      now: now, highWaterMark: bookkeeping.highWaterMark, tolerance: policy.clockRollbackTolerance)
+      now: now, boot: bootInstant, bookkeeping: bookkeeping,
+      tolerance: policy.clockRollbackTolerance)
     return evaluate(
       info, facts: EntitlementFacts.table(for: info), snapshot: SnapshotFacts(info),
-      bookkeeping: bookkeeping.withServerTime(of: info), clock: clock, policy: policy)
+      bookkeeping: bookkeeping, clock: clock, policy: policy)
   }
 
   static func evaluate(
@@ -75,13 +90,15 @@ public enum EntitlementEvaluator {
         evaluated.entitlements[key]?.status = .known(.expired)
       }
     }
-    if let accessContext = info.accessContext, clock.effectiveNow >= accessContext.expiresAt {
+    if let accessContext = info.accessContext, clock.serverNow >= accessContext.expiresAt {
       evaluated.accessContext = nil
     }
     return EvaluatedCustomerInfo(
       customerInfo: evaluated, decisions: decisions,
       freshness: freshness(bookkeeping, clock: clock, policy: policy),
-      clockRollbackSuspected: clock.rollbackSuspected, bookkeeping: bookkeeping)
+      clockRollbackSuspected: clock.rollbackSuspected,
+      clockOffset: bookkeeping.clockOffsetSeconds, estimatedServerTime: clock.serverNow,
+      bookkeeping: bookkeeping)
   }
 
   /// The decision when nothing usable is stored.
@@ -97,11 +114,18 @@ public enum EntitlementEvaluator {
     _ bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
   ) -> Freshness {
     if bookkeeping.lastRefreshFailedAt != nil { return .offline }
-    guard let storedAt = bookkeeping.storedAt else { return .stale }
-    return clock.effectiveNow.timeIntervalSince(storedAt) < policy.staleAfter ? .fresh : .stale
+    guard bookkeeping.storedAt != nil else { return .stale }
+    // Elapsed time is the device's (DESIGN §5.1 rule 4): a device clock minutes slow does not
+    // make a refresh read stale the moment it lands.
+    return clock.elapsed < policy.staleAfter ? .fresh : .stale
   }
 
   /// DESIGN §5 steps 2–7 for one key. The hot path calls this with facts already in memory.
+  ///
+  /// Server-issued boundaries are compared with `clock.serverNow`, elapsed times with
+  /// `clock.elapsed` (DESIGN §5.1). `validUntil` follows DESIGN §6: the first instant without
+  /// access, in server time, while access holds or after it lapsed by its own boundary; nil for
+  /// every other denial and for `offlineUnavailable`, so a denial never shows one still ahead.
   static func decide(
     _ key: String, facts: EntitlementFacts?, snapshot: SnapshotFacts,
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
@@ -109,7 +133,7 @@ public enum EntitlementEvaluator {
     guard let storedAt = bookkeeping.storedAt else {
       return unavailable(key, .noSnapshot, clock: clock)
     }
-    let now = clock.effectiveNow
+    let now = clock.serverNow
     let freshness = freshness(bookkeeping, clock: clock, policy: policy)
     // The evidence is built once and each outcome builds its decision from it: mutating a
     // decision built up front copied and destroyed it (and its evidence) on every read.
@@ -117,13 +141,18 @@ public enum EntitlementEvaluator {
       freshness: freshness, verification: snapshot.verification,
       isComputedOffline: freshness == .offline, storedAt: storedAt,
       verifiedAt: facts?.verifiedAt, source: facts?.source,
-      clockRollbackSuspected: clock.rollbackSuspected)
+      clockRollbackSuspected: clock.rollbackSuspected,
+      clockOffset: bookkeeping.clockOffsetSeconds, estimatedServerTime: now)
 
-    let snapshotBoundary = policy.maxSnapshotAge.map { storedAt.addingTimeInterval($0) }
-    if let snapshotBoundary, now >= snapshotBoundary {
-      evidence.validUntil = snapshotBoundary
-      return AccessDecision(
-        entitlement: key, state: .offlineUnavailable(.snapshotTooOld), evidence: evidence)
+    // The snapshot's age is elapsed device time; the instant it runs out, in server time, is
+    // `requestDate + maxSnapshotAge`, since server time advances with elapsed time.
+    var snapshotBoundary: Date?
+    if let maxSnapshotAge = policy.maxSnapshotAge {
+      if clock.elapsed >= maxSnapshotAge {
+        return AccessDecision(
+          entitlement: key, state: .offlineUnavailable(.snapshotTooOld), evidence: evidence)
+      }
+      snapshotBoundary = (bookkeeping.serverTime ?? storedAt).addingTimeInterval(maxSnapshotAge)
     }
 
     // The entitlement's own rules.
@@ -159,7 +188,6 @@ public enum EntitlementEvaluator {
             changeBudget: device.changeBudget, devices: device.devices))
       }
       if let expiresAt = device.expiresAt, now >= expiresAt {
-        evidence.validUntil = expiresAt
         return AccessDecision(
           entitlement: key, state: .offlineUnavailable(.deviceAccessExpired), evidence: evidence)
       }
@@ -173,7 +201,7 @@ public enum EntitlementEvaluator {
     /// Usable until the date (nil: no device-clock boundary of its own); past it, denied for
     /// `lapse`: the server's end date passed, or the offline window of non-expiring access.
     case usable(until: Date?, lapse: DenialReason = .expired)
-    /// Denied by the server's status alone.
+    /// Denied by the server's status alone; `boundary` is when access ended, when known.
     case denied(DenialReason, boundary: Date?)
   }
 
@@ -184,7 +212,12 @@ public enum EntitlementEvaluator {
     let compareDeviceClock = policy.expiryReference == .deviceClock
     switch status {
     case .known(.revoked): return .denied(.revoked, boundary: nil)
-    case .known(.expired): return .denied(.expired, boundary: facts.expiresAt)
+    case .known(.expired):
+      // The server said expired as of `requestDate`. Its `expiresAt` is when access ended only
+      // if it was not after that; a later one (a refund, a cancellation) is not an end date.
+      var ended: Date?
+      if let end = facts.expiresAt, let serverTime, end <= serverTime { ended = end }
+      return .denied(.expired, boundary: ended)
     case .known(.billingRetry): return .denied(.billingRetry, boundary: nil)
     case .unknown: return .denied(.unknownStatus, boundary: nil)
     case .known(.grace):

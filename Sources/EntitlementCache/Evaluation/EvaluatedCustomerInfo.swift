@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// A cached CustomerInfo re-evaluated at one moment.
 public struct EvaluatedCustomerInfo: Sendable, Hashable {
   /// The snapshot as it holds now: lapsed entitlements read `expired`, an expired access
@@ -7,8 +13,15 @@ public struct EvaluatedCustomerInfo: Sendable, Hashable {
   public var decisions: [String: AccessDecision]
   /// How current the snapshot is.
   public var freshness: Freshness
-  /// The device clock is behind the latest trusted time by more than the tolerance.
+  /// The device clock is more than the tolerance behind a device time already seen: it was
+  /// set back. A diagnostic; never because the server's clock is ahead.
   public var clockRollbackSuspected: Bool
+  /// ``ScopeBookkeeping/serverOffset`` in whole seconds: how far the server's clock was ahead
+  /// of the device's at the last refresh. Nil without a snapshot.
+  public var clockOffset: Int?
+  /// The cache's estimate of the server's clock now, which every server-issued boundary was
+  /// compared with (DESIGN §5.1).
+  public var estimatedServerTime: Date
   /// The scope's bookkeeping.
   public var bookkeeping: ScopeBookkeeping
 

@@ -5,6 +5,10 @@
 #endif
 
 /// What the cache knows about a scope besides its snapshot (DESIGN §4).
+///
+/// Device times (what the device's wall clock said) and server times (`requestDate`) are kept
+/// apart: ``serverOffset`` links them at the last successful refresh, and the high-water mark
+/// holds device times only.
 public struct ScopeBookkeeping: Sendable, Hashable {
   /// Device time of the last successful refresh written; nil when no snapshot is stored.
   public var storedAt: Date?
@@ -16,29 +20,47 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   public var lastRefreshFailedAt: Date?
   /// What the caller said about that failure.
   public var lastRefreshFailureReason: String?
-  /// The latest trusted time observed for the scope: every write and refresh attempt, and the
-  /// server's `requestDate`. Effective time never falls below it.
-  public var highWaterMark: Date
+  /// The latest device time observed for the scope since its last successful refresh: every
+  /// write, refresh attempt and read. A successful refresh resets it to the refresh's time.
+  /// Effective device time never falls below it; it never holds a server time.
+  public var deviceHighWaterMark: Date
+  /// The boot clock's reading at the last successful refresh, where the platform has one: in
+  /// that boot session, offline time is measured on it whatever the wall clock says.
+  public var refreshBootInstant: BootInstant?
   /// Size of the stored snapshot in bytes.
   public var snapshotSize: Int?
   /// SHA-256 of the stored snapshot bytes.
   public var snapshotSHA256: [UInt8]?
 
-  /// Creates bookkeeping; for a snapshot evaluated in memory, `storedAt` is when it arrived.
+  /// Creates bookkeeping; for a snapshot evaluated in memory, `storedAt` is the device time it
+  /// arrived.
+  ///
+  /// - Parameter deviceHighWaterMark: By default the latest of `storedAt` and
+  ///   `lastRefreshAttemptAt`.
   public init(
     storedAt: Date?, serverTime: Date? = nil, lastRefreshAttemptAt: Date? = nil,
     lastRefreshFailedAt: Date? = nil, lastRefreshFailureReason: String? = nil,
-    highWaterMark: Date? = nil, snapshotSize: Int? = nil, snapshotSHA256: [UInt8]? = nil
+    deviceHighWaterMark: Date? = nil, refreshBootInstant: BootInstant? = nil,
+    snapshotSize: Int? = nil, snapshotSHA256: [UInt8]? = nil
   ) {
     self.storedAt = storedAt
     self.serverTime = serverTime
     self.lastRefreshAttemptAt = lastRefreshAttemptAt
     self.lastRefreshFailedAt = lastRefreshFailedAt
     self.lastRefreshFailureReason = lastRefreshFailureReason
-    self.highWaterMark =
-      highWaterMark ?? [storedAt, serverTime, lastRefreshAttemptAt].compactMap { $0 }.max()
+    self.deviceHighWaterMark =
+      deviceHighWaterMark ?? [storedAt, lastRefreshAttemptAt].compactMap { $0 }.max()
       ?? .distantPast
+    self.refreshBootInstant = refreshBootInstant
     self.snapshotSize = snapshotSize
     self.snapshotSHA256 = snapshotSHA256
+  }
+
+  /// How far the server's clock was ahead of the device's at the last successful refresh
+  /// (`requestDate - storedAt`, in seconds; negative when the device was ahead). Nil without a
+  /// snapshot.
+  public var serverOffset: TimeInterval? {
+    guard let storedAt, let serverTime else { return nil }
+    return serverTime.timeIntervalSince(storedAt)
   }
 }

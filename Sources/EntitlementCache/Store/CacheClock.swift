@@ -6,56 +6,128 @@ import Synchronization
   import Foundation
 #endif
 
-/// The wall clock the cache reads for `now`: the system clock in apps, a ``ManualClock`` in
-/// tests and in the command-line tool's `--now`.
+/// The clocks the cache reads: the device's wall clock for `now`, and where the platform has
+/// one, the clock that counts since boot across sleep (DESIGN §5.1 rule 6).
+///
+/// Apps use ``system``. Tests inject a ``ManualClock``; the command-line tool's `--now` uses
+/// ``fixed(_:)``, which has no boot clock, so a what-if answer follows the date alone.
 public struct CacheClock: Sendable {
-  /// Returns the current time.
+  /// Returns the device's wall clock: the time a person can set.
   public let now: @Sendable () -> Date
+  /// Returns the boot clock's reading, or nil where there is none.
+  public let bootInstant: @Sendable () -> BootInstant?
 
-  /// A clock that calls `now`.
-  public init(now: @escaping @Sendable () -> Date) {
+  /// A clock that calls `now` for the wall clock and `bootInstant` for the boot clock.
+  ///
+  /// - Parameters:
+  ///   - now: The wall clock.
+  ///   - bootInstant: The boot clock; by default none, so offline time is measured on the wall
+  ///     clock alone, guarded by the rules of DESIGN §5.1.
+  public init(
+    now: @escaping @Sendable () -> Date,
+    bootInstant: @escaping @Sendable () -> BootInstant? = { nil }
+  ) {
     self.now = now
+    self.bootInstant = bootInstant
   }
 
-  /// The system clock.
-  public static let system = CacheClock { Date() }
+  /// The system's wall clock and, where the platform has one, its boot clock
+  /// (`CLOCK_BOOTTIME` with the kernel's boot ID on Linux; `mach_continuous_time` with the
+  /// boot session UUID on Apple platforms).
+  public static let system = CacheClock(now: { Date() }, bootInstant: { SystemBootClock.now() })
 
-  /// A clock stopped at `date`.
+  /// A wall clock stopped at `date`, with no boot clock.
   public static func fixed(_ date: Date) -> CacheClock {
     CacheClock { date }
   }
 }
 
-/// A clock that moves only when told to. Safe to share between threads.
+/// One reading of the clock that counts since boot, across sleep.
+///
+/// A person can set the wall clock; nobody can set this one, but it restarts at every boot.
+/// Two readings measure elapsed time only when they share a ``session``.
+public struct BootInstant: Sendable, Hashable {
+  /// Identifies one boot of the device. Opaque; readings from different sessions are not
+  /// comparable.
+  public var session: String
+  /// Time since that boot, sleep included, in seconds.
+  public var sinceBoot: TimeInterval
+
+  /// A reading of `sinceBoot` seconds into the boot `session`.
+  public init(session: String, sinceBoot: TimeInterval) {
+    self.session = session
+    self.sinceBoot = sinceBoot
+  }
+}
+
+/// A clock that moves only when told to, with a boot clock when given a boot session. Safe to
+/// share between threads.
 ///
 /// ```swift
-/// let clock = ManualClock(Date(timeIntervalSince1970: 1_796_040_000))
+/// let clock = ManualClock(Date(timeIntervalSince1970: 1_796_040_000), bootSession: "boot-1")
 /// let cache = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
-/// clock.advance(by: 3600)
+/// clock.advance(by: 3600)                 // an hour passes: both clocks move
+/// clock.set(Date(timeIntervalSince1970: 0))  // a person sets the wall clock: the boot clock does not move
+/// clock.reboot(session: "boot-2")        // a new boot: the boot clock restarts
 /// ```
 public final class ManualClock: Sendable {
-  private let current: Mutex<Date>
-
-  /// A clock showing `date`.
-  public init(_ date: Date) {
-    current = Mutex(date)
+  private struct Readings {
+    var wall: Date
+    var boot: BootInstant?
   }
 
-  /// The time the clock shows.
-  public var now: Date { current.withLock { $0 } }
+  private let current: Mutex<Readings>
 
-  /// Moves the clock by `interval` seconds; negative values set it back.
+  /// A clock showing `date`. With `bootSession` it has a boot clock too, starting at zero time
+  /// since boot in that session; without, it has none.
+  public init(_ date: Date, bootSession: String? = nil) {
+    current = Mutex(Readings(wall: date, boot: bootSession.map { BootInstant(session: $0, sinceBoot: 0) }))
+  }
+
+  /// The time the wall clock shows.
+  public var now: Date { current.withLock { $0.wall } }
+
+  /// The boot clock's reading; nil when this clock has none.
+  public var bootInstant: BootInstant? { current.withLock { $0.boot } }
+
+  /// Time passes: the wall clock and the boot clock move by `interval` seconds. A negative
+  /// interval moves only the wall clock back (the boot clock never runs backwards).
   public func advance(by interval: TimeInterval) {
-    current.withLock { $0 = $0.addingTimeInterval(interval) }
+    current.withLock { readings in
+      readings.wall = readings.wall.addingTimeInterval(interval)
+      if interval > 0 { readings.boot?.sinceBoot += interval }
+    }
   }
 
-  /// Sets the clock to `date`.
+  /// Sets the wall clock to `date`, as a person or a time server does: the boot clock does not
+  /// move.
   public func set(_ date: Date) {
-    current.withLock { $0 = date }
+    current.withLock { $0.wall = date }
+  }
+
+  /// The device restarts: the boot clock starts again at zero in a new `session`. The wall
+  /// clock is unchanged.
+  public func reboot(session: String) {
+    current.withLock { $0.boot = BootInstant(session: session, sinceBoot: 0) }
   }
 
   /// This clock as a ``CacheClock``.
   public var cacheClock: CacheClock {
-    CacheClock { [self] in now }
+    CacheClock(now: { [self] in now }, bootInstant: { [self] in bootInstant })
+  }
+}
+
+extension BootInstant {
+  /// ``sinceBoot`` in whole milliseconds, floored, as the file keeps it; clamped rather than
+  /// trapping on a non-finite or out-of-range value from an injected clock.
+  var milliseconds: Int64 {
+    let scaled = (sinceBoot * 1000).rounded(.down)
+    guard scaled.isFinite, abs(scaled) < 9.2e18 else { return sinceBoot < 0 ? .min : .max }
+    return Int64(scaled)
+  }
+
+  /// The reading as the file keeps it, so memory holds exactly what a read of the row gives.
+  var truncatedToMilliseconds: BootInstant {
+    BootInstant(session: session, sinceBoot: Double(milliseconds) / 1000)
   }
 }

@@ -102,35 +102,34 @@ final class ReadState {
       {
         orphanedTouches[key] = nil
       }
-      if let resident = residents[key] {
-        resident.persistedHighWaterMark = max(resident.persistedHighWaterMark, touch.highWaterMark)
-        resident.persistedLastUsedAt = max(resident.persistedLastUsedAt, touch.lastUsedAt)
-      }
+      residents[key]?.markPersisted(touch)
     }
   }
 
   // MARK: Decisions
 
   /// The decision for `key`, from memory when the scope and key are resident.
+  ///
+  /// - Parameter boot: Reads the boot clock; called only for a scope whose refresh recorded a
+  ///   boot-clock reading.
   func decision(
-    _ key: String, scope: CacheScope, now: Date, policy: OfflinePolicy
+    _ key: String, scope: CacheScope, now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> AccessDecision {
     let resident = residents[scope.key]
     if let resident, !resident.isStale {
       if resident.makeRecent(key) {
-        return evaluate(resident, key, resident.recentFacts, now: now, policy: policy)
+        return evaluate(
+          resident, key, resident.recentFacts, now: now, boot: boot, policy: policy)
       }
       if resident.isComplete || !resident.hasSnapshot {
-        return evaluate(resident, key, nil, now: now, policy: policy)
+        return evaluate(resident, key, nil, now: now, boot: boot, policy: policy)
       }
     }
     do {
       let read = try readThrough(key, scope: scope, resident: resident)
-      return evaluate(read, key, read.recentFacts, now: now, policy: policy)
+      return evaluate(read, key, read.recentFacts, now: now, boot: boot, policy: policy)
     } catch {
-      return EntitlementEvaluator.unavailable(
-        key, .unreadable,
-        clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
+      return EntitlementEvaluator.unavailable(key, .unreadable, clock: ClockReading(unstoredAt: now))
     }
   }
 
@@ -153,16 +152,13 @@ final class ReadState {
   /// Evaluates one key of a resident, raising its read-time bookkeeping in memory.
   func evaluate(
     _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
-    policy: OfflinePolicy
+    boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> AccessDecision {
     guard resident.hasRow else {
-      return EntitlementEvaluator.unavailable(
-        key, .noSnapshot,
-        clock: ClockReading(now: now, highWaterMark: nil, tolerance: policy.clockRollbackTolerance))
+      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: ClockReading(unstoredAt: now))
     }
-    let clock = ClockReading(
-      now: now, highWaterMark: resident.highWaterMark, tolerance: policy.clockRollbackTolerance)
-    resident.recordRead(at: clock.effectiveNow)
+    let clock = resident.clockReading(now: now, boot: boot, policy: policy)
+    resident.recordRead(at: clock.effectiveDeviceNow)
     guard resident.hasSnapshot else {
       return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
     }
@@ -300,12 +296,17 @@ final class ReadState {
   }
 
   /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a
-  /// key, and returns the high-water mark from before it; nil when nothing is stored.
-  func recordSnapshotRead(_ scope: CacheScope, now: Date) -> Date? {
+  /// key, and returns the high-water mark from before it with the refresh it belongs to
+  /// (``ScopeBookkeeping/storedAt`` and ``ScopeBookkeeping/serverTime``); nil when nothing is
+  /// stored.
+  func recordSnapshotRead(
+    _ scope: CacheScope, now: Date
+  ) -> (highWaterMark: Date, storedAt: Date?, serverTime: Date?)? {
     guard let resident = try? completeResident(scope), resident.hasRow else { return nil }
     let prior = resident.highWaterMark
     resident.recordRead(at: max(now, prior))
-    return prior
+    let bookkeeping = resident.header.bookkeeping
+    return (prior, bookkeeping.storedAt, bookkeeping.serverTime)
   }
 }
 

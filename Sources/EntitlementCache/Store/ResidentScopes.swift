@@ -13,7 +13,8 @@ final class ResidentScope {
   // Stored properties are laid out in declaration order: what every hot read touches comes
   // first, so with many scopes resident a read brings in few cache lines.
 
-  /// The latest trusted time, raised by reads in memory and persisted lazily.
+  /// The latest device time seen since the scope's last successful refresh, raised by reads
+  /// in memory and persisted lazily (DESIGN §4).
   @exclusivity(unchecked) var highWaterMark: Date
   @exclusivity(unchecked) var lastUsedAt: Date
   /// Set when the scope must be read from the file again (a write here changed the row only
@@ -51,7 +52,7 @@ final class ResidentScope {
     isComplete: Bool, lastUsedAt: Date = .distantPast
   ) {
     let hasRow = header.version != nil
-    highWaterMark = hasRow ? header.bookkeeping.highWaterMark : .distantPast
+    highWaterMark = hasRow ? header.bookkeeping.deviceHighWaterMark : .distantPast
     self.lastUsedAt = lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
@@ -60,23 +61,37 @@ final class ResidentScope {
     self.isComplete = isComplete
   }
 
-  /// Records a read at `effectiveNow`: both marks only move forward.
+  /// Records a read at the device time `effectiveNow`: both marks only move forward.
   func recordRead(at effectiveNow: Date) {
     if effectiveNow > highWaterMark { highWaterMark = effectiveNow }
     if effectiveNow > lastUsedAt { lastUsedAt = effectiveNow }
   }
 
   /// Takes over read-time bookkeeping that an older resident, or a dropped one, raised and
-  /// did not persist: the file's marks may be behind what reads here have already seen.
+  /// did not persist: the file's marks may be behind what reads here have already seen. The
+  /// high-water mark carries over only within one refresh: a successful refresh since reset
+  /// it (DESIGN §5.1 rule 1).
   func carryForward(_ touch: PendingTouch?) {
     guard let touch else { return }
-    if touch.highWaterMark > highWaterMark { highWaterMark = touch.highWaterMark }
+    if touch.refreshRevision == header.refreshRevision, touch.highWaterMark > highWaterMark {
+      highWaterMark = touch.highWaterMark
+    }
     if touch.lastUsedAt > lastUsedAt { lastUsedAt = touch.lastUsedAt }
+  }
+
+  /// Records that `touch` reached the file.
+  func markPersisted(_ touch: PendingTouch) {
+    if touch.refreshRevision == header.refreshRevision {
+      persistedHighWaterMark = max(persistedHighWaterMark, touch.highWaterMark)
+    }
+    persistedLastUsedAt = max(persistedLastUsedAt, touch.lastUsedAt)
   }
 
   /// This resident's read-time bookkeeping, persisted or not.
   var readBookkeeping: PendingTouch {
-    PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
+    PendingTouch(
+      highWaterMark: highWaterMark, lastUsedAt: lastUsedAt,
+      refreshRevision: header.refreshRevision)
   }
 
   /// Makes `key` the recent key when it has been read; false when it has not.
@@ -122,7 +137,7 @@ final class ResidentScope {
     guard hasRow,
       highWaterMark > persistedHighWaterMark || lastUsedAt > persistedLastUsedAt
     else { return nil }
-    return PendingTouch(highWaterMark: highWaterMark, lastUsedAt: lastUsedAt)
+    return readBookkeeping
   }
 
   /// Whether a read that saw `version` (nil: no row) saw what this resident holds.
@@ -133,13 +148,39 @@ final class ResidentScope {
 
 /// Read-time bookkeeping waiting to be written with the next write transaction.
 struct PendingTouch: Sendable, Hashable {
+  /// The latest device time a read saw.
   var highWaterMark: Date
   var lastUsedAt: Date
+  /// The refresh the reads were made under (``ScopeHeader/refreshRevision``): the mark applies
+  /// to that refresh only.
+  var refreshRevision: Int64?
 
+  /// Both touches in one. `self` is the newer: when the two were read under different
+  /// refreshes, its mark is kept and the other's dropped with its refresh.
   func merged(with other: PendingTouch?) -> PendingTouch {
     guard let other else { return self }
-    return PendingTouch(
-      highWaterMark: max(highWaterMark, other.highWaterMark),
-      lastUsedAt: max(lastUsedAt, other.lastUsedAt))
+    var merged = self
+    if other.refreshRevision == refreshRevision {
+      merged.highWaterMark = max(highWaterMark, other.highWaterMark)
+    }
+    merged.lastUsedAt = max(lastUsedAt, other.lastUsedAt)
+    return merged
+  }
+}
+
+extension ResidentScope {
+  /// The clocks read for this scope now, with the high-water mark reads here have raised.
+  ///
+  /// - Parameter boot: Read only when the refresh recorded a boot-clock reading: most scopes
+  ///   spare the hot read a second clock call.
+  func clockReading(
+    now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
+  ) -> ClockReading {
+    let bookkeeping = header.bookkeeping
+    return ClockReading(
+      now: now, boot: bookkeeping.refreshBootInstant == nil ? nil : boot(),
+      deviceHighWaterMark: highWaterMark, storedAt: bookkeeping.storedAt,
+      serverTime: bookkeeping.serverTime, refreshBoot: bookkeeping.refreshBootInstant,
+      tolerance: policy.clockRollbackTolerance)
   }
 }

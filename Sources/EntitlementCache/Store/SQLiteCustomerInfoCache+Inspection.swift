@@ -62,7 +62,8 @@ extension SQLiteCustomerInfoCache {
       SELECT s.scope_key, s.environment, s.user_hash, s.stored_at, s.server_time,
         s.last_refresh_attempt_at, s.last_refresh_failed_at, s.last_refresh_failure_reason,
         s.high_water_mark, s.snapshot_size, s.last_used_at,
-        (SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL)
+        (SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL),
+        s.refresh_boot_session, s.refresh_boot_uptime
       FROM scope s ORDER BY s.last_used_at DESC, s.id DESC
       """
     do {
@@ -77,11 +78,12 @@ extension SQLiteCustomerInfoCache {
               storedAt: statement.date(3), serverTime: statement.date(4),
               lastRefreshAttemptAt: statement.date(5), lastRefreshFailedAt: statement.date(6),
               lastRefreshFailureReason: statement.string(7),
-              highWaterMark: Date(unixMilliseconds: statement.int64(8)),
+              deviceHighWaterMark: Date(unixMilliseconds: statement.int64(8)),
+              refreshBootInstant: statement.bootInstant(session: 12, sinceBoot: 13),
               snapshotSize: statement.optionalInt64(9).map { Int($0) })
             let clockReading = ClockReading(
-              now: now, highWaterMark: bookkeeping.highWaterMark,
-              tolerance: policy.clockRollbackTolerance)
+              now: now, boot: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
+              bookkeeping: bookkeeping, tolerance: policy.clockRollbackTolerance)
             let userHash = statement.data(2).map { ScopeKey(bytes: $0)?.hexPrefix ?? "" } ?? ""
             summaries.append(
               ScopeSummary(

@@ -17,7 +17,8 @@ extension SQLiteCustomerInfoCache {
     let policy = policy ?? configuration.policy
     return reads.withLock { state in
       revalidateIfDue(state)
-      return state.decision(entitlement, scope: scope, now: now, policy: policy)
+      return state.decision(
+        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: policy)
     }
   }
 
@@ -32,7 +33,9 @@ extension SQLiteCustomerInfoCache {
       guard let resident = try? state.completeResident(scope) else { return [] }
       var keys: Set<String> = []
       for (key, facts) in resident.entitlements
-      where state.evaluate(resident, key, facts, now: now, policy: policy).isGranted {
+      where state.evaluate(
+        resident, key, facts, now: now, boot: clock.bootInstant, policy: policy
+      ).isGranted {
         keys.insert(key)
       }
       return keys
@@ -50,13 +53,18 @@ extension SQLiteCustomerInfoCache {
     let policy = policy ?? configuration.policy
     guard let cached = try load(scope), let snapshot = cached.snapshot else { return nil }
     // Like access(to:), this read raises the high-water mark in memory, and evaluates against
-    // the mark earlier reads raised, which the file may not have yet.
+    // the mark earlier reads raised, which the file may not have yet: when the resident holds
+    // the same refresh as the row just loaded (another process may have written between).
     var bookkeeping = cached.bookkeeping
-    if let mark = reads.withLock({ $0.recordSnapshotRead(scope, now: now) }) {
-      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, mark)
+    if let read = reads.withLock({ $0.recordSnapshotRead(scope, now: now) }),
+      read.storedAt == bookkeeping.storedAt, read.serverTime == bookkeeping.serverTime
+    {
+      bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, read.highWaterMark)
     }
     return EntitlementEvaluator.evaluate(
-      snapshot.customerInfo, bookkeeping: bookkeeping, now: now, policy: policy)
+      snapshot.customerInfo, bookkeeping: bookkeeping, now: now,
+      bootInstant: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
+      policy: policy)
   }
 
   /// The stored snapshot and bookkeeping of `scope`, read from the file.

@@ -23,11 +23,12 @@ extension SQLiteCustomerInfoCache {
   @discardableResult
   public func prune() throws(CacheError) -> PruneReport {
     let now = clock.now()
+    let boot = clock.bootInstant()
     let cutoff = now.addingTimeInterval(-configuration.retention)
     var report = PruneReport(expired: 0, overCap: 0)
     try write(.prune, scope: nil) { connection, _ throws(SQLiteError) in
       report.expired = try Self.deleteUnusable(
-        on: connection, usedBefore: cutoff, now: now, policy: configuration.policy)
+        on: connection, usedBefore: cutoff, now: now, boot: boot, policy: configuration.policy)
       report.overCap = try Self.deleteOverCap(on: connection, keeping: configuration.maxScopes)
       return { state in
         if report.expired + report.overCap > 0 { state.dropAllResidents() }
@@ -41,10 +42,12 @@ extension SQLiteCustomerInfoCache {
   @discardableResult
   public func purgeUnusable(policy: OfflinePolicy? = nil) throws(CacheError) -> Int {
     let now = clock.now()
+    let boot = clock.bootInstant()
     var deleted = 0
     try write(.prune, scope: nil) { connection, _ throws(SQLiteError) in
       deleted = try Self.deleteUnusable(
-        on: connection, usedBefore: nil, now: now, policy: policy ?? configuration.policy)
+        on: connection, usedBefore: nil, now: now, boot: boot,
+        policy: policy ?? configuration.policy)
       return { state in
         if deleted > 0 { state.dropAllResidents() }
       }
@@ -53,7 +56,8 @@ extension SQLiteCustomerInfoCache {
   }
 
   private static func deleteUnusable(
-    on connection: SQLiteConnection, usedBefore cutoff: Date?, now: Date, policy: OfflinePolicy
+    on connection: SQLiteConnection, usedBefore cutoff: Date?, now: Date, boot: BootInstant?,
+    policy: OfflinePolicy
   ) throws(SQLiteError) -> Int {
     let sql =
       cutoff == nil
@@ -68,7 +72,8 @@ extension SQLiteCustomerInfoCache {
       return keys
     }
     var deleted = 0
-    for key in candidates where try !canGrant(key, on: connection, now: now, policy: policy) {
+    for key in candidates
+    where try !canGrant(key, on: connection, now: now, boot: boot, policy: policy) {
       try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
         try statement.bind(key, at: 1)
         try statement.run()
@@ -80,12 +85,13 @@ extension SQLiteCustomerInfoCache {
 
   /// Whether any key of the stored snapshot is granted now.
   private static func canGrant(
-    _ key: [UInt8], on connection: SQLiteConnection, now: Date, policy: OfflinePolicy
+    _ key: [UInt8], on connection: SQLiteConnection, now: Date, boot: BootInstant?,
+    policy: OfflinePolicy
   ) throws(SQLiteError) -> Bool {
     let (header, entitlements) = try ScopeSQL.readScope(key, on: connection)
     guard let header, let snapshot = header.facts else { return false }
     let clock = ClockReading(
-      now: now, highWaterMark: header.bookkeeping.highWaterMark,
+      now: now, boot: boot, bookkeeping: header.bookkeeping,
       tolerance: policy.clockRollbackTolerance)
     return entitlements.contains { name, facts in
       EntitlementEvaluator.decide(

@@ -23,6 +23,7 @@ extension SQLiteCustomerInfoCache {
     }
     // Times are stored to the millisecond; memory must hold exactly what the file holds.
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let boot = clock.bootInstant()?.truncatedToMilliseconds
     let info = snapshot.customerInfo
     let entitlements = EntitlementFacts.table(for: info)
     let facts = SnapshotFacts(info)
@@ -35,12 +36,13 @@ extension SQLiteCustomerInfoCache {
     }
     try write(.store, scope: scope) { connection, touches throws(SQLiteError) in
       let revision = try ScopeSQL.takeRevision(on: connection)
-      let (rowID, highWaterMark) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
+      let rowID = try connection.withStatement(ScopeSQL.upsertSnapshot) {
         statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
+        // The refresh's device time is also the reset high-water mark (DESIGN §5.1 rule 1):
+        // the server's requestDate goes only into server_time.
         try statement.bind(now, at: 6)
         try statement.bind(info.requestDate, at: 7)
-        try statement.bind(max(now, info.requestDate), at: 8)
         try statement.bind(snapshot.jsonData, at: 9)
         try statement.bind(snapshot.jsonData.count, at: 10)
         try statement.bind(digest, at: 11)
@@ -50,12 +52,14 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(facts.deviceAccess?.expiresAt, at: 15)
         try statement.bind(deviceBlock, at: 16)
         try statement.bind(revision, at: 17)
+        try statement.bind(boot?.session, at: 18)
+        try statement.bind(boot?.milliseconds, at: 19)
         guard try statement.step() else {
           throw SQLiteError(
             operation: "upsert", extendedResultCode: 1, message: "no row returned",
             sql: ScopeSQL.upsertSnapshot)
         }
-        return (statement.int64(0), Date(unixMilliseconds: statement.int64(1)))
+        return statement.int64(0)
       }
       try connection.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
         try statement.bind(rowID, at: 1)
@@ -81,12 +85,11 @@ extension SQLiteCustomerInfoCache {
       // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
         version: RowVersion(
-          rowID: rowID, revision: revision,
-          highWaterMarkMilliseconds: highWaterMark.unixMilliseconds),
+          rowID: rowID, revision: revision, highWaterMarkMilliseconds: now.unixMilliseconds),
         bookkeeping: ScopeBookkeeping(
           storedAt: now, serverTime: info.requestDate, lastRefreshAttemptAt: now,
-          highWaterMark: highWaterMark),
-        facts: facts)
+          deviceHighWaterMark: now, refreshBootInstant: boot),
+        facts: facts, refreshRevision: revision)
       return { state in
         state.replaceResident(
           scope.key,
@@ -221,6 +224,7 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(key.bytes, at: 1)
         try statement.bind(touch.highWaterMark, at: 2)
         try statement.bind(touch.lastUsedAt, at: 3)
+        try statement.bind(touch.refreshRevision, at: 4)
         try statement.run()
         statement.reset()
       }

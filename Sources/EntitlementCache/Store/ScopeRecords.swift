@@ -26,12 +26,16 @@ struct ScopeHeader: Sendable {
   /// decoded as a step of its own (see ``decodeDeviceBlock()``): decoding fails with a
   /// snapshot error, not a storage one.
   var undecodedDeviceBlock: String?
+  /// The revision of the write that stored the snapshot: which refresh the device high-water
+  /// mark belongs to. Nil without a snapshot.
+  var refreshRevision: Int64?
 
   init(
     version: RowVersion?, bookkeeping: ScopeBookkeeping, facts: SnapshotFacts?,
-    undecodedDeviceBlock: String? = nil
+    undecodedDeviceBlock: String? = nil, refreshRevision: Int64? = nil
   ) {
     self.version = version
+    self.refreshRevision = refreshRevision
     self.bookkeeping = bookkeeping
     snapshotFacts = facts ?? Self.noSnapshot
     hasSnapshot = facts != nil
@@ -78,9 +82,9 @@ package enum ScopeSQL {
   static let headerColumns = """
     s.stored_at, s.server_time, s.last_refresh_failed_at, s.high_water_mark, s.revision,
     s.verification, s.access_context_expires_at, s.device_status, s.device_expires_at,
-    s.device_block, s.id
+    s.device_block, s.id, s.refresh_revision, s.refresh_boot_session, s.refresh_boot_uptime
     """
-  static let headerColumnCount: Int32 = 11
+  static let headerColumnCount: Int32 = 14
 
   /// The entitlement columns a decision reads, in the order ``entitlementFacts(_:from:)``
   /// maps them. A row the LEFT JOIN did not find reads as all NULL, which maps to empty facts,
@@ -164,8 +168,9 @@ package enum ScopeSQL {
       version: rowVersion(row),
       bookkeeping: ScopeBookkeeping(
         storedAt: storedAt, serverTime: row.date(1), lastRefreshFailedAt: row.date(2),
-        highWaterMark: Date(unixMilliseconds: row.int64(3))),
-      facts: nil)
+        deviceHighWaterMark: Date(unixMilliseconds: row.int64(3)),
+        refreshBootInstant: row.bootInstant(session: 12, sinceBoot: 13)),
+      facts: nil, refreshRevision: row.optionalInt64(11))
     guard storedAt != nil else { return header }
     header.hasSnapshot = true
     header.snapshotFacts.verification = row.openEnum(5) ?? .unknown("")
@@ -204,20 +209,25 @@ package enum ScopeSQL {
       scope_key, sdk_key_hash, user_hash, installation_hash, environment,
       stored_at, server_time, last_refresh_attempt_at, high_water_mark, last_used_at,
       snapshot, snapshot_size, snapshot_sha256, verification, access_context_expires_at,
-      device_status, device_expires_at, device_block, revision)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?8, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+      device_status, device_expires_at, device_block, revision, refresh_revision,
+      refresh_boot_session, refresh_boot_uptime)
+    VALUES (
+      ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, ?6, ?6, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17,
+      ?18, ?19)
     ON CONFLICT (scope_key) DO UPDATE SET
       stored_at = excluded.stored_at, server_time = excluded.server_time,
       last_refresh_attempt_at = excluded.last_refresh_attempt_at,
       last_refresh_failed_at = NULL, last_refresh_failure_reason = NULL,
-      high_water_mark = max(scope.high_water_mark, excluded.high_water_mark),
+      high_water_mark = excluded.high_water_mark, refresh_revision = excluded.refresh_revision,
+      refresh_boot_session = excluded.refresh_boot_session,
+      refresh_boot_uptime = excluded.refresh_boot_uptime,
       last_used_at = max(scope.last_used_at, excluded.last_used_at),
       snapshot = excluded.snapshot, snapshot_size = excluded.snapshot_size,
       snapshot_sha256 = excluded.snapshot_sha256, verification = excluded.verification,
       access_context_expires_at = excluded.access_context_expires_at,
       device_status = excluded.device_status, device_expires_at = excluded.device_expires_at,
       device_block = excluded.device_block, revision = excluded.revision
-    RETURNING id, high_water_mark
+    RETURNING id
     """
 
   static let upsertRefreshFailure = """
@@ -279,9 +289,14 @@ package enum ScopeSQL {
 
   static let deleteScope = "DELETE FROM scope WHERE scope_key = ?1"
 
-  /// Read-time bookkeeping, persisted lazily; never moves either time backwards.
+  /// Read-time bookkeeping, persisted lazily; never moves either time backwards. A mark read
+  /// under another refresh than the row's now (?4, its refresh revision) is not written: the
+  /// refresh since reset the mark (DESIGN §5.1 rule 1), and an older device time would undo
+  /// that.
   static let touch = """
-    UPDATE scope SET high_water_mark = max(high_water_mark, ?2),
+    UPDATE scope SET
+      high_water_mark = CASE WHEN refresh_revision IS ?4
+        THEN max(high_water_mark, ?2) ELSE high_water_mark END,
       last_used_at = max(last_used_at, ?3)
     WHERE scope_key = ?1
     """
@@ -319,6 +334,15 @@ extension SQLiteStatement {
       if raw.withUTF8({ $0.elementsEqual(bytes) }) { return .known(value) }
     }
     return .unknown(String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// A boot-clock reading stored as its session's identity and milliseconds since that boot;
+  /// nil when either column is NULL.
+  func bootInstant(session: Int32, sinceBoot: Int32) -> BootInstant? {
+    guard let session = string(session), let milliseconds = optionalInt64(sinceBoot) else {
+      return nil
+    }
+    return BootInstant(session: session, sinceBoot: Double(milliseconds) / 1000)
   }
 
   /// Binds a date as integer milliseconds since the Unix epoch.

@@ -17,7 +17,10 @@ enum ISO8601 {
   /// 1-12, day within the month (leap years included), hour 0-23, minute 0-59, second 0-59, and
   /// offset hours 0-23 and minutes 0-59. A leap second (`:60`) is accepted and clamped to
   /// 59.999 seconds, because `Date` cannot represent it and rejecting a server's date for it
-  /// would be worse. Years are limited to 0000-9999.
+  /// would be worse. The instant itself, once the offset is applied, must fall within
+  /// 0000-01-01T00:00:00Z through 9999-12-31T23:59:59.999Z: `9999-12-31T23:59:59-08:00` is in
+  /// year 10000 in UTC and is rejected, so every date this accepts formats and parses back to
+  /// the same instant (``format(_:)`` writes UTC).
   ///
   /// - Parameter text: The timestamp, with nothing before or after it.
   /// - Returns: The instant, truncated (floored) to whole milliseconds because the cache keeps
@@ -35,7 +38,8 @@ enum ISO8601 {
   ///
   /// Sub-millisecond precision is floored away, matching ``parse(_:)``. Years outside
   /// 0000-9999 use ISO-8601's expanded form (`+10000-…`, `-0001-…`), which ``parse(_:)``
-  /// deliberately rejects; the cache never stores such dates.
+  /// deliberately rejects. No parsed date is ever outside that range (see ``parse(_:)``), so a
+  /// snapshot rebuilt from its model always reads back.
   ///
   /// - Parameter date: The instant to format.
   /// - Returns: The timestamp text.
@@ -124,8 +128,17 @@ enum ISO8601 {
     let local =
       days * millisecondsPerDay + Int64(hour) * 3_600_000 + Int64(minute) * 60_000
       + secondMilliseconds
-    return Date(unixMilliseconds: local - Int64(offsetMinutes) * 60_000)
+    let instant = local - Int64(offsetMinutes) * 60_000
+    // The range is the UTC instant's, not the local fields': an offset can carry a date in
+    // year 9999 or 0000 out of the range the formatter writes in the basic form.
+    guard (firstInstant...lastInstant).contains(instant) else { return nil }
+    return Date(unixMilliseconds: instant)
   }
+
+  /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, in Unix milliseconds: the instants
+  /// ``format(_:)`` writes in the four-digit form that ``parse(_:)`` reads.
+  private static let firstInstant: Int64 = -62_167_219_200_000
+  private static let lastInstant: Int64 = 253_402_300_799_999
 
   /// Parses the UTC offset that must end the text, starting at `index`.
   ///

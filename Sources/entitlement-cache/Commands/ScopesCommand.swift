@@ -52,7 +52,7 @@ enum ScopesCommand: Command {
       ("serverTime", .date(bookkeeping.serverTime)),
       ("lastRefreshAttemptAt", .date(bookkeeping.lastRefreshAttemptAt)),
       ("lastRefreshFailedAt", .date(bookkeeping.lastRefreshFailedAt)),
-      ("highWaterMark", .date(bookkeeping.highWaterMark)),
+      ("deviceHighWaterMark", .date(bookkeeping.deviceHighWaterMark)),
       ("lastUsedAt", .date(summary.lastUsedAt)),
     ])
   }

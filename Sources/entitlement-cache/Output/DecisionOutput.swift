@@ -41,6 +41,7 @@ enum DecisionOutput {
           ("validUntil", .date(evidence.validUntil)),
           ("source", .text(evidence.source?.rawValue)),
           ("clockRollbackSuspected", .bool(evidence.clockRollbackSuspected)),
+          ("clockOffset", evidence.clockOffset.map(JSONOutput.integer) ?? .null),
         ])
       ),
       ("device", decision.device.map(json) ?? .null),
@@ -111,24 +112,35 @@ enum DecisionOutput {
     var rows: [[String]] = []
     if let meaning = meaning(decision) { rows.append(["meaning", meaning]) }
     if let recovery = decision.recovery { rows.append(["recovery", recoveryText(recovery)]) }
-    if let device = decision.device { rows += deviceRows(device, now: now) }
+    if let device = decision.device {
+      rows += deviceRows(device, now: decision.evidence.estimatedServerTime ?? now)
+    }
     rows += evidenceRows(decision.evidence, now: now)
     if let scope { rows.append(["scope", TextOutput.scope(scope)]) }
     output += TextOutput.table(rows, indent: "  ")
     return output
   }
 
+  /// The evidence rows. Server-issued instants read relative to the server's time as the
+  /// cache estimates it, device times relative to the device clock; where the two differ by a
+  /// second or more, a `server time` row says so.
   static func evidenceRows(_ evidence: AccessEvidence, now: Date) -> [[String]] {
-    [
+    let serverNow = evidence.estimatedServerTime ?? now
+    var rows = [
       ["freshness", evidence.freshness?.rawValue ?? TextOutput.none],
       ["verification", evidence.verification?.rawValue ?? TextOutput.none],
       ["computed offline", TextOutput.yesNo(evidence.isComputedOffline)],
       ["stored at", TextOutput.time(evidence.storedAt, now: now)],
-      ["verified at", TextOutput.time(evidence.verifiedAt, now: now)],
-      ["valid until", TextOutput.time(evidence.validUntil, now: now)],
+      ["verified at", TextOutput.time(evidence.verifiedAt, now: serverNow)],
+      ["valid until", TextOutput.time(evidence.validUntil, now: serverNow)],
       ["source", evidence.source?.rawValue ?? TextOutput.none],
       ["clock rollback", evidence.clockRollbackSuspected ? "suspected" : "not suspected"],
+      ["clock offset", TextOutput.clockOffset(evidence.clockOffset)],
     ]
+    if abs(serverNow.timeIntervalSince(now)) >= 1 {
+      rows.append(["server time", "\(serverNow.iso8601) (estimated; the device clock says \(now.iso8601))"])
+    }
+    return rows
   }
 
   static func deviceRows(_ device: DeviceBlockDetails, now: Date) -> [[String]] {

@@ -18,6 +18,9 @@ struct ShowOutput {
   static let redacted = "<redacted>"
 
   private var bookkeeping: ScopeBookkeeping? { evaluated?.bookkeeping ?? stored?.bookkeeping }
+  /// What server-issued instants read relative to: the server's time as the cache estimates
+  /// it (DESIGN §5.1), which differs from `now` when the device clock is off.
+  private var serverNow: Date { evaluated?.estimatedServerTime ?? now }
   private var sortedDecisions: [AccessDecision] {
     (evaluated?.decisions ?? [:]).sorted { $0.key < $1.key }.map(\.value)
   }
@@ -30,7 +33,9 @@ struct ShowOutput {
       ("evaluatedAt", .date(now)),
       ("freshness", .text(evaluated?.freshness.rawValue)),
       ("isComputedOffline", evaluated.map { .bool($0.isComputedOffline) } ?? .null),
+      ("estimatedServerTime", .date(evaluated?.estimatedServerTime)),
       ("clockRollbackSuspected", evaluated.map { .bool($0.clockRollbackSuspected) } ?? .null),
+      ("clockOffset", evaluated?.clockOffset.map(JSONOutput.integer) ?? .null),
       (
         "activeEntitlements",
         .array((evaluated?.activeEntitlementKeys.sorted() ?? []).map(JSONOutput.string))
@@ -48,7 +53,8 @@ struct ShowOutput {
       ("lastRefreshAttemptAt", .date(bookkeeping.lastRefreshAttemptAt)),
       ("lastRefreshFailedAt", .date(bookkeeping.lastRefreshFailedAt)),
       ("lastRefreshFailureReason", .text(bookkeeping.lastRefreshFailureReason)),
-      ("highWaterMark", .date(bookkeeping.highWaterMark)),
+      ("deviceHighWaterMark", .date(bookkeeping.deviceHighWaterMark)),
+      ("refreshBootClockRecorded", .bool(bookkeeping.refreshBootInstant != nil)),
       ("snapshotSize", bookkeeping.snapshotSize.map(JSONOutput.integer) ?? .null),
       ("snapshotSHA256", .text(bookkeeping.snapshotSHA256.map(hex))),
     ])
@@ -142,14 +148,18 @@ struct ShowOutput {
     }
     rows += [
       ["stored at", TextOutput.time(bookkeeping.storedAt, now: now)],
-      ["server time", TextOutput.time(bookkeeping.serverTime, now: now)],
+      ["server time", TextOutput.time(bookkeeping.serverTime, now: serverNow)],
       ["last attempt", TextOutput.time(bookkeeping.lastRefreshAttemptAt, now: now)],
       ["last failure", failureText(bookkeeping)],
-      ["high-water mark", TextOutput.time(bookkeeping.highWaterMark, now: now)],
+      ["high-water mark", TextOutput.time(bookkeeping.deviceHighWaterMark, now: now)],
       ["size", TextOutput.size(bookkeeping.snapshotSize)],
       ["evaluated at", now.iso8601],
     ]
     if let evaluated {
+      if abs(serverNow.timeIntervalSince(now)) >= 1 {
+        rows.append(["server time now", "\(serverNow.iso8601) (estimated)"])
+      }
+      rows.append(["clock offset", TextOutput.clockOffset(evaluated.clockOffset)])
       rows.append(
         ["clock rollback", evaluated.clockRollbackSuspected ? "suspected" : "not suspected"])
     }
@@ -197,13 +207,13 @@ struct ShowOutput {
         entitlement.status.rawValue, entitlement.source?.rawValue ?? TextOutput.none,
         entitlement.productId ?? TextOutput.none,
       ])
-      var detail = "expires \(TextOutput.time(entitlement.expiresAt, now: now))"
+      var detail = "expires \(TextOutput.time(entitlement.expiresAt, now: serverNow))"
       if let grace = entitlement.gracePeriodExpiresAt {
-        detail += ", grace until \(TextOutput.time(grace, now: now))"
+        detail += ", grace until \(TextOutput.time(grace, now: serverNow))"
       }
       if let validUntil = decision?.evidence.validUntil {
         let label = decision?.isGranted == true ? "valid until" : "boundary"
-        detail += ", \(label) \(TextOutput.time(validUntil, now: now))"
+        detail += ", \(label) \(TextOutput.time(validUntil, now: serverNow))"
       }
       details.append(detail)
     }
@@ -222,13 +232,13 @@ struct ShowOutput {
       return [
         [
           "access context",
-          "token \(Self.redacted), expires \(TextOutput.time(context.expiresAt, now: now))",
+          "token \(Self.redacted), expires \(TextOutput.time(context.expiresAt, now: serverNow))",
         ]
       ]
     }
     if let removed = stored?.snapshot?.customerInfo.accessContext {
       return [
-        ["access context", "removed: expired \(TextOutput.time(removed.expiresAt, now: now))"]
+        ["access context", "removed: expired \(TextOutput.time(removed.expiresAt, now: serverNow))"]
       ]
     }
     return [["access context", TextOutput.none]]
@@ -239,17 +249,17 @@ struct ShowOutput {
     var summary = device.status.rawValue
     if let reason = device.reason { summary += " (\(reason.rawValue))" }
     if let expiresAt = device.expiresAt {
-      summary += ", until \(TextOutput.time(expiresAt, now: now))"
+      summary += ", until \(TextOutput.time(expiresAt, now: serverNow))"
     }
     var rows = [["device access", summary]]
     if let next = device.nextAllowedAt {
-      rows.append(["next change", TextOutput.time(next, now: now)])
+      rows.append(["next change", TextOutput.time(next, now: serverNow)])
     }
     if let budget = device.changeBudget {
       rows.append(["change budget", DecisionOutput.budgetText(budget)])
     }
     for (index, summary) in device.devices.enumerated() {
-      rows.append([index == 0 ? "devices" : "", DecisionOutput.deviceText(summary, now: now)])
+      rows.append([index == 0 ? "devices" : "", DecisionOutput.deviceText(summary, now: serverNow)])
     }
     return rows
   }
@@ -262,7 +272,7 @@ struct ShowOutput {
       if purchase.conflict == true { ownership += ", conflict" }
       rows.append([
         purchase.id, purchase.productId ?? TextOutput.none, purchase.store ?? TextOutput.none,
-        TextOutput.time(purchase.purchasedAt, now: now), ownership,
+        TextOutput.time(purchase.purchasedAt, now: serverNow), ownership,
       ])
     }
     return TextOutput.table(rows, indent: "  ")

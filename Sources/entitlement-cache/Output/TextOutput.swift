@@ -21,20 +21,33 @@ enum TextOutput {
   /// `in 3 d`, `2 h ago`, `now`: one unit, rounded to the nearest, so it reads at a glance.
   static func relative(_ date: Date, to now: Date) -> String {
     let seconds = date.timeIntervalSince(now)
-    let magnitude = abs(seconds)
-    guard magnitude >= 0.5 else { return "now" }
-    // The unit is chosen after rounding, so 59.6 minutes reads "1 h", not "60 m".
-    let amount: String
-    if magnitude.rounded() < 60 {
-      amount = "\(Int(magnitude.rounded())) s"
-    } else if (magnitude / 60).rounded() < 60 {
-      amount = "\(Int((magnitude / 60).rounded())) m"
-    } else if (magnitude / 3600).rounded() < 48 {
-      amount = "\(Int((magnitude / 3600).rounded())) h"
-    } else {
-      amount = "\(Int((magnitude / 86_400).rounded())) d"
-    }
+    guard abs(seconds) >= 0.5 else { return "now" }
+    let amount = duration(abs(seconds))
     return seconds > 0 ? "in \(amount)" : "\(amount) ago"
+  }
+
+  /// `42 s`, `10 m`, `5 h`, `20 d`: one unit, rounded to the nearest.
+  static func duration(_ magnitude: TimeInterval) -> String {
+    // The unit is chosen after rounding, so 59.6 minutes reads "1 h", not "60 m". Dates are
+    // years 0000-9999, so every rounded amount fits an Int.
+    if magnitude.rounded() < 60 {
+      return "\(Int(magnitude.rounded())) s"
+    } else if (magnitude / 60).rounded() < 60 {
+      return "\(Int((magnitude / 60).rounded())) m"
+    } else if (magnitude / 3600).rounded() < 48 {
+      return "\(Int((magnitude / 3600).rounded())) h"
+    }
+    return "\(Int((magnitude / 86_400).rounded())) d"
+  }
+
+  /// `0 s`, `+10 m (the server's clock was ahead of this device's)`, `-20 d (...behind...)`:
+  /// the evidence's `clockOffset`, or `—`.
+  static func clockOffset(_ seconds: Int?) -> String {
+    guard let seconds else { return none }
+    guard seconds != 0 else { return "0 s" }
+    let side = seconds > 0 ? "ahead of" : "behind"
+    return "\(seconds > 0 ? "+" : "-")\(duration(TimeInterval(seconds.magnitude))) "
+      + "(the server's clock was \(side) this device's at the last refresh)"
   }
 
   /// `512 B`, `48.0 KiB`, `1.5 MiB`.

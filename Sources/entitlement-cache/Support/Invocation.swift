@@ -63,6 +63,9 @@ struct Invocation {
   let arguments: ParsedArguments
   /// The clock's time for the whole run, so every relative time in the output agrees.
   let now: Date
+  /// The boot clock's reading for the run, taken with `now`; nil with `--now`, so a what-if
+  /// answer follows the given time alone (DESIGN §9), and where the platform has none.
+  let bootInstant: BootInstant?
 
   init(_ arguments: ParsedArguments) throws(CLIError) {
     self.arguments = arguments
@@ -73,14 +76,19 @@ struct Invocation {
         )
       }
       now = date
+      bootInstant = nil
     } else {
       now = Date()
+      bootInstant = CacheClock.system.bootInstant()
     }
   }
 
   var command: String { arguments.command.name }
   var wantsJSON: Bool { arguments.has("--json") }
-  var clock: CacheClock { .fixed(now) }
+  var clock: CacheClock {
+    let (now, bootInstant) = (now, bootInstant)
+    return CacheClock(now: { now }, bootInstant: { bootInstant })
+  }
 
   /// Prints the JSON form with `--json`, the text form otherwise.
   func emit(text: @autoclosure () -> String, json: @autoclosure () -> JSONOutput) {

@@ -26,16 +26,16 @@ enum Probe: Hashable, Sendable {
   }
 }
 
-/// What one preset shows a second before and a second after the boundary.
+/// What one preset shows a millisecond before and from the boundary on.
 struct Sides: Sendable, Hashable {
   var before: Probe
   var after: Probe
-  /// The decision's `validUntil` a second before the boundary.
+  /// The decision's `validUntil` a millisecond before the boundary.
   var validUntil: Date?
 }
 
-/// One boundary of DESIGN §5–6: a snapshot stored at T, the instant that matters, and what
-/// each preset shows around it.
+/// One boundary of DESIGN §5–6: a snapshot whose `requestDate` is T (unless the case says
+/// otherwise), the instant that matters in server time, and what each preset shows around it.
 struct BoundaryCase: Sendable, CustomTestStringConvertible {
   var name: String
   var info: CustomerInfo
@@ -53,7 +53,28 @@ struct BoundaryCase: Sendable, CustomTestStringConvertible {
   var testDescription: String { name }
 }
 
-@Suite("Every boundary of DESIGN §5–6, one second either side, both presets")
+/// How far the device's clock is from the server's, through the refresh and every read after
+/// it: a clock set back 20 days before refreshing, ten minutes slow, right, an hour fast, and
+/// 20 days ahead. DESIGN §5.1: none of them moves a server-issued boundary or an elapsed time.
+enum DeviceSkew: TimeInterval, CaseIterable, Sendable, CustomTestStringConvertible {
+  case twentyDaysBehind = -1_728_000
+  case tenMinutesSlow = -600
+  case right = 0
+  case anHourFast = 3_600
+  case twentyDaysAhead = 1_728_000
+
+  var testDescription: String {
+    switch self {
+    case .twentyDaysBehind: "device 20 d behind"
+    case .tenMinutesSlow: "device 10 m slow"
+    case .right: "device right"
+    case .anHourFast: "device 1 h fast"
+    case .twentyDaysAhead: "device 20 d ahead"
+    }
+  }
+}
+
+@Suite("Every boundary of DESIGN §5–6 in server time, 1 ms either side, five device skews, both presets")
 struct BoundaryTableTests {
   typealias F = EvalFixture
 
@@ -96,7 +117,10 @@ struct BoundaryTableTests {
       boundary: F.at(F.day),
       conservative: Sides(
         before: granted, after: .state(.denied(.offlineWindowElapsed)), validUntil: F.at(F.day)),
-      serverSnapshot: Sides(before: granted, after: granted, validUntil: F.at(2 * F.day))),
+      // Refreshed 30 days before the boundary: far past the perk model's 2-day maximum age.
+      serverSnapshot: Sides(
+        before: .state(.offlineUnavailable(.snapshotTooOld)),
+        after: .state(.offlineUnavailable(.snapshotTooOld)), validUntil: nil)),
     BoundaryCase(
       name: "device access until deviceAccess.expiresAt",
       info: F.info(
@@ -131,7 +155,7 @@ struct BoundaryTableTests {
       serverSnapshot: Sides(
         before: .freshness(.fresh), after: .freshness(.stale), validUntil: F.at(2 * F.day))),
     BoundaryCase(
-      name: "usable until storedAt + maxSnapshotAge",
+      name: "usable until maxSnapshotAge has elapsed",
       info: F.info(["pro": F.monthly]),
       boundary: F.at(2 * F.day),
       // The conservative preset has no maximum age.
@@ -142,7 +166,8 @@ struct BoundaryTableTests {
     BoundaryCase(
       name: "rollback suspected only beyond the tolerance",
       info: F.info(["pro": F.monthly]),
-      // Stored at T, so the high-water mark is T; the clock reads five minutes before it.
+      // Stored at T (device T + skew), so the device mark is that; the clock reads five minutes
+      // before it.
       boundary: F.at(-5 * F.minute),
       conservative: Sides(
         before: .rollbackSuspected(true), after: .rollbackSuspected(false),
@@ -152,52 +177,78 @@ struct BoundaryTableTests {
         validUntil: F.at(2 * F.day))),
   ]
 
-  /// One second before, the boundary itself (half-open: the later side already holds), and
-  /// one second after.
+  /// One millisecond before, the boundary itself (half-open: the later side already holds),
+  /// and one millisecond after, in server time.
   static func expectations(_ sides: Sides) -> [(offset: TimeInterval, probe: Probe)] {
-    [(-1, sides.before), (0, sides.after), (1, sides.after)]
+    [(-0.001, sides.before), (0, sides.after), (0.001, sides.after)]
+  }
+
+  /// The device clock at server time `instant` for a device `skew` off, refreshed for `info`.
+  static func deviceTime(_ instant: Date, skew: DeviceSkew) -> Date {
+    instant.addingTimeInterval(skew.rawValue)
   }
 
   @Test("in memory", arguments: cases, Preset.allCases)
   func inMemory(_ testCase: BoundaryCase, _ preset: Preset) {
     let sides = testCase.sides(preset)
-    for (offset, expected) in Self.expectations(sides) {
-      let now = testCase.boundary.addingTimeInterval(offset)
-      let decision = F.decide("pro", in: testCase.info, now: now, policy: preset.policy)
-      let evaluated = F.evaluate(testCase.info, now: now, policy: preset.policy)
-      check(testCase, offset: offset, expected, decision, evaluated, sides)
+    for skew in DeviceSkew.allCases {
+      let storedAt = Self.deviceTime(testCase.info.requestDate, skew: skew)
+      for (offset, expected) in Self.expectations(sides) {
+        let now = Self.deviceTime(testCase.boundary.addingTimeInterval(offset), skew: skew)
+        let decision = F.decide(
+          "pro", in: testCase.info, storedAt: storedAt, now: now, policy: preset.policy)
+        let evaluated = F.evaluate(
+          testCase.info, storedAt: storedAt, now: now, policy: preset.policy)
+        check(testCase, skew, offset: offset, expected, decision, evaluated, sides)
+      }
     }
   }
 
   @Test("read through SQLite", arguments: cases, Preset.allCases)
   func throughSQLite(_ testCase: BoundaryCase, _ preset: Preset) throws {
-    let harness = try CacheHarness()
-    try harness.store(testCase.info)
-    for (offset, expected) in Self.expectations(testCase.sides(preset)) {
-      harness.clock.set(testCase.boundary.addingTimeInterval(offset))
-      let decision = harness.cache.access(to: "pro", for: Fixture.scopeA, policy: preset.policy)
-      let evaluated = try #require(
-        try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA, policy: preset.policy))
-      check(testCase, offset: offset, expected, decision, evaluated, testCase.sides(preset))
+    for skew in DeviceSkew.allCases {
+      let harness = try CacheHarness()
+      try harness.store(testCase.info, at: Self.deviceTime(testCase.info.requestDate, skew: skew))
+      for (offset, expected) in Self.expectations(testCase.sides(preset)) {
+        harness.clock.set(
+          Self.deviceTime(testCase.boundary.addingTimeInterval(offset), skew: skew))
+        let decision = harness.cache.access(to: "pro", for: Fixture.scopeA, policy: preset.policy)
+        let evaluated = try #require(
+          try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA, policy: preset.policy))
+        check(testCase, skew, offset: offset, expected, decision, evaluated, testCase.sides(preset))
+      }
     }
   }
 
   private func check(
-    _ testCase: BoundaryCase, offset: TimeInterval, _ expected: Probe, _ decision: AccessDecision,
-    _ evaluated: EvaluatedCustomerInfo, _ sides: Sides
+    _ testCase: BoundaryCase, _ skew: DeviceSkew, offset: TimeInterval, _ expected: Probe,
+    _ decision: AccessDecision, _ evaluated: EvaluatedCustomerInfo, _ sides: Sides
   ) {
     let context = Comment(
-      rawValue: "\(testCase.name) at boundary \(offset > 0 ? "+" : "")\(Int(offset))s")
+      rawValue:
+        "\(testCase.name), \(skew.testDescription), at boundary \(offset > 0 ? "+" : "")\(Int(offset * 1000)) ms"
+    )
     #expect(expected.observed(in: decision, evaluated) == expected, context)
     // The evaluated view and the single decision must never disagree.
     #expect(evaluated.decisions["pro"] == decision, context)
     #expect(decision.evidence.freshness == evaluated.freshness, context)
+    #expect(decision.evidence.clockOffset == Int(-skew.rawValue), context)
+    // Server time is the probe's, except where the device clock reads before the refresh: it
+    // never winds back past the refresh's requestDate.
+    #expect(
+      decision.evidence.estimatedServerTime
+        == max(testCase.info.requestDate, testCase.boundary.addingTimeInterval(offset)), context)
     if offset < 0 {
       #expect(decision.evidence.validUntil == sides.validUntil, context)
     }
-    // A boundary that passed is the one the evidence names.
-    if offset >= 0, expected.isStateWithoutGrant {
-      #expect(decision.evidence.validUntil == testCase.boundary, context)
+    // DESIGN §6: a boundary that passed is the one the evidence names after a denial by its
+    // own boundary; offlineUnavailable names none.
+    if offset >= 0, case .state(let state) = expected {
+      switch state {
+      case .denied: #expect(decision.evidence.validUntil == testCase.boundary, context)
+      case .offlineUnavailable: #expect(decision.evidence.validUntil == nil, context)
+      case .granted, .deviceBlocked: break
+      }
     }
   }
 }

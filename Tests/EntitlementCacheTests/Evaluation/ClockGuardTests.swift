@@ -27,8 +27,9 @@ struct ClockGuardTests {
     arguments: readings)
   func reading(_ now: TimeInterval, _ mark: TimeInterval?, _ suspected: Bool) {
     let reading = ClockReading(
-      now: F.at(now), highWaterMark: mark.map(F.at), tolerance: 5 * F.minute)
-    #expect(reading.effectiveNow == F.at(max(now, mark ?? now)))
+      now: F.at(now), boot: nil, deviceHighWaterMark: mark.map(F.at), storedAt: nil,
+      serverTime: nil, refreshBoot: nil, tolerance: 5 * F.minute)
+    #expect(reading.effectiveDeviceNow == F.at(max(now, mark ?? now)))
     #expect(reading.rollbackSuspected == suspected)
   }
 
@@ -36,7 +37,7 @@ struct ClockGuardTests {
   func rollbackInMemory(_ preset: Preset) {
     // A read at T+2h raised the mark past the expiry; the clock now says T+1h.
     var bookkeeping = F.bookkeeping(for: Self.info)
-    bookkeeping.highWaterMark = F.at(2 * F.hour)
+    bookkeeping.deviceHighWaterMark = F.at(2 * F.hour)
     let decision = EntitlementEvaluator.decision(
       for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(F.hour), policy: .conservative)
     #expect(decision.state == .denied(.expired))
@@ -49,7 +50,7 @@ struct ClockGuardTests {
     // Lifetime access and the snapshot's own age are held to the mark just the same.
     let lifetime = F.info(["pro": F.entitlement(.active)])
     var late = F.bookkeeping(for: lifetime)
-    late.highWaterMark = F.at(31 * F.day)
+    late.deviceHighWaterMark = F.at(31 * F.day)
     #expect(
       EntitlementEvaluator.decision(
         for: "pro", in: lifetime, bookkeeping: late, now: F.t0, policy: preset.policy
@@ -59,7 +60,7 @@ struct ClockGuardTests {
   @Test("a clock set back with nothing passed grants, and says the clock looks wrong")
   func rollbackAloneNeverDenies() {
     var bookkeeping = F.bookkeeping(for: Self.info)
-    bookkeeping.highWaterMark = F.at(F.hour)
+    bookkeeping.deviceHighWaterMark = F.at(F.hour)
     let decision = EntitlementEvaluator.decision(
       for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(-F.day))
     #expect(decision.state == .granted)
@@ -125,9 +126,9 @@ struct ClockGuardTests {
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     let observer = try harness.secondInstance()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.t0)
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.t0)
     try harness.cache.flush()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.at(2 * F.hour))
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(2 * F.hour))
 
     harness.clock.set(F.at(F.hour))
     let reopened = try harness.secondInstance()
@@ -143,28 +144,33 @@ struct ClockGuardTests {
     harness.clock.set(F.at(2 * F.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     let observer = try harness.secondInstance()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.t0)
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.t0)
 
     try harness.cache.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.at(2 * F.hour))
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(2 * F.hour))
     harness.clock.set(F.at(F.hour))
     #expect(
       try harness.secondInstance().access(to: "pro", for: Fixture.scopeA).state == .denied(.expired)
     )
   }
 
-  @Test("a write at a clock set back keeps the mark: a new snapshot is judged at the mark")
-  func writeNeverLowersTheMark() throws {
+  @Test("a refresh at a clock set back is judged at the server's time: access is not extended")
+  func refreshAtAClockSetBackExtendsNothing() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
     harness.clock.set(F.at(2 * F.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
-    try harness.store(Self.info, at: F.at(F.hour))
+    // The clock is set back an hour, then a refresh brings the server's time: T + 2 h.
+    var later = Self.info
+    later.requestDate = F.at(2 * F.hour)
+    try harness.store(later, at: F.at(F.hour))
     let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
-    #expect(decision.evidence.clockRollbackSuspected)
+    // The refresh re-anchored the clocks: nothing looks set back, the offset says an hour.
+    #expect(!decision.evidence.clockRollbackSuspected)
+    #expect(decision.evidence.clockOffset == 3_600)
     #expect(decision.evidence.storedAt == F.at(F.hour))
-    #expect(try harness.cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == F.at(2 * F.hour))
+    #expect(try harness.cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(F.hour))
   }
 
   @Test("the mark survives another instance's write to the file")

@@ -70,7 +70,7 @@ enum EvalFixture {
     ScopeBookkeeping(
       storedAt: storedAt, serverTime: info.requestDate,
       lastRefreshAttemptAt: failedAt ?? storedAt, lastRefreshFailedAt: failedAt,
-      highWaterMark: highWaterMark)
+      deviceHighWaterMark: highWaterMark)
   }
 
   /// The pure evaluator's decision for a snapshot stored at `storedAt`.

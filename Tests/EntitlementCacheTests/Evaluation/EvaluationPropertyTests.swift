@@ -20,7 +20,20 @@ struct EvaluationPropertyTests {
   }
 
   static func effectiveNow(_ scenario: Scenario, _ now: Date, readMark: Date? = nil) -> Date {
-    max(now, scenario.bookkeeping(readMark: readMark).highWaterMark)
+    max(now, scenario.bookkeeping(readMark: readMark).deviceHighWaterMark)
+  }
+
+  /// DESIGN §5.1: the server's time as the cache estimates it, what server-issued boundaries
+  /// are compared with: `requestDate` plus the device time elapsed since the store.
+  static func serverNow(_ scenario: Scenario, _ now: Date, readMark: Date? = nil) -> Date {
+    let elapsed = effectiveNow(scenario, now, readMark: readMark).timeIntervalSince(
+      scenario.storedAt)
+    return scenario.info.requestDate.addingTimeInterval(max(0, elapsed))
+  }
+
+  /// The device time at which the cache's estimate of the server's time is `serverTime`.
+  static func deviceTime(_ scenario: Scenario, atServerTime serverTime: Date) -> Date {
+    scenario.storedAt.addingTimeInterval(serverTime.timeIntervalSince(scenario.info.requestDate))
   }
 
   @Test("never granted at or past validUntil")
@@ -32,12 +45,14 @@ struct EvaluationPropertyTests {
         let now = scenario.instant(&random)
         let decision = Self.decide(key, scenario, now: now)
         guard decision.isGranted, let validUntil = decision.evidence.validUntil else { continue }
-        #expect(Self.effectiveNow(scenario, now) < validUntil, "\(scenario) \(key)")
-        // And it is the real boundary, not just some later date: access holds up to it.
+        #expect(Self.serverNow(scenario, now) < validUntil, "\(scenario) \(key)")
+        // And it is the real boundary, not just some later date: access holds up to it. The
+        // boundary is in server time; the clock the cache reads is the device's.
+        let boundary = Self.deviceTime(scenario, atServerTime: validUntil)
         #expect(
-          Self.decide(key, scenario, now: validUntil.addingTimeInterval(-0.001)).isGranted,
+          Self.decide(key, scenario, now: boundary.addingTimeInterval(-0.001)).isGranted,
           "\(scenario) \(key) just before \(validUntil)")
-        for later in [validUntil, validUntil.addingTimeInterval(random.seconds(1...(40 * F.day)))] {
+        for later in [boundary, boundary.addingTimeInterval(random.seconds(1...(40 * F.day)))] {
           #expect(
             !Self.decide(key, scenario, now: later).isGranted, "\(scenario) \(key) at \(later)")
         }
@@ -71,6 +86,7 @@ struct EvaluationPropertyTests {
       var random = ScenarioRNG(seed: ~seed)
       let now = scenario.instant(&random)
       let effective = Self.effectiveNow(scenario, now)
+      let serverNow = Self.serverNow(scenario, now)
       for key in Scenario.keys {
         let decision = Self.decide(key, scenario, now: now)
         let context = Comment(rawValue: "\(scenario) \(key) at \(now): \(decision.state)")
@@ -83,10 +99,10 @@ struct EvaluationPropertyTests {
           #expect(decision.state == .offlineUnavailable(.snapshotTooOld), context)
         }
         if case .denied(let reason) = decision.state {
-          #expect(Self.justifies(reason, key, scenario, effective), context)
+          #expect(Self.justifies(reason, key, scenario, serverNow), context)
         }
         if case .offlineUnavailable(.deviceAccessExpired) = decision.state {
-          #expect(scenario.info.deviceAccess?.expiresAt.map { $0 <= effective } == true, context)
+          #expect(scenario.info.deviceAccess?.expiresAt.map { $0 <= serverNow } == true, context)
         }
         checkInvariants(decision, key, scenario, now: now, context)
       }
@@ -96,7 +112,7 @@ struct EvaluationPropertyTests {
   /// Whether the snapshot's own facts about the key justify denying it: the denial rests on
   /// evidence, never on its absence.
   static func justifies(
-    _ reason: DenialReason, _ key: String, _ scenario: Scenario, _ effective: Date
+    _ reason: DenialReason, _ key: String, _ scenario: Scenario, _ serverNow: Date
   ) -> Bool {
     let policy = scenario.policy
     guard let entitlement = scenario.info.entitlements[key] else { return reason == .notEntitled }
@@ -114,11 +130,11 @@ struct EvaluationPropertyTests {
       return policy.excludeFamilyShared && entitlement.source == .known(.familyShared)
     case .expired:
       if entitlement.status == .known(.expired) { return true }
-      return byDeviceClock && end.map { effective >= $0 } == true
+      return byDeviceClock && end.map { serverNow >= $0 } == true
     case .offlineWindowElapsed:
       let verified = entitlement.verifiedAt ?? scenario.info.requestDate
       return byDeviceClock && end == nil
-        && effective >= verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge)
+        && serverNow >= verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge)
     }
   }
 
@@ -157,10 +173,10 @@ struct EvaluationPropertyTests {
     #expect(
       decision.evidence.clockRollbackSuspected
         == (now
-          < bookkeeping.highWaterMark.addingTimeInterval(-scenario.policy.clockRollbackTolerance)),
+          < bookkeeping.deviceHighWaterMark.addingTimeInterval(-scenario.policy.clockRollbackTolerance)),
       context)
     // DESIGN §5.3, whatever the decision.
-    let age = max(now, bookkeeping.highWaterMark).timeIntervalSince(scenario.storedAt)
+    let age = max(now, bookkeeping.deviceHighWaterMark).timeIntervalSince(scenario.storedAt)
     let freshness: Freshness =
       offline ? .offline : age < scenario.policy.staleAfter ? .fresh : .stale
     #expect(decision.evidence.freshness == freshness, context)

@@ -58,7 +58,7 @@ struct Scenario: CustomStringConvertible {
   func bookkeeping(readMark: Date? = nil) -> ScopeBookkeeping {
     var bookkeeping = F.bookkeeping(for: info, storedAt: storedAt, failedAt: failedAt)
     if let readMark {
-      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, readMark)
+      bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, readMark)
     }
     return bookkeeping
   }
@@ -148,18 +148,25 @@ struct Scenario: CustomStringConvertible {
   }
 
   /// Instants worth asking about: every boundary the scenario has, a second either side and
-  /// on it, or anywhere in the next weeks.
+  /// on it, or anywhere in the next weeks. Instants are the device clock's; the server's
+  /// boundaries are met when the time elapsed since the store takes `requestDate` to them.
   func instant(_ random: inout ScenarioRNG) -> Date {
     var boundaries: [Date] = [storedAt.addingTimeInterval(policy.staleAfter)]
     boundaries.append(
-      bookkeeping().highWaterMark.addingTimeInterval(-policy.clockRollbackTolerance))
+      bookkeeping().deviceHighWaterMark.addingTimeInterval(-policy.clockRollbackTolerance))
     if let age = policy.maxSnapshotAge { boundaries.append(storedAt.addingTimeInterval(age)) }
-    if let device = info.deviceAccess?.expiresAt { boundaries.append(device) }
-    if let context = info.accessContext?.expiresAt { boundaries.append(context) }
+    var serverBoundaries: [Date] = []
+    if let device = info.deviceAccess?.expiresAt { serverBoundaries.append(device) }
+    if let context = info.accessContext?.expiresAt { serverBoundaries.append(context) }
     for entitlement in info.entitlements.values {
-      boundaries += [entitlement.expiresAt, entitlement.gracePeriodExpiresAt].compactMap { $0 }
+      serverBoundaries += [entitlement.expiresAt, entitlement.gracePeriodExpiresAt].compactMap {
+        $0
+      }
       let verified = entitlement.verifiedAt ?? info.requestDate
-      boundaries.append(verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge))
+      serverBoundaries.append(verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge))
+    }
+    boundaries += serverBoundaries.map {
+      storedAt.addingTimeInterval($0.timeIntervalSince(info.requestDate))
     }
     guard random.chance(0.6) else { return random.date(-3 * F.day...(45 * F.day)) }
     return random.pick(boundaries).addingTimeInterval(random.pick([-1, 0, 1]))

@@ -47,12 +47,12 @@ struct SQLiteEquivalenceTests {
       let first = scenario.instant(&random)
       let second = first.addingTimeInterval(random.seconds(0...(10 * F.day)))
       let back = second.addingTimeInterval(-random.seconds(1...(40 * F.day)))
-      var mark = stored.highWaterMark
+      var mark = stored.deviceHighWaterMark
       var previous: [String: AccessDecision] = [:]
       for now in [first, second, back] {
         harness.clock.set(now)
         var bookkeeping = stored
-        bookkeeping.highWaterMark = mark
+        bookkeeping.deviceHighWaterMark = mark
         let context = Comment(rawValue: "\(scenario) at \(now)")
         for key in Scenario.keys {
           let memory = EntitlementEvaluator.decision(
@@ -68,7 +68,7 @@ struct SQLiteEquivalenceTests {
         }
         // The reads above raised the mark to `now`; the evaluated view reports it.
         mark = max(mark, now)
-        bookkeeping.highWaterMark = mark
+        bookkeeping.deviceHighWaterMark = mark
         let memory = EntitlementEvaluator.evaluate(
           scenario.info, bookkeeping: bookkeeping, now: now, policy: scenario.policy)
         #expect(
@@ -96,7 +96,7 @@ struct SQLiteEquivalenceTests {
     for now in instants {
       harness.clock.set(now)
       // Reads raise the mark; the instants only move forward, so it is `now` from here on.
-      bookkeeping.highWaterMark = max(bookkeeping.highWaterMark, now)
+      bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, now)
       let memory = EntitlementEvaluator.evaluate(
         snapshot.customerInfo, bookkeeping: bookkeeping, now: now, policy: preset.policy)
       for key in ["pro", "lifetime", "gold"] {

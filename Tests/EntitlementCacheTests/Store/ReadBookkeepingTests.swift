@@ -28,11 +28,11 @@ struct ReadBookkeepingTests {
     }
     _ = try cache.evaluatedCustomerInfo(for: Fixture.scopeA)
     #expect(try Self.dataVersion(observer) == before)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == Fixture.requestDate)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.requestDate)
 
     try cache.flush()
     #expect(try Self.dataVersion(observer) != before)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == clock.now)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == clock.now)
     let lastUsed = try cache.scopeSummaries().first?.lastUsedAt
     #expect(lastUsed == clock.now)
   }
@@ -73,7 +73,7 @@ struct ReadBookkeepingTests {
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.highWaterMark == Fixture.requestDate)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.requestDate)
   }
 
   @Test func aWriteCarriesPendingReadBookkeepingOfOtherScopes() throws {
@@ -88,10 +88,13 @@ struct ReadBookkeepingTests {
     let summaries = try cache.scopeSummaries()
     let scopeA = try #require(summaries.first { $0.key == Fixture.scopeA.key })
     #expect(scopeA.lastUsedAt == Fixture.requestDate.addingTimeInterval(600))
-    #expect(scopeA.bookkeeping.highWaterMark == Fixture.requestDate.addingTimeInterval(600))
+    #expect(scopeA.bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(600))
   }
 
-  @Test func clockSetBackDoesNotMoveBookkeepingBack() throws {
+  /// Last use only moves forward; the device mark belongs to one refresh, and a refresh at a
+  /// clock set back resets it to the refresh's own time (DESIGN §5.1 rule 1), where its
+  /// offset to the server's time takes over.
+  @Test func clockSetBackMovesLastUseNeverBackAndARefreshResetsTheMark() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
@@ -103,8 +106,9 @@ struct ReadBookkeepingTests {
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
-    #expect(bookkeeping.highWaterMark == Fixture.requestDate.addingTimeInterval(3_600))
+    #expect(bookkeeping.deviceHighWaterMark == clock.now)
     #expect(bookkeeping.storedAt == clock.now)
+    #expect(bookkeeping.serverOffset == 86_400)
     #expect(
       try cache.scopeSummaries().first?.lastUsedAt == Fixture.requestDate.addingTimeInterval(3_600))
   }

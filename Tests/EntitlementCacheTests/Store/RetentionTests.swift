@@ -24,7 +24,8 @@ struct RetentionTests {
   /// - `failed-old`: a refresh failure and no snapshot.
   /// - `revoked-old`: revoked.
   /// - `lifetime-old`: no expiry; its 30-day offline window outlives the test.
-  /// - `expired-recent`: like `expired-old`, stored two days later.
+  /// - `expired-recent`: like `expired-old`, refreshed two days later (so its requestDate is
+  ///   two days later too: server time is what expiry is judged by).
   static func populated(
     _ directory: TemporaryDirectory, clock: ManualClock,
     configure: (inout CacheConfiguration) -> Void = { _ in }
@@ -42,7 +43,9 @@ struct RetentionTests {
     try cache.store(try StoreTest.snapshot(expiresAt: nil), for: scope("lifetime-old"))
     clock.advance(by: 2 * day)
     try cache.store(
-      try StoreTest.snapshot(expiresAt: "2026-12-01T12:00:00Z"), for: scope("expired-recent"))
+      try StoreTest.snapshot(
+        requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z"),
+      for: scope("expired-recent"))
     return cache
   }
 

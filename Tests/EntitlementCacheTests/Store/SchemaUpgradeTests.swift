@@ -66,7 +66,9 @@ struct SchemaUpgradeTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     let raw = try StoreTest.connection(path, readOnly: true)
-    #expect(try raw.scalarInt("PRAGMA user_version") == 2)
+    #expect(
+      try raw.scalarInt("PRAGMA user_version")
+        == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
     #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE revision = 0") == 2)
     #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE device_block IS NULL") == 1)
 

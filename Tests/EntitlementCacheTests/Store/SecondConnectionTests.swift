@@ -252,11 +252,14 @@ struct ReadStateTests {
     let resident = try state.completeResident(Fixture.scopeA)
     let later = Fixture.requestDate.addingTimeInterval(3_600)
     _ = state.evaluate(
-      resident, "pro", resident.entitlements["pro"], now: later, policy: .conservative)
+      resident, "pro", resident.entitlements["pro"], now: later, boot: { nil },
+      policy: .conservative)
     state.observe(dataVersion: 2)
     #expect(state.residents.isEmpty)
     #expect(
       state.pendingTouches()[Fixture.scopeA.key]
-        == PendingTouch(highWaterMark: later, lastUsedAt: later))
+        == PendingTouch(
+          highWaterMark: later, lastUsedAt: later,
+          refreshRevision: resident.header.refreshRevision))
   }
 }

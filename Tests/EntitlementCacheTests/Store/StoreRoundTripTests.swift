@@ -41,19 +41,24 @@ struct StoreRoundTripTests {
     #expect(bookkeeping.lastRefreshAttemptAt == milliseconds)
     #expect(bookkeeping.lastRefreshFailedAt == nil)
     #expect(bookkeeping.lastRefreshFailureReason == nil)
-    #expect(bookkeeping.highWaterMark == milliseconds)
+    #expect(bookkeeping.deviceHighWaterMark == milliseconds)
     #expect(bookkeeping.snapshotSize == snapshot.jsonData.count)
     #expect(bookkeeping.snapshotSHA256 == SHA256.hash(Array(snapshot.jsonData)))
   }
 
-  @Test func highWaterMarkTakesTheServerTimeWhenTheDeviceIsBehind() throws {
+  /// DESIGN §4: the device mark holds device times only; the server's clock being ahead is
+  /// recorded as the offset, not folded into the mark (issue 9).
+  @Test func theDeviceMarkHoldsTheDeviceTimeWhenTheServerIsAhead() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate.addingTimeInterval(-3600))
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
-    #expect(bookkeeping.highWaterMark == Fixture.requestDate)
+    #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(-3600))
     #expect(bookkeeping.storedAt == Fixture.requestDate.addingTimeInterval(-3600))
+    #expect(bookkeeping.serverOffset == 3600)
+    let raw = try StoreTest.connection(directory.path("cache.sqlite"), readOnly: true)
+    #expect(try raw.scalarInt("SELECT server_offset FROM scope") == 3_600_000)
   }
 
   @Test func normalizedColumnsHoldEveryFactAPointReadNeeds() throws {

@@ -62,11 +62,14 @@ enum StoreTest {
 
   /// ``json(requestDate:status:expiresAt:verifiedAt:key:)`` as a validated snapshot.
   static func snapshot(
-    status: String = "active", expiresAt: String? = "2026-12-30T12:00:00Z",
-    verifiedAt: String = "2026-11-30T12:00:00Z", key: String = "pro"
+    requestDate: String = "2026-11-30T12:00:00Z", status: String = "active",
+    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String = "2026-11-30T12:00:00Z",
+    key: String = "pro"
   ) throws -> CustomerInfoSnapshot {
     try Fixture.snapshot(
-      json(status: status, expiresAt: expiresAt, verifiedAt: verifiedAt, key: key))
+      json(
+        requestDate: requestDate, status: status, expiresAt: expiresAt, verifiedAt: verifiedAt,
+        key: key))
   }
 
   /// The sample snapshot with the value at `path` replaced, or removed when `value` is nil.

@@ -143,7 +143,7 @@ struct StoreWriteTests {
     #expect(bookkeeping.lastRefreshAttemptAt == clock.now)
     #expect(bookkeeping.lastRefreshFailedAt == clock.now)
     #expect(bookkeeping.lastRefreshFailureReason == "timeout")
-    #expect(bookkeeping.highWaterMark == clock.now)
+    #expect(bookkeeping.deviceHighWaterMark == clock.now)
 
     // The next success clears the failure.
     clock.advance(by: 30)
@@ -185,7 +185,7 @@ struct StoreWriteTests {
     clock.advance(by: -86_400)
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "clock set back")
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
-    #expect(bookkeeping.highWaterMark == Fixture.requestDate)
+    #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.clockRollbackSuspected)
   }
 

@@ -162,6 +162,80 @@ struct ISO8601Tests {
     #expect(ISO8601.parse("-0001-12-31T23:59:59.999Z") == nil)
   }
 
+  /// The range applies to the UTC instant: an offset must not carry a date past the ends of
+  /// the range the formatter writes in four digits (issue 9, found by fuzzing the round trip).
+  @Test(
+    "An offset that moves the instant out of 0000-9999 is rejected",
+    arguments: [
+      "9999-12-31T23:59:59-08:00", "9999-12-31T23:00:00-01:00", "9999-12-31T23:59:59.999-00:01",
+      "0000-01-01T00:00:00+01:00", "0000-01-01T00:59:59+01:00", "0000-01-01T00:00:00.000+00:01",
+    ])
+  func offsetOutOfRange(text: String) {
+    #expect(ISO8601.parse(text) == nil)
+  }
+
+  @Test(
+    "The last and first instants of the range still parse, with or without an offset",
+    arguments: [
+      ("9999-12-31T23:59:59.999Z", 253_402_300_799_999),
+      ("9999-12-31T15:59:59.999-08:00", 253_402_300_799_999),
+      ("0000-01-01T00:00:00Z", -62_167_219_200_000),
+      ("0000-01-01T01:00:00+01:00", -62_167_219_200_000),
+    ] as [(String, Int64)])
+  func rangeEnds(text: String, expected: Int64) {
+    #expect(Self.milliseconds(text) == expected)
+  }
+
+  /// Every text the parser accepts formats and parses back to the same instant: texts are
+  /// generated field by field, with offsets, fractions and dates near both ends of the range.
+  @Test("format(parse(t)) parses back to the same instant, for every accepted t")
+  func acceptedTextsRoundTrip() throws {
+    var generator = SplitMix64(seed: 0x150_8601)
+    var accepted = 0
+    for _ in 0..<20_000 {
+      let text = Self.randomTimestamp(using: &generator)
+      guard let parsed = ISO8601.parse(text) else { continue }
+      accepted += 1
+      let formatted = ISO8601.format(parsed)
+      #expect(ISO8601.parse(formatted) == parsed, "\(text) → \(formatted)")
+    }
+    // Most generated texts are valid; a parser that rejected everything would pass vacuously.
+    #expect(accepted > 15_000)
+  }
+
+  /// A timestamp in the accepted grammar, with fields that are mostly but not always in range.
+  static func randomTimestamp(using generator: inout SplitMix64) -> String {
+    func pad(_ value: Int, _ width: Int) -> String {
+      let digits = String(value)
+      return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+    let edgeYears = [0, 1, 1969, 1970, 9998, 9999]
+    let year =
+      Bool.random(using: &generator)
+      ? edgeYears.randomElement(using: &generator) ?? 0 : Int.random(in: 0...9999, using: &generator)
+    let month = Int.random(in: 1...12, using: &generator)
+    let day = Int.random(in: 1...31, using: &generator)
+    var text =
+      "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(Int.random(in: 0...23, using: &generator), 2))"
+      + ":\(pad(Int.random(in: 0...59, using: &generator), 2)):\(pad(Int.random(in: 0...60, using: &generator), 2))"
+    if Bool.random(using: &generator) {
+      let digits = Int.random(in: 1...9, using: &generator)
+      text += "." + (0..<digits).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+    }
+    switch Int.random(in: 0..<3, using: &generator) {
+    case 0: text += "Z"
+    case 1:
+      let sign = Bool.random(using: &generator) ? "+" : "-"
+      text +=
+        "\(sign)\(pad(Int.random(in: 0...23, using: &generator), 2)):\(pad(Int.random(in: 0...59, using: &generator), 2))"
+    default:
+      let sign = Bool.random(using: &generator) ? "+" : "-"
+      text +=
+        "\(sign)\(pad(Int.random(in: 0...23, using: &generator), 2))\(pad(Int.random(in: 0...59, using: &generator), 2))"
+    }
+    return text
+  }
+
   /// Sub-millisecond precision is floored away when formatting, in both directions from 1970.
   @Test("Format floors sub-millisecond time")
   func formatFloors() {
@@ -235,7 +309,7 @@ struct ISO8601Tests {
 }
 
 /// A small seeded generator, so random tests are reproducible across runs and platforms.
-private struct SplitMix64: RandomNumberGenerator {
+struct SplitMix64: RandomNumberGenerator {
   /// The generator's state.
   private var state: UInt64
 
