@@ -228,7 +228,8 @@ import Testing
   @Test func clockRollbackIsFlaggedAndExtendsNothing() throws {
     try workspace.put()
     // A failed refresh a month later records that device time; then the clock is set back.
-    let failed = try workspace.run("refresh-failed", Sample.scope() + ["--now", "2026-12-31T00:00:00Z"])
+    let failed = try workspace.run(
+      "refresh-failed", Sample.scope() + ["--now", "2026-12-31T00:00:00Z"])
     #expect(failed.status == 0)
     // Effective device time stays at the failure, a month after the refresh: past pro's expiry.
     let (result, json) = try workspace.check(now: "2026-12-01T00:00:00Z")

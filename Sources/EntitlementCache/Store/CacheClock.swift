@@ -81,7 +81,8 @@ public final class ManualClock: Sendable {
   /// A clock showing `date`. With `bootSession` it has a boot clock too, starting at zero time
   /// since boot in that session; without, it has none.
   public init(_ date: Date, bootSession: String? = nil) {
-    current = Mutex(Readings(wall: date, boot: bootSession.map { BootInstant(session: $0, sinceBoot: 0) }))
+    current = Mutex(
+      Readings(wall: date, boot: bootSession.map { BootInstant(session: $0, sinceBoot: 0) }))
   }
 
   /// The time the wall clock shows.

@@ -1,4 +1,5 @@
 import CSQLite
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else

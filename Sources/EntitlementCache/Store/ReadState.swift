@@ -129,7 +129,8 @@ final class ReadState {
       let read = try readThrough(key, scope: scope, resident: resident)
       return evaluate(read, key, read.recentFacts, now: now, boot: boot, policy: policy)
     } catch {
-      return EntitlementEvaluator.unavailable(key, .unreadable, clock: ClockReading(unstoredAt: now))
+      return EntitlementEvaluator.unavailable(
+        key, .unreadable, clock: ClockReading(unstoredAt: now))
     }
   }
 
@@ -155,7 +156,8 @@ final class ReadState {
     boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> AccessDecision {
     guard resident.hasRow else {
-      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: ClockReading(unstoredAt: now))
+      return EntitlementEvaluator.unavailable(
+        key, .noSnapshot, clock: ClockReading(unstoredAt: now))
     }
     let clock = resident.clockReading(now: now, boot: boot, policy: policy)
     resident.recordRead(at: clock.effectiveDeviceNow)

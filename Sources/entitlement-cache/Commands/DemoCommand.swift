@@ -125,6 +125,8 @@ enum DemoCommand: Command {
   /// The evidence that matters for the step, in short phrases.
   private static func evidence(_ decision: AccessDecision, now: Date) -> [String] {
     let evidence = decision.evidence
+    // Server-issued instants read relative to the server's time as the cache estimates it.
+    let serverNow = evidence.estimatedServerTime ?? now
     var parts: [String] = []
     if let freshness = evidence.freshness { parts.append(freshness.rawValue) }
     if let verification = evidence.verification { parts.append(verification.rawValue) }
@@ -136,16 +138,21 @@ enum DemoCommand: Command {
         case .deviceBlocked: "entitled until"
         case .denied, .offlineUnavailable: "ended"
         }
-      parts.append("\(label) \(TextOutput.time(validUntil, now: now))")
+      parts.append("\(label) \(TextOutput.time(validUntil, now: serverNow))")
     }
     if let device = decision.device {
-      parts.append("next device change \(TextOutput.time(device.nextAllowedAt, now: now))")
+      parts.append("next device change \(TextOutput.time(device.nextAllowedAt, now: serverNow))")
       if let budget = device.changeBudget {
         parts.append("budget \(DecisionOutput.budgetText(budget))")
       }
       parts.append("\(device.devices.count) devices listed")
     }
     if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
+    if let offset = evidence.clockOffset, offset != 0 {
+      let sign = offset > 0 ? "+" : "-"
+      parts.append("clock offset \(sign)\(TextOutput.duration(TimeInterval(offset.magnitude)))")
+      parts.append("server time \(serverNow.iso8601)")
+    }
     return parts.isEmpty ? ["no evidence: nothing is stored for this scope"] : parts
   }
 

@@ -144,10 +144,25 @@ struct DemoScript {
     step = DemoStep(
       title: "Clock rollback",
       story: "After pro's new expiry, someone sets the device clock back 20 days. The cache "
-        + "keeps the latest trusted time: nothing is extended, and the evidence says so.")
+        + "keeps the latest device time it saw: nothing is extended, and the evidence says so.")
     let secondExpiry = t1 + 30 * Self.day
     step.observations.append(check("pro", for: userA, "user A", at: secondExpiry + Self.hour))
     step.observations.append(check("pro", for: userA, "user A", at: secondExpiry - 20 * Self.day))
+    steps.append(step)
+
+    step = DemoStep(
+      title: "A clock set back before a refresh",
+      story: "User B's device clock is set 20 days back, then B buys pro for 5 days and the app "
+        + "refreshes: the server's requestDate sets the clock offset (+20 d). Days later, with "
+        + "no network, expiry is judged in server time, so the wrong clock gains nothing.")
+    // The server's true time is `bought`; the device says 20 days earlier.
+    let bought = secondExpiry + 2 * Self.hour
+    let deviceAtPurchase = bought - 20 * Self.day
+    try store(shortSnapshot(bought), for: userB, at: deviceAtPurchase)
+    step.observations.append(
+      check("pro", for: userB, "user B", at: deviceAtPurchase + 4 * Self.day))
+    step.observations.append(
+      check("pro", for: userB, "user B", at: deviceAtPurchase + 6 * Self.day))
     steps.append(step)
     return steps
   }
@@ -244,6 +259,21 @@ struct DemoScript {
       },
       "accessContext": { "token": "demo-token-never-printed",
                          "expiresAt": "\((t1 + 15 * Self.minute).iso8601)" }
+    }
+    """
+  }
+
+  /// Pro for five days from `time`, the server's `requestDate`.
+  private func shortSnapshot(_ time: Date) -> String {
+    """
+    {
+      "requestDate": "\(time.iso8601)",
+      "verification": "verified",
+      "entitlements": {
+        "pro": { "status": "active", "expiresAt": "\((time + 5 * Self.day).iso8601)",
+                 "verifiedAt": "\(time.iso8601)", "productId": "pro_5_days",
+                 "source": "purchase" }
+      }
     }
     """
   }

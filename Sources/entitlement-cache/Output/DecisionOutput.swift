@@ -138,7 +138,9 @@ enum DecisionOutput {
       ["clock offset", TextOutput.clockOffset(evidence.clockOffset)],
     ]
     if abs(serverNow.timeIntervalSince(now)) >= 1 {
-      rows.append(["server time", "\(serverNow.iso8601) (estimated; the device clock says \(now.iso8601))"])
+      rows.append([
+        "server time", "\(serverNow.iso8601) (estimated; the device clock says \(now.iso8601))",
+      ])
     }
     return rows
   }

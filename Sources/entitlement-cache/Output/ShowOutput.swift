@@ -238,7 +238,10 @@ struct ShowOutput {
     }
     if let removed = stored?.snapshot?.customerInfo.accessContext {
       return [
-        ["access context", "removed: expired \(TextOutput.time(removed.expiresAt, now: serverNow))"]
+        [
+          "access context",
+          "removed: expired \(TextOutput.time(removed.expiresAt, now: serverNow))",
+        ]
       ]
     }
     return [["access context", TextOutput.none]]

@@ -74,7 +74,8 @@ enum DeviceSkew: TimeInterval, CaseIterable, Sendable, CustomTestStringConvertib
   }
 }
 
-@Suite("Every boundary of DESIGN §5–6 in server time, 1 ms either side, five device skews, both presets")
+@Suite(
+  "Every boundary of DESIGN §5–6 in server time, 1 ms either side, five device skews, both presets")
 struct BoundaryTableTests {
   typealias F = EvalFixture
 

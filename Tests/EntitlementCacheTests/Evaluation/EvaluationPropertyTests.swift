@@ -173,7 +173,8 @@ struct EvaluationPropertyTests {
     #expect(
       decision.evidence.clockRollbackSuspected
         == (now
-          < bookkeeping.deviceHighWaterMark.addingTimeInterval(-scenario.policy.clockRollbackTolerance)),
+          < bookkeeping.deviceHighWaterMark.addingTimeInterval(
+            -scenario.policy.clockRollbackTolerance)),
       context)
     // DESIGN §5.3, whatever the decision.
     let age = max(now, bookkeeping.deviceHighWaterMark).timeIntervalSince(scenario.storedAt)

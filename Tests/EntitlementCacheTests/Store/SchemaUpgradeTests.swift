@@ -103,3 +103,103 @@ struct SchemaUpgradeTests {
       cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.unreadable))
   }
 }
+
+/// A file written under schema version 2 opens under this build: migration 3 separates device
+/// time from server time (DESIGN §5.1). Every snapshot is kept; the old high-water mark, which
+/// version 2 raised with the server's requestDate, does not carry a server time into the new
+/// device-only mark.
+@Suite("Schema upgrade from version 2")
+struct SchemaVersion2UpgradeTests {
+  static let version2 = Migrator(migrations: Array(Migrator.embedded.migrations.prefix(2)))
+
+  static func milliseconds(_ text: String) -> Int64 { Fixture.date(text).unixMilliseconds }
+
+  /// Scope A: refreshed with the device clock 20 days behind (stored 11-10, requestDate
+  /// 11-30), then a failed refresh on 11-12; version 2 set its mark to the server's 11-30.
+  /// Scope B: refreshed on time, then read an hour later, a mark version 2 raised with the
+  /// effective time and persisted.
+  static let version2Rows = """
+    INSERT INTO scope (
+      id, scope_key, sdk_key_hash, user_hash, installation_hash, environment, stored_at,
+      server_time, last_refresh_attempt_at, last_refresh_failed_at, high_water_mark,
+      last_used_at, snapshot, snapshot_size, snapshot_sha256, verification, revision)
+    VALUES
+      (1, ?1, ?3, ?4, ?5, 'production', ?7, ?8, ?9, ?9, ?8, ?8, ?6, 10, zeroblob(32),
+       'verified', 4),
+      (2, ?2, ?3, ?4, ?5, 'production', ?8, ?8, ?8, NULL, ?10, ?10, ?6, 10, zeroblob(32),
+       'verified', 5);
+    """
+
+  static let snapshot = """
+    {"requestDate": "2026-11-30T12:00:00Z", "verification": "verified",
+     "entitlements": {"pro": {"status": "active", "expiresAt": "2026-12-05T12:00:00Z",
+       "verifiedAt": "2026-11-30T12:00:00Z", "productId": "pro_monthly", "source": "purchase"}}}
+    """
+
+  static func writeVersion2File(_ path: String) throws {
+    let connection = try SQLiteConnection(path: path)
+    try version2.migrate(connection)
+    try connection.withStatement(version2Rows) { statement throws(SQLiteError) in
+      try statement.bind(Fixture.scopeA.key.bytes, at: 1)
+      try statement.bind(Fixture.scopeB.key.bytes, at: 2)
+      try statement.bind(Fixture.scopeA.sdkKeyHash, at: 3)
+      try statement.bind(Fixture.scopeA.userHash, at: 4)
+      try statement.bind(Fixture.scopeA.installationHash, at: 5)
+      try statement.bind(Data(snapshot.utf8), at: 6)
+      try statement.bind(milliseconds("2026-11-10T12:00:00Z"), at: 7)
+      try statement.bind(milliseconds("2026-11-30T12:00:00Z"), at: 8)
+      try statement.bind(milliseconds("2026-11-12T12:00:00Z"), at: 9)
+      try statement.bind(milliseconds("2026-11-30T13:00:00Z"), at: 10)
+      try statement.run()
+    }
+    try connection.execute(
+      """
+      INSERT INTO entitlement (scope_id, key, status, expires_at, verified_at, source, product_id)
+      VALUES (1, 'pro', 'active', \(milliseconds("2026-12-05T12:00:00Z")),
+          \(milliseconds("2026-11-30T12:00:00Z")), 'purchase', 'pro_monthly'),
+        (2, 'pro', 'active', \(milliseconds("2026-12-05T12:00:00Z")),
+          \(milliseconds("2026-11-30T12:00:00Z")), 'purchase', 'pro_monthly');
+      """)
+    #expect(try connection.scalarInt("PRAGMA user_version") == 2)
+  }
+
+  @Test func aVersion2FileUpgradesInPlaceKeepingEverySnapshot() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try Self.writeVersion2File(path)
+
+    let clock = ManualClock(Fixture.date("2026-11-29T12:00:00Z"))
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    let raw = try StoreTest.connection(path, readOnly: true)
+    #expect(try raw.scalarInt("PRAGMA user_version") == 3)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE snapshot IS NOT NULL") == 2)
+    // The marks are the latest device time a write recorded, never the server's time.
+    #expect(
+      try raw.scalarInt("SELECT high_water_mark FROM scope WHERE id = 1")
+        == Self.milliseconds("2026-11-12T12:00:00Z"))
+    #expect(
+      try raw.scalarInt("SELECT high_water_mark FROM scope WHERE id = 2")
+        == Self.milliseconds("2026-11-30T12:00:00Z"))
+    #expect(try raw.scalarInt("SELECT server_offset FROM scope WHERE id = 1") == 20 * 86_400_000)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE refresh_boot_session IS NULL") == 2)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE refresh_revision = revision") == 2)
+
+    for scope in [Fixture.scopeA, Fixture.scopeB] {
+      let loaded = try #require(try cache.load(scope))
+      #expect(loaded.snapshot?.jsonData == Data(Self.snapshot.utf8))
+      #expect(loaded.bookkeeping.refreshBootInstant == nil)
+    }
+    // Issue 9's first reproduction, on the upgraded file: 19 device days after the refresh,
+    // server time is 12-19, two weeks past pro's expiry.
+    let decision = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.clockOffset == 20 * 86_400)
+    #expect(!decision.evidence.clockRollbackSuspected)
+    // Scope B's read-time mark is gone with the upgrade: the clock one day before the refresh
+    // is behind the refresh itself, so rollback is still flagged.
+    let behind = cache.access(to: "pro", for: Fixture.scopeB)
+    #expect(behind.state == .granted)
+    #expect(behind.evidence.clockRollbackSuspected)
+    #expect(behind.evidence.estimatedServerTime == Fixture.date("2026-11-30T12:00:00Z"))
+  }
+}

@@ -212,7 +212,8 @@ struct ISO8601Tests {
     let edgeYears = [0, 1, 1969, 1970, 9998, 9999]
     let year =
       Bool.random(using: &generator)
-      ? edgeYears.randomElement(using: &generator) ?? 0 : Int.random(in: 0...9999, using: &generator)
+      ? edgeYears.randomElement(using: &generator) ?? 0
+      : Int.random(in: 0...9999, using: &generator)
     let month = Int.random(in: 1...12, using: &generator)
     let day = Int.random(in: 1...31, using: &generator)
     var text =
@@ -220,7 +221,8 @@ struct ISO8601Tests {
       + ":\(pad(Int.random(in: 0...59, using: &generator), 2)):\(pad(Int.random(in: 0...60, using: &generator), 2))"
     if Bool.random(using: &generator) {
       let digits = Int.random(in: 1...9, using: &generator)
-      text += "." + (0..<digits).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+      text +=
+        "." + (0..<digits).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
     }
     switch Int.random(in: 0..<3, using: &generator) {
     case 0: text += "Z"
