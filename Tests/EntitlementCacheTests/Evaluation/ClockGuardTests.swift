@@ -191,6 +191,42 @@ struct ClockGuardTests {
     #expect(evaluated.decisions["pro"] == decision)
   }
 
+  /// DESIGN §5.1 rule 1 across processes: a mark one instance raised before another's refresh
+  /// belongs to the older refresh. Persisting it later must not undo the reset, in the file or
+  /// in the first instance's memory.
+  @Test("a mark raised before another instance's refresh does not outlive that refresh")
+  func markRaisedBeforeAnotherRefreshIsDropped() throws {
+    let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
+    try harness.store(Self.info)
+    harness.clock.set(F.at(2 * F.hour))
+    #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+
+    // The clock is put right and another process refreshes: the server says T + 1 h, and pro
+    // now runs for a day.
+    let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
+    var renewed = F.info(["pro": F.entitlement(.active, expiresAt: F.at(25 * F.hour))])
+    renewed.requestDate = F.at(F.hour)
+    harness.clock.set(F.at(F.hour))
+    try other.store(try CustomerInfoSnapshot(renewed), for: Fixture.scopeA)
+
+    // The first instance notices the write and reads the new row, its old mark still pending
+    // in memory; then it persists that mark with its next write.
+    harness.clock.set(F.at(F.hour + F.minute))
+    let first = harness.cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(first.state == .granted)
+    #expect(!first.evidence.clockRollbackSuspected)
+    try harness.cache.flush()
+    #expect(
+      try other.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(F.hour + F.minute))
+
+    for cache in [harness.cache, other, try harness.secondInstance()] {
+      let decision = cache.access(to: "pro", for: Fixture.scopeA)
+      #expect(decision.state == .granted)
+      #expect(!decision.evidence.clockRollbackSuspected)
+      #expect(decision.evidence.estimatedServerTime == F.at(F.hour + F.minute))
+    }
+  }
+
   @Test("evaluatedCustomerInfo after another instance's write still sees the raised mark")
   func evaluatedSeesTheMarkAfterInvalidation() throws {
     let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
