@@ -14,8 +14,6 @@
 /// wrong by any constant amount neither gains nor loses access, and setting it back never
 /// winds ``serverNow`` back.
 struct ClockReading: Sendable, Hashable {
-  /// The device's wall clock as injected.
-  var now: Date
   /// `max(now, deviceHighWaterMark)`: the device time, never behind a device time already seen.
   var effectiveDeviceNow: Date
   /// Time since the refresh that stored the snapshot, measured on the device: on the boot clock
@@ -32,22 +30,25 @@ struct ClockReading: Sendable, Hashable {
   var rollbackSuspected: Bool
   /// Whether ``elapsed`` came from the boot clock.
   var usesBootClock: Bool
+  /// ``ScopeBookkeeping/serverOffset`` in whole seconds, for the evidence.
+  var clockOffset: Int?
 
-  /// Reads the clocks for a scope.
+  /// Reads the clocks for a scope from values a caller already holds: the hot read passes
+  /// what its resident computed once, rather than copying the bookkeeping on every read.
   ///
   /// - Parameters:
   ///   - now: The device's wall clock.
-  ///   - boot: The boot clock now; nil where there is none.
   ///   - deviceHighWaterMark: The latest device time seen for the scope; nil for none.
   ///   - storedAt: Device time of the refresh that stored the snapshot; nil without one.
   ///   - serverTime: That snapshot's `requestDate`.
-  ///   - refreshBoot: The boot clock at that refresh.
+  ///   - bootElapsed: The boot clock's time since the refresh, when it was read in the
+  ///     refresh's boot session (see ``BootInstant/elapsed(since:)``); nil otherwise.
+  ///   - clockOffset: The refresh's offset in whole seconds.
   ///   - tolerance: How far behind the mark the clock may be before rollback is suspected.
   init(
-    now: Date, boot: BootInstant?, deviceHighWaterMark: Date?, storedAt: Date?,
-    serverTime: Date?, refreshBoot: BootInstant?, tolerance: TimeInterval
+    now: Date, deviceHighWaterMark: Date?, storedAt: Date?, serverTime: Date?,
+    bootElapsed: TimeInterval?, clockOffset: Int?, tolerance: TimeInterval
   ) {
-    self.now = now
     if let deviceHighWaterMark {
       effectiveDeviceNow = max(now, deviceHighWaterMark)
       rollbackSuspected = now < deviceHighWaterMark.addingTimeInterval(-tolerance)
@@ -55,14 +56,15 @@ struct ClockReading: Sendable, Hashable {
       effectiveDeviceNow = now
       rollbackSuspected = false
     }
+    self.clockOffset = clockOffset
     guard let storedAt else {
       elapsed = 0
       serverNow = effectiveDeviceNow
       usesBootClock = false
       return
     }
-    if let refreshBoot, let boot, boot.session == refreshBoot.session {
-      elapsed = max(0, boot.sinceBoot - refreshBoot.sinceBoot)
+    if let bootElapsed {
+      elapsed = max(0, bootElapsed)
       usesBootClock = true
     } else {
       elapsed = max(0, effectiveDeviceNow.timeIntervalSince(storedAt))
@@ -72,20 +74,36 @@ struct ClockReading: Sendable, Hashable {
   }
 
   /// Reads the clocks for a scope with `bookkeeping`.
+  ///
+  /// - Parameters:
+  ///   - now: The device's wall clock.
+  ///   - boot: The boot clock now; nil where there is none.
+  ///   - bookkeeping: The scope's bookkeeping; nil when nothing is stored.
+  ///   - tolerance: How far behind the mark the clock may be before rollback is suspected.
   init(
     now: Date, boot: BootInstant?, bookkeeping: ScopeBookkeeping?, tolerance: TimeInterval
   ) {
     self.init(
-      now: now, boot: boot, deviceHighWaterMark: bookkeeping?.deviceHighWaterMark,
+      now: now, deviceHighWaterMark: bookkeeping?.deviceHighWaterMark,
       storedAt: bookkeeping?.storedAt, serverTime: bookkeeping?.serverTime,
-      refreshBoot: bookkeeping?.refreshBootInstant, tolerance: tolerance)
+      bootElapsed: boot.flatMap { bookkeeping?.refreshBootInstant?.elapsed(until: $0) },
+      clockOffset: bookkeeping?.clockOffsetSeconds, tolerance: tolerance)
   }
 
   /// A reading for a scope with nothing stored: no mark, no refresh.
   init(unstoredAt now: Date) {
     self.init(
-      now: now, boot: nil, deviceHighWaterMark: nil, storedAt: nil, serverTime: nil,
-      refreshBoot: nil, tolerance: 0)
+      now: now, deviceHighWaterMark: nil, storedAt: nil, serverTime: nil, bootElapsed: nil,
+      clockOffset: nil, tolerance: 0)
+  }
+}
+
+extension BootInstant {
+  /// The boot clock's time from this reading to `later`; nil when `later` is from another
+  /// boot, whose clock started again at zero.
+  func elapsed(until later: BootInstant) -> TimeInterval? {
+    guard later.session == session else { return nil }
+    return later.sinceBoot - sinceBoot
   }
 }
 

@@ -97,7 +97,7 @@ public enum EntitlementEvaluator {
       customerInfo: evaluated, decisions: decisions,
       freshness: freshness(bookkeeping, clock: clock, policy: policy),
       clockRollbackSuspected: clock.rollbackSuspected,
-      clockOffset: bookkeeping.clockOffsetSeconds, estimatedServerTime: clock.serverNow,
+      clockOffset: clock.clockOffset, estimatedServerTime: clock.serverNow,
       bookkeeping: bookkeeping)
   }
 
@@ -142,7 +142,7 @@ public enum EntitlementEvaluator {
       isComputedOffline: freshness == .offline, storedAt: storedAt,
       verifiedAt: facts?.verifiedAt, source: facts?.source,
       clockRollbackSuspected: clock.rollbackSuspected,
-      clockOffset: bookkeeping.clockOffsetSeconds, estimatedServerTime: now)
+      clockOffset: clock.clockOffset, estimatedServerTime: now)
 
     // The snapshot's age is elapsed device time; the instant it runs out, in server time, is
     // `requestDate + maxSnapshotAge`, since server time advances with elapsed time.

@@ -42,6 +42,8 @@ final class ResidentScope {
   @exclusivity(unchecked) var isComplete: Bool
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
+  /// The refresh's clock offset in whole seconds, computed once: the header never changes.
+  let clockOffset: Int?
 
   /// Takes `header` over: consumed, so it moves in rather than being copied.
   ///
@@ -56,6 +58,7 @@ final class ResidentScope {
     self.lastUsedAt = lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
+    clockOffset = header.bookkeeping.clockOffsetSeconds
     self.header = header
     self.entitlements = entitlements
     self.isComplete = isComplete
@@ -176,11 +179,13 @@ extension ResidentScope {
   func clockReading(
     now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> ClockReading {
-    let bookkeeping = header.bookkeeping
+    var bootElapsed: TimeInterval?
+    if let refreshBoot = header.bookkeeping.refreshBootInstant, let current = boot() {
+      bootElapsed = refreshBoot.elapsed(until: current)
+    }
     return ClockReading(
-      now: now, boot: bookkeeping.refreshBootInstant == nil ? nil : boot(),
-      deviceHighWaterMark: highWaterMark, storedAt: bookkeeping.storedAt,
-      serverTime: bookkeeping.serverTime, refreshBoot: bookkeeping.refreshBootInstant,
-      tolerance: policy.clockRollbackTolerance)
+      now: now, deviceHighWaterMark: highWaterMark, storedAt: header.bookkeeping.storedAt,
+      serverTime: header.bookkeeping.serverTime, bootElapsed: bootElapsed,
+      clockOffset: clockOffset, tolerance: policy.clockRollbackTolerance)
   }
 }

@@ -27,8 +27,8 @@ struct ClockGuardTests {
     arguments: readings)
   func reading(_ now: TimeInterval, _ mark: TimeInterval?, _ suspected: Bool) {
     let reading = ClockReading(
-      now: F.at(now), boot: nil, deviceHighWaterMark: mark.map(F.at), storedAt: nil,
-      serverTime: nil, refreshBoot: nil, tolerance: 5 * F.minute)
+      now: F.at(now), deviceHighWaterMark: mark.map(F.at), storedAt: nil, serverTime: nil,
+      bootElapsed: nil, clockOffset: nil, tolerance: 5 * F.minute)
     #expect(reading.effectiveDeviceNow == F.at(max(now, mark ?? now)))
     #expect(reading.rollbackSuspected == suspected)
   }
