@@ -41,16 +41,22 @@ final class SQLiteConnection {
       // "Whether or not an error occurs when it is opened, resources associated with the
       // database connection handle should be released by passing it to sqlite3_close()."
       let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-      sqlite3_close_v2(handle)
+      Self.close(handle)
       throw SQLiteError(operation: "open", extendedResultCode: code, message: message)
     }
     self.handle = handle
     self.path = path
-    sqlite3_extended_result_codes(handle, 1)
-    let timeout = sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+    // SQLITE_OPEN_EXRESCODE already turned extended codes on; this says so for SQLite builds
+    // that predate the flag, and a failure here is a misuse worth reporting.
+    let extended = sqlite3_extended_result_codes(handle, 1)
+    let timeout =
+      extended == SQLITE_OK
+      ? sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds) : extended
     guard timeout == SQLITE_OK else {
-      let error = self.error(operation: "busy_timeout", code: timeout)
-      sqlite3_close_v2(handle)
+      let error = self.error(
+        operation: extended == SQLITE_OK ? "busy_timeout" : "extended_result_codes",
+        code: timeout)
+      Self.close(handle)
       throw error
     }
   }
@@ -58,7 +64,19 @@ final class SQLiteConnection {
   deinit {
     // Statements must be finalized before the connection closes; emptying the cache does it.
     statementCache.removeAll()
-    sqlite3_close_v2(handle)
+    Self.close(handle)
+  }
+
+  /// Closes `handle`, the one place a connection handle is released.
+  ///
+  /// The result is checked but can only be reported as a misuse: `sqlite3_close_v2` "returns
+  /// SQLITE_OK" even with statements still open ("the database connection becomes an unusable
+  /// zombie which will automatically be deallocated when the last prepared statement is
+  /// finalized"), so anything else means the handle was not a connection. Nothing is lost
+  /// either way: every write committed before the close.
+  private static func close(_ handle: SQLiteConnectionHandle?) {
+    let code = sqlite3_close_v2(handle)
+    assert(code == SQLITE_OK, "sqlite3_close_v2 returned \(code)")
   }
 
   /// Runs one or more statements that take no parameters.

@@ -34,7 +34,10 @@ final class SQLiteStatement {
   }
 
   deinit {
-    sqlite3_finalize(handle)
+    // Its result is deliberately not checked: sqlite3_finalize "returns the error code of the
+    // most recent evaluation of the statement", a failure that `step` already reported when it
+    // happened; finalizing itself cannot fail, and the handle is released either way.
+    _ = sqlite3_finalize(handle)
   }
 
   // MARK: Binding. Parameters are numbered from 1, as in SQLite.
@@ -62,7 +65,8 @@ final class SQLiteStatement {
         return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
       }
       return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { text in
-        sqlite3_bind_text(handle, index, text, Int32(bytes.count), csqlite_transient())
+        sqlite3_bind_text64(
+          handle, index, text, UInt64(bytes.count), csqlite_transient(), UInt8(SQLITE_UTF8))
       }
     }
     try check(code, "bind")
@@ -74,7 +78,7 @@ final class SQLiteStatement {
       guard let base = buffer.baseAddress, !buffer.isEmpty else {
         return sqlite3_bind_zeroblob(handle, index, 0)
       }
-      return sqlite3_bind_blob(handle, index, base, Int32(buffer.count), csqlite_transient())
+      return sqlite3_bind_blob64(handle, index, base, UInt64(buffer.count), csqlite_transient())
     }
     try check(code, "bind")
   }
@@ -113,11 +117,14 @@ final class SQLiteStatement {
         ? sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
         : sqlite3_bind_zeroblob(handle, index, 0)
     }
-    let count = Int32(buffer.count)
+    // The 64-bit forms take any length: past SQLite's limit they answer SQLITE_TOOBIG, which
+    // `check` reports, where an Int32 conversion of the count would trap.
+    let count = UInt64(buffer.count)
     return asText
-      ? sqlite3_bind_text(
-        handle, index, base.assumingMemoryBound(to: CChar.self), count, csqlite_static())
-      : sqlite3_bind_blob(handle, index, base, count, csqlite_static())
+      ? sqlite3_bind_text64(
+        handle, index, base.assumingMemoryBound(to: CChar.self), count, csqlite_static(),
+        UInt8(SQLITE_UTF8))
+      : sqlite3_bind_blob64(handle, index, base, count, csqlite_static())
   }
 
   func bindNull(at index: Int32) throws(SQLiteError) {
@@ -144,10 +151,11 @@ final class SQLiteStatement {
   /// Makes the statement ready for reuse and drops its bindings.
   ///
   /// The result of `sqlite3_reset` repeats the error of the last step, which `step()` already
-  /// reported, so it is deliberately not checked here.
+  /// reported, so it is deliberately not checked here; `sqlite3_clear_bindings` always returns
+  /// SQLITE_OK.
   func reset() {
-    sqlite3_reset(handle)
-    sqlite3_clear_bindings(handle)
+    _ = sqlite3_reset(handle)
+    _ = sqlite3_clear_bindings(handle)
   }
 
   // MARK: Columns. Indexes are numbered from 0, as in SQLite.

@@ -58,4 +58,59 @@ public struct CacheConfiguration: Sendable {
 
   /// The defaults.
   public init() {}
+
+  /// Checks every knob before the cache uses one: a value that would make no sense, or trap a
+  /// conversion (an infinite busy timeout, a negative interval, NaN), is an error naming the
+  /// field. ``SQLiteCustomerInfoCache/init(path:configuration:clock:)`` calls it first.
+  ///
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)``.
+  public func validate() throws(CacheError) {
+    try Self.check("busyTimeout", busyTimeout, within: 0...Self.longestBusyTimeout)
+    try Self.check(
+      "crossProcessCheckInterval", crossProcessCheckInterval,
+      within: 0...Self.longestCheckInterval)
+    try Self.check("retention", retention, within: 0...Double.greatestFiniteMagnitude)
+    guard maxScopes >= 0 else {
+      throw .invalidConfiguration(field: "maxScopes", problem: "must not be negative")
+    }
+    guard snapshotSizeLimit > 0 else {
+      throw .invalidConfiguration(field: "snapshotSizeLimit", problem: "must be positive")
+    }
+    try policy.validate(prefix: "policy.")
+  }
+
+  /// SQLite takes the busy timeout in Int32 milliseconds: about 24 days.
+  static let longestBusyTimeout = TimeInterval(Int32.max / 1000)
+  /// A day: longer would mean another process's writes are never seen in practice, and the
+  /// interval is converted to nanoseconds.
+  static let longestCheckInterval: TimeInterval = 86_400
+
+  static func check(
+    _ field: String, _ value: TimeInterval, within range: ClosedRange<TimeInterval>
+  ) throws(CacheError) {
+    guard value.isFinite else {
+      throw .invalidConfiguration(field: field, problem: "must be a finite number of seconds")
+    }
+    guard range.contains(value) else {
+      let upper =
+        range.upperBound == .greatestFiniteMagnitude ? "" : " and at most \(range.upperBound) s"
+      throw .invalidConfiguration(
+        field: field, problem: "must be at least \(range.lowerBound) s\(upper)")
+    }
+  }
+}
+
+extension OfflinePolicy {
+  /// Every duration finite and not negative; `prefix` names where the policy sits.
+  func validate(prefix: String = "") throws(CacheError) {
+    let any = 0...Double.greatestFiniteMagnitude
+    try CacheConfiguration.check(prefix + "staleAfter", staleAfter, within: any)
+    try CacheConfiguration.check(
+      prefix + "nonExpiringMaxOfflineAge", nonExpiringMaxOfflineAge, within: any)
+    if let maxSnapshotAge {
+      try CacheConfiguration.check(prefix + "maxSnapshotAge", maxSnapshotAge, within: any)
+    }
+    try CacheConfiguration.check(
+      prefix + "clockRollbackTolerance", clockRollbackTolerance, within: any)
+  }
 }

@@ -40,6 +40,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   case fileSystem(CacheOperation, path: String, reason: String)
   /// The stored snapshot no longer decodes (it was altered outside this library).
   case unreadableSnapshot(SnapshotError)
+  /// A ``CacheConfiguration`` value is out of range; nothing was opened.
+  case invalidConfiguration(field: String, problem: String)
   /// A scope hash prefix matched more than one scope.
   case ambiguousScope(prefix: String, matches: Int)
   /// A scope hash prefix is not at least 4 hexadecimal digits.
@@ -65,6 +67,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
       return "\(operation.rawValue): \(path): \(reason)"
     case .unreadableSnapshot(let error):
       return "stored snapshot does not decode: \(error)"
+    case .invalidConfiguration(let field, let problem):
+      return "configuration: \(field) \(problem)"
     case .ambiguousScope(let prefix, let matches):
       return "scope hash prefix \(prefix) matches \(matches) scopes; give more digits"
     case .invalidScopeHashPrefix(let prefix):

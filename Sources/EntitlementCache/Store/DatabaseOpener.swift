@@ -61,7 +61,8 @@ struct DatabaseOpener {
 
   private func connect() -> Result<Opened, Failure> {
     var options = SQLiteConnection.Options()
-    options.busyTimeoutMilliseconds = Int32(clamping: Int(configuration.busyTimeout * 1000))
+    // Validated at open: finite and within Int32 milliseconds, so neither conversion traps.
+    options.busyTimeoutMilliseconds = Int32(configuration.busyTimeout * 1000)
     let writer: SQLiteConnection
     let version: Int
     do {

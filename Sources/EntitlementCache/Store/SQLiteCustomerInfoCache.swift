@@ -42,7 +42,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.
   ///
-  /// - Throws: ``CacheError/schemaTooNew(path:found:supported:)`` for a file from a newer
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a configuration value
+  ///   out of range (see ``CacheConfiguration/validate()``), before the file is touched;
+  ///   ``CacheError/schemaTooNew(path:found:supported:)`` for a file from a newer
   ///   build (left untouched); ``CacheError/damagedDatabase(path:movedTo:cause:)`` for a
   ///   damaged file when ``CacheConfiguration/damageHandling`` is `.fail`;
   ///   ``CacheError/databaseMissing(path:)`` when the file does not exist and
@@ -51,6 +53,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     path: String, configuration: CacheConfiguration = CacheConfiguration(),
     clock: CacheClock = .system
   ) throws(CacheError) {
+    try configuration.validate()
     self.path = path
     self.configuration = configuration
     self.clock = clock
@@ -66,7 +69,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     reads = Locked(
       ReadState(
         reader: opened.reader,
-        checkInterval: UInt64(max(0, configuration.crossProcessCheckInterval) * 1e9),
+        // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
+        checkInterval: UInt64(configuration.crossProcessCheckInterval * 1e9),
         dataVersion: dataVersion))
     if configuration.pruneOnOpen {
       try prune()
