@@ -127,6 +127,11 @@ final class SQLiteStatement {
       : sqlite3_bind_blob64(handle, index, base, count, csqlite_static())
   }
 
+  /// Binds a date as integer milliseconds since the Unix epoch.
+  func bind(_ date: Date?, at index: Int32) throws(SQLiteError) {
+    try bind(date?.unixMilliseconds, at: index)
+  }
+
   func bindNull(at index: Int32) throws(SQLiteError) {
     try check(sqlite3_bind_null(handle, index), "bind")
   }
@@ -160,6 +165,9 @@ final class SQLiteStatement {
 
   // MARK: Columns. Indexes are numbered from 0, as in SQLite.
 
+  /// How many columns a row of this statement has.
+  var columnCount: Int32 { sqlite3_column_count(handle) }
+
   func isNull(_ column: Int32) -> Bool {
     sqlite3_column_type(handle, column) == SQLITE_NULL
   }
@@ -180,6 +188,20 @@ final class SQLiteStatement {
   func utf8(_ column: Int32) -> UnsafeRawBufferPointer? {
     guard let text = sqlite3_column_text(handle, column) else { return nil }
     return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
+  }
+
+  /// A millisecond timestamp column as a date.
+  func date(_ column: Int32) -> Date? {
+    optionalInt64(column).map(Date.init(unixMilliseconds:))
+  }
+
+  /// A blob column as bytes, copied once; nil when NULL.
+  func bytes(_ column: Int32) -> [UInt8]? {
+    guard let blob = sqlite3_column_blob(handle, column) else {
+      return isNull(column) ? nil : []
+    }
+    let count = Int(sqlite3_column_bytes(handle, column))
+    return Array(UnsafeRawBufferPointer(start: blob, count: count))
   }
 
   func data(_ column: Int32) -> Data? {

@@ -14,7 +14,7 @@ public enum CacheOperation: String, Sendable, Hashable {
   case load = "load scope"
   /// Deleting scopes by retention rules.
   case prune
-  /// Listing scopes.
+  /// Listing scopes (support tools).
   case listScopes = "list scopes"
   /// Checking the file's health.
   case inspect
@@ -42,10 +42,6 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   case unreadableSnapshot(SnapshotError)
   /// A ``CacheConfiguration`` value is out of range; nothing was opened.
   case invalidConfiguration(field: String, problem: String)
-  /// A scope hash prefix matched more than one scope.
-  case ambiguousScope(prefix: String, matches: Int)
-  /// A scope hash prefix is not at least 4 hexadecimal digits.
-  case invalidScopeHashPrefix(String)
 
   /// One line naming the operation and the problem.
   public var description: String {
@@ -69,10 +65,6 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
       return "stored snapshot does not decode: \(error)"
     case .invalidConfiguration(let field, let problem):
       return "configuration: \(field) \(problem)"
-    case .ambiguousScope(let prefix, let matches):
-      return "scope hash prefix \(prefix) matches \(matches) scopes; give more digits"
-    case .invalidScopeHashPrefix(let prefix):
-      return "scope hash prefix '\(prefix)' must be at least 4 hexadecimal digits"
     }
   }
 }

@@ -53,6 +53,19 @@ extension CustomerInfoCache {
     activeEntitlementKeys(for: scope, policy: nil)
   }
 
+  /// The stored CustomerInfo re-evaluated now under the cache's policy, or nil when nothing is
+  /// stored.
+  public func evaluatedCustomerInfo(for scope: CacheScope) throws(CacheError)
+    -> EvaluatedCustomerInfo?
+  {
+    try evaluatedCustomerInfo(for: scope, policy: nil)
+  }
+
+  /// Records that a refresh attempt for `scope` failed now, without a reason.
+  public func recordRefreshFailure(for scope: CacheScope) throws(CacheError) {
+    try recordRefreshFailure(for: scope, reason: nil)
+  }
+
   /// A handle bound to one scope, for code that should not see scopes at all.
   public func bound(to scope: CacheScope) -> ScopedCustomerInfoCache<Self> {
     ScopedCustomerInfoCache(cache: self, scope: scope)
@@ -109,5 +122,15 @@ public struct ScopedCustomerInfoCache<Cache: CustomerInfoCache>: Sendable {
   /// Records a failed refresh.
   public func recordRefreshFailure(reason: String? = nil) throws(CacheError) {
     try cache.recordRefreshFailure(for: scope, reason: reason)
+  }
+
+  /// The stored snapshot and bookkeeping, or nil when nothing is stored.
+  public func load() throws(CacheError) -> CachedCustomerInfo? {
+    try cache.load(scope)
+  }
+
+  /// Deletes everything stored for the scope.
+  public func remove() throws(CacheError) {
+    try cache.remove(scope)
   }
 }

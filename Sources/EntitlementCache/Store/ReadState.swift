@@ -239,12 +239,12 @@ final class ReadState {
       absent.addReadThrough(key, EntitlementFacts())
       return .read(absent)
     }
-    let facts = ScopeSQL.entitlementFacts(statement, from: ScopeSQL.headerColumnCount)
-    if let resident, resident.matches(ScopeSQL.rowVersion(statement)) {
+    let facts = EntitlementFacts(row: statement)
+    if let resident, resident.matches(RowVersion(row: statement)) {
       resident.addReadThrough(key, facts)
       return .matched(resident)
     }
-    var header = ScopeSQL.header(statement)
+    var header = ScopeHeader(row: statement)
     do {
       try header.decodeDeviceBlock()
     } catch {

@@ -75,7 +75,7 @@ extension SQLiteCustomerInfoCache {
         try state.reader.withStatement(ScopeSQL.snapshotRead) { statement throws(SQLiteError) in
           try statement.bind(scope.key.bytes, at: 1)
           guard try statement.step() else { return nil }
-          return (ScopeSQL.fullBookkeeping(statement), statement.data(ScopeSQL.snapshotColumn))
+          return (ScopeHeader(fullRow: statement), statement.data(SnapshotColumn.snapshot))
         }
       }
     } catch {

@@ -41,19 +41,20 @@ extension SQLiteCustomerInfoCache {
         try ScopeSQL.bindScope(scope, to: statement)
         // The refresh's device time is also the reset high-water mark (DESIGN §5.1 rule 1):
         // the server's requestDate goes only into server_time.
-        try statement.bind(now, at: 6)
-        try statement.bind(info.requestDate, at: 7)
-        try statement.bind(snapshot.jsonData, at: 9)
-        try statement.bind(snapshot.jsonData.count, at: 10)
-        try statement.bind(digest, at: 11)
-        try statement.bind(info.verification.rawValue, at: 12)
-        try statement.bind(facts.accessContextExpiresAt, at: 13)
-        try statement.bind(facts.deviceAccess?.status.rawValue, at: 14)
-        try statement.bind(facts.deviceAccess?.expiresAt, at: 15)
-        try statement.bind(deviceBlock, at: 16)
-        try statement.bind(revision, at: 17)
-        try statement.bind(boot?.session, at: 18)
-        try statement.bind(boot?.milliseconds, at: 19)
+        try statement.bind(now, to: SnapshotParameter.refreshedAt)
+        try statement.bind(info.requestDate, to: SnapshotParameter.requestDate)
+        try statement.bind(snapshot.jsonData, to: SnapshotParameter.snapshot)
+        try statement.bind(snapshot.jsonData.count, to: SnapshotParameter.snapshotSize)
+        try statement.bind(digest, to: SnapshotParameter.snapshotSHA256)
+        try statement.bind(info.verification.rawValue, to: SnapshotParameter.verification)
+        try statement.bind(
+          facts.accessContextExpiresAt, to: SnapshotParameter.accessContextExpiresAt)
+        try statement.bind(facts.deviceAccess?.status.rawValue, to: SnapshotParameter.deviceStatus)
+        try statement.bind(facts.deviceAccess?.expiresAt, to: SnapshotParameter.deviceExpiresAt)
+        try statement.bind(deviceBlock, to: SnapshotParameter.deviceBlock)
+        try statement.bind(revision, to: SnapshotParameter.revision)
+        try statement.bind(boot?.session, to: SnapshotParameter.bootSession)
+        try statement.bind(boot?.milliseconds, to: SnapshotParameter.bootUptime)
         guard try statement.step() else {
           throw SQLiteError(
             operation: "upsert", extendedResultCode: 1, message: "no row returned",
@@ -67,16 +68,18 @@ extension SQLiteCustomerInfoCache {
       }
       try connection.withStatement(ScopeSQL.insertEntitlement) { statement throws(SQLiteError) in
         for (key, entitlement) in entitlements {
-          try statement.bind(rowID, at: 1)
-          try statement.bind(key, at: 2)
-          try statement.bind(entitlement.status?.rawValue, at: 3)
-          try statement.bind(entitlement.expiresAt, at: 4)
-          try statement.bind(entitlement.gracePeriodExpiresAt, at: 5)
-          try statement.bind(entitlement.verifiedAt, at: 6)
-          try statement.bind(entitlement.source?.rawValue, at: 7)
-          try statement.bind(entitlement.productId, at: 8)
-          try statement.bind(entitlement.willRenew.map { $0 ? 1 : 0 }, at: 9)
-          try statement.bind(entitlement.claimHint?.rawValue, at: 10)
+          try statement.bind(rowID, to: EntitlementParameter.scopeID)
+          try statement.bind(key, to: EntitlementParameter.key)
+          try statement.bind(entitlement.status?.rawValue, to: EntitlementParameter.status)
+          try statement.bind(entitlement.expiresAt, to: EntitlementParameter.expiresAt)
+          try statement.bind(
+            entitlement.gracePeriodExpiresAt, to: EntitlementParameter.graceExpiresAt)
+          try statement.bind(entitlement.verifiedAt, to: EntitlementParameter.verifiedAt)
+          try statement.bind(entitlement.source?.rawValue, to: EntitlementParameter.source)
+          try statement.bind(entitlement.productId, to: EntitlementParameter.productID)
+          try statement.bind(
+            entitlement.willRenew.map { $0 ? 1 : 0 }, to: EntitlementParameter.willRenew)
+          try statement.bind(entitlement.claimHint?.rawValue, to: EntitlementParameter.claimHint)
           try statement.run()
           statement.reset()
         }
@@ -84,12 +87,8 @@ extension SQLiteCustomerInfoCache {
       let previousLastUse = touches[scope.key]?.lastUsedAt ?? now
       // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
-        version: RowVersion(
-          rowID: rowID, revision: revision, highWaterMarkMilliseconds: now.unixMilliseconds),
-        bookkeeping: ScopeBookkeeping(
-          storedAt: now, serverTime: info.requestDate, lastRefreshAttemptAt: now,
-          deviceHighWaterMark: now, refreshBootInstant: boot),
-        facts: facts, refreshRevision: revision)
+        writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
+        boot: boot, facts: facts)
       return { state in
         state.replaceResident(
           scope.key,
@@ -110,9 +109,9 @@ extension SQLiteCustomerInfoCache {
       let revision = try ScopeSQL.takeRevision(on: connection)
       try connection.withStatement(ScopeSQL.upsertRefreshFailure) { statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
-        try statement.bind(now, at: 6)
-        try statement.bind(reason, at: 7)
-        try statement.bind(revision, at: 8)
+        try statement.bind(now, to: RefreshFailureParameter.failedAt)
+        try statement.bind(reason, to: RefreshFailureParameter.reason)
+        try statement.bind(revision, to: RefreshFailureParameter.revision)
         try statement.run()
       }
       // The next read re-reads the row, which now carries the failure.
@@ -219,12 +218,12 @@ extension SQLiteCustomerInfoCache {
     _ touches: [ScopeKey: PendingTouch], on connection: SQLiteConnection
   ) throws(SQLiteError) {
     guard !touches.isEmpty else { return }
-    try connection.withStatement(ScopeSQL.touch) { statement throws(SQLiteError) in
+    try connection.withStatement(ScopeSQL.persistReadMarks) { statement throws(SQLiteError) in
       for (key, touch) in touches {
-        try statement.bind(key.bytes, at: 1)
-        try statement.bind(touch.highWaterMark, at: 2)
-        try statement.bind(touch.lastUsedAt, at: 3)
-        try statement.bind(touch.refreshRevision, at: 4)
+        try statement.bind(key.bytes, to: ReadMarksParameter.scopeKey)
+        try statement.bind(touch.highWaterMark, to: ReadMarksParameter.highWaterMark)
+        try statement.bind(touch.lastUsedAt, to: ReadMarksParameter.lastUsedAt)
+        try statement.bind(touch.refreshRevision, to: ReadMarksParameter.refreshRevision)
         try statement.run()
         statement.reset()
       }

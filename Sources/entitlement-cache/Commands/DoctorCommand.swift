@@ -18,7 +18,7 @@ enum DoctorCommand: Command {
     let (path, _) = try invocation.databasePath()
     let health: DatabaseHealth
     do {
-      health = try SQLiteCustomerInfoCache.inspect(path: path)
+      health = try CacheInspector.health(path: path)
     } catch {
       throw CLIError(error, path: path)
     }

@@ -59,19 +59,24 @@ enum PurgeCommand: Command {
   /// The keys of the scopes deleted.
   private static func purge(
     _ cache: SQLiteCustomerInfoCache, scope: CacheScope?, prefix: String?, policy: OfflinePolicy
-  ) throws(CacheError) -> [ScopeKey] {
-    if let scope {
-      guard try cache.load(scope) != nil else { return [] }
-      try cache.remove(scope)
-      return [scope.key]
-    }
+  ) throws(InspectionError) -> [ScopeKey] {
+    let inspector = CacheInspector(cache)
     if let prefix {
-      return try cache.removeScope(hashPrefix: prefix).map { [$0] } ?? []
+      return try inspector.removeScope(hashPrefix: prefix).map { [$0] } ?? []
     }
-    // The library reports a count; the listing before and after names them.
-    let before = try cache.scopeSummaries(policy: policy).map(\.key)
-    try cache.purgeUnusable(policy: policy)
-    let after = Set(try cache.scopeSummaries(policy: policy).map(\.key))
-    return before.filter { !after.contains($0) }
+    do {
+      if let scope {
+        guard try cache.load(scope) != nil else { return [] }
+        try cache.remove(scope)
+        return [scope.key]
+      }
+      // The library reports a count; the listing before and after names them.
+      let before = try inspector.scopeSummaries(policy: policy).map(\.key)
+      try cache.purgeUnusable(policy: policy)
+      let after = Set(try inspector.scopeSummaries(policy: policy).map(\.key))
+      return before.filter { !after.contains($0) }
+    } catch {
+      throw .cache(error)
+    }
   }
 }

@@ -26,7 +26,7 @@ enum ScopesCommand: Command {
     let cache = try invocation.openCache(.inspect, policy: policy)
     let summaries: [ScopeSummary]
     do {
-      summaries = try cache.scopeSummaries(policy: policy)
+      summaries = try CacheInspector(cache).scopeSummaries(policy: policy)
     } catch {
       throw CLIError(error, path: cache.path)
     }

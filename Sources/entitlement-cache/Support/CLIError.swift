@@ -27,12 +27,20 @@ struct CLIError: Error, Sendable {
 }
 
 extension CLIError {
+  /// Maps a support-tool error: a bad hash prefix is a usage error, the rest as the cache's.
+  init(_ error: InspectionError, path: String) {
+    switch error {
+    case .ambiguousScope, .invalidScopeHashPrefix: self = .usage(error.description)
+    case .cache(let error): self.init(error, path: path)
+    }
+  }
+
   /// Maps a library error to a status and a one-line message that names the file.
   init(_ error: CacheError, path: String) {
     switch error {
     case .invalidSnapshot(let problem):
       self = .usage(problem.description)
-    case .ambiguousScope, .invalidScopeHashPrefix, .invalidConfiguration:
+    case .invalidConfiguration:
       self = .usage(error.description)
     case .storage(let operation, let cause):
       // The library's description adds the SQL text, which spans lines and helps nobody here.

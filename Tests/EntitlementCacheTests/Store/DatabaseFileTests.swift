@@ -40,7 +40,7 @@ struct DatabaseFileTests {
       // WAL is a property of the file: a tool opening it later sees it too.
       #expect(try StoreTest.connection(cache.path).scalarText("PRAGMA journal_mode") == "wal")
     }
-    #expect(try SQLiteCustomerInfoCache.inspect(path: normal.path).journalMode == "wal")
+    #expect(try CacheInspector.health(path: normal.path).journalMode == "wal")
   }
 
   @Test func readerConnectionCannotWrite() throws {
@@ -66,7 +66,7 @@ struct DatabaseFileTests {
     #expect(
       try raw.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name IN ('scope', 'entitlement')")
         == 2)
-    let health = try SQLiteCustomerInfoCache.inspect(path: path)
+    let health = try CacheInspector.health(path: path)
     #expect(health.isHealthy)
     #expect(health.scopeCount == 0)
   }
@@ -317,7 +317,7 @@ struct DatabaseFileTests {
     let path = directory.path("cache.sqlite")
     let damaged = try Self.damageDataPage(
       at: path, clock: ManualClock(Fixture.requestDate), in: directory)
-    let health = try SQLiteCustomerInfoCache.inspect(path: path)
+    let health = try CacheInspector.health(path: path)
     #expect(!health.isHealthy)
     #expect(health.integrity.contains { $0.hasPrefix("Page ") })
     #expect(health.integrity.last?.hasPrefix("integrity check stopped:") == true)
@@ -350,7 +350,7 @@ struct DatabaseFileTests {
     let path = directory.path("cache.sqlite")
     try Self.notADatabase.write(to: URL(fileURLWithPath: path))
     let error = try #require(throws: CacheError.self) {
-      _ = try SQLiteCustomerInfoCache.inspect(path: path)
+      _ = try CacheInspector.health(path: path)
     }
     guard case .damagedDatabase(_, nil, _) = error else {
       Issue.record("expected damagedDatabase, got \(error)")

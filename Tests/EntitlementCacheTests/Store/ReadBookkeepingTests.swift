@@ -33,7 +33,7 @@ struct ReadBookkeepingTests {
     try cache.flush()
     #expect(try Self.dataVersion(observer) != before)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == clock.now)
-    let lastUsed = try cache.scopeSummaries().first?.lastUsedAt
+    let lastUsed = try CacheInspector(cache).scopeSummaries().first?.lastUsedAt
     #expect(lastUsed == clock.now)
   }
 
@@ -85,7 +85,7 @@ struct ReadBookkeepingTests {
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     clock.advance(by: 1)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
-    let summaries = try cache.scopeSummaries()
+    let summaries = try CacheInspector(cache).scopeSummaries()
     let scopeA = try #require(summaries.first { $0.key == Fixture.scopeA.key })
     #expect(scopeA.lastUsedAt == Fixture.requestDate.addingTimeInterval(600))
     #expect(scopeA.bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(600))
@@ -110,6 +110,7 @@ struct ReadBookkeepingTests {
     #expect(bookkeeping.storedAt == clock.now)
     #expect(bookkeeping.serverOffset == 86_400)
     #expect(
-      try cache.scopeSummaries().first?.lastUsedAt == Fixture.requestDate.addingTimeInterval(3_600))
+      try CacheInspector(cache).scopeSummaries().first?.lastUsedAt
+        == Fixture.requestDate.addingTimeInterval(3_600))
   }
 }

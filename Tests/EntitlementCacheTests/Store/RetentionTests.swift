@@ -15,7 +15,7 @@ struct RetentionTests {
 
   /// Keys of the scopes still in the file.
   static func remaining(_ cache: SQLiteCustomerInfoCache) throws -> Set<ScopeKey> {
-    Set(try cache.scopeSummaries().map(\.key))
+    Set(try CacheInspector(cache).scopeSummaries().map(\.key))
   }
 
   /// A cache with a 10-day retention and these scopes, stored at `start` unless noted:
@@ -139,7 +139,8 @@ struct RetentionTests {
     // Another instance sees only what is in the file: before a flush, the read is not there.
     let observer = try Fixture.cache(in: directory, clock: clock)
     func lastUsed(_ name: String) throws -> Date? {
-      try observer.scopeSummaries().first { $0.key == Self.scope(name).key }?.lastUsedAt
+      try CacheInspector(observer).scopeSummaries().first { $0.key == Self.scope(name).key }?
+        .lastUsedAt
     }
     #expect(try lastUsed("read") == Self.start)
     try cache.flush()

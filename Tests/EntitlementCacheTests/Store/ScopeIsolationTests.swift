@@ -57,7 +57,7 @@ struct ScopeIsolationTests {
         cache.activeEntitlementKeys(for: Fixture.scope(environment: environment))
           == [environment.rawValue])
     }
-    let summaries = try cache.scopeSummaries()
+    let summaries = try CacheInspector(cache).scopeSummaries()
     #expect(Set(summaries.compactMap(\.environment)) == Set(StoreEnvironment.allCases))
   }
 }

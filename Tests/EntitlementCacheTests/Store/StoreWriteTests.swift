@@ -213,17 +213,17 @@ struct StoreWriteTests {
 
     // A prefix that is empty, too short or not hex would match by accident: refused.
     for bad in ["", "abc", "xyz1"] {
-      #expect(throws: CacheError.invalidScopeHashPrefix(bad)) {
-        _ = try cache.removeScope(hashPrefix: bad)
+      #expect(throws: InspectionError.invalidScopeHashPrefix(bad)) {
+        _ = try CacheInspector(cache).removeScope(hashPrefix: bad)
       }
     }
     #expect(try StoreTest.scopeCount(cache.path) == 2)
 
     let prefix = Fixture.scopeA.key.hexPrefix.uppercased()
-    #expect(try cache.removeScope(hashPrefix: prefix) == Fixture.scopeA.key)
+    #expect(try CacheInspector(cache).removeScope(hashPrefix: prefix) == Fixture.scopeA.key)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
     #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
-    #expect(try cache.removeScope(hashPrefix: prefix) == nil)
+    #expect(try CacheInspector(cache).removeScope(hashPrefix: prefix) == nil)
   }
 
   @Test func snapshotOverTheConfiguredCapIsRejectedAndChangesNothing() throws {

@@ -51,46 +51,55 @@ public struct DatabaseHealth: Sendable, Hashable {
   }
 }
 
-extension SQLiteCustomerInfoCache {
+/// What a support tool asks of a cache file and an SDK never does: every scope in it by hash,
+/// deleting a scope by hash, and the file's health.
+///
+/// Kept apart from ``SQLiteCustomerInfoCache`` so the SDK-facing API cannot enumerate scopes:
+/// an app reads and writes only the scope it names.
+///
+/// ```swift
+/// let cache = try SQLiteCustomerInfoCache(path: path, configuration: inspection)
+/// for summary in try CacheInspector(cache).scopeSummaries() { print(summary.key.hexPrefix) }
+/// ```
+public struct CacheInspector: Sendable {
+  /// The cache inspected.
+  public let cache: SQLiteCustomerInfoCache
+
+  /// An inspector of `cache`.
+  public init(_ cache: SQLiteCustomerInfoCache) {
+    self.cache = cache
+  }
+
   /// Every scope in the file, most recently used first, by hash only.
-  ///
-  /// For support tools: an SDK never needs it, and it is not part of ``CustomerInfoCache``.
   public func scopeSummaries(policy: OfflinePolicy? = nil) throws(CacheError) -> [ScopeSummary] {
+    let (clock, configuration, reads) = (cache.clock, cache.configuration, cache.reads)
     let now = clock.now()
     let policy = policy ?? configuration.policy
-    let sql = """
-      SELECT s.scope_key, s.environment, s.user_hash, s.stored_at, s.server_time,
-        s.last_refresh_attempt_at, s.last_refresh_failed_at, s.last_refresh_failure_reason,
-        s.high_water_mark, s.snapshot_size, s.last_used_at,
-        (SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL),
-        s.refresh_boot_session, s.refresh_boot_uptime
-      FROM scope s ORDER BY s.last_used_at DESC, s.id DESC
-      """
     do {
       return try reads.withLock { state throws(SQLiteError) in
-        try state.reader.withStatement(sql) { statement throws(SQLiteError) in
+        try state.reader.withStatement(ScopeSQL.scopeSummaries) { statement throws(SQLiteError) in
           var summaries: [ScopeSummary] = []
           while try statement.step() {
-            guard let keyBytes = statement.data(0), let key = ScopeKey(bytes: keyBytes) else {
-              continue
-            }
-            let bookkeeping = ScopeBookkeeping(
-              storedAt: statement.date(3), serverTime: statement.date(4),
-              lastRefreshAttemptAt: statement.date(5), lastRefreshFailedAt: statement.date(6),
-              lastRefreshFailureReason: statement.string(7),
-              deviceHighWaterMark: Date(unixMilliseconds: statement.int64(8)),
-              refreshBootInstant: statement.bootInstant(session: 12, sinceBoot: 13),
-              snapshotSize: statement.optionalInt64(9).map { Int($0) })
+            guard let keyBytes = statement.data(BookkeepingColumn.scopeKey),
+              let key = ScopeKey(bytes: keyBytes)
+            else { continue }
+            let bookkeeping = ScopeHeader(fullRow: statement).bookkeeping
             let clockReading = ClockReading(
               now: now, boot: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
               bookkeeping: bookkeeping, tolerance: policy.clockRollbackTolerance)
-            let userHash = statement.data(2).map { ScopeKey(bytes: $0)?.hexPrefix ?? "" } ?? ""
+            let userHash =
+              statement.data(BookkeepingColumn.userHash).map {
+                ScopeKey(bytes: $0)?.hexPrefix ?? ""
+              }
+              ?? ""
             summaries.append(
               ScopeSummary(
-                key: key, environment: statement.string(1).flatMap(StoreEnvironment.init),
+                key: key,
+                environment: statement.string(BookkeepingColumn.environment).flatMap(
+                  StoreEnvironment.init),
                 userHashPrefix: userHash, bookkeeping: bookkeeping,
-                entitlementCount: Int(statement.int64(11)),
-                lastUsedAt: Date(unixMilliseconds: statement.int64(10)),
+                entitlementCount: Int(statement.int64(SummaryColumn.entitlementCount)),
+                lastUsedAt: Date(unixMilliseconds: statement.int64(BookkeepingColumn.lastUsedAt)),
                 freshness: bookkeeping.storedAt == nil
                   ? nil
                   : EntitlementEvaluator.freshness(bookkeeping, clock: clockReading, policy: policy)
@@ -107,26 +116,30 @@ extension SQLiteCustomerInfoCache {
   /// Deletes the scope whose hash starts with `hexPrefix` and returns its full key; nil when
   /// no scope matches.
   ///
-  /// - Throws: ``CacheError/ambiguousScope(prefix:matches:)`` when more than one scope matches;
-  ///   ``CacheError/invalidScopeHashPrefix(_:)`` when the prefix is not at least 4 hexadecimal
-  ///   digits.
-  public func removeScope(hashPrefix hexPrefix: String) throws(CacheError) -> ScopeKey? {
+  /// - Throws: ``InspectionError/ambiguousScope(prefix:matches:)`` when more than one scope
+  ///   matches; ``InspectionError/invalidScopeHashPrefix(_:)`` when the prefix is not at least
+  ///   4 hexadecimal digits; ``InspectionError/cache(_:)`` when the file cannot be read or
+  ///   written.
+  public func removeScope(hashPrefix hexPrefix: String) throws(InspectionError) -> ScopeKey? {
     let prefix = hexPrefix.lowercased()
     // An empty or non-hex prefix would match every scope, or none, by accident.
     guard prefix.count >= 4, prefix.allSatisfy(\.isHexDigit) else {
       throw .invalidScopeHashPrefix(hexPrefix)
     }
-    let matches = try scopeSummaries().map(\.key).filter { $0.hex.hasPrefix(prefix) }
+    let matches: [ScopeKey]
+    do {
+      matches = try scopeSummaries().map(\.key).filter { $0.hex.hasPrefix(prefix) }
+    } catch {
+      throw .cache(error)
+    }
     guard let key = matches.first else { return nil }
     guard matches.count == 1 else {
       throw .ambiguousScope(prefix: hexPrefix, matches: matches.count)
     }
-    try write(.remove, scope: nil) { connection, _ throws(SQLiteError) in
-      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
-        try statement.bind(key.bytes, at: 1)
-        try statement.run()
-      }
-      return { state in state.forget(key) }
+    do {
+      try cache.remove(key)
+    } catch {
+      throw .cache(error)
     }
     return key
   }
@@ -136,7 +149,46 @@ extension SQLiteCustomerInfoCache {
   ///
   /// - Throws: ``CacheError/databaseMissing(path:)``; ``CacheError/damagedDatabase(path:movedTo:cause:)``
   ///   with `movedTo` nil when the file is not a database (it is left where it is).
-  public static func inspect(path: String) throws(CacheError) -> DatabaseHealth {
+  public static func health(path: String) throws(CacheError) -> DatabaseHealth {
+    try SQLiteCustomerInfoCache.inspect(path: path)
+  }
+}
+
+/// Why a support tool's request could not be answered.
+public enum InspectionError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// A scope hash prefix matched more than one scope.
+  case ambiguousScope(prefix: String, matches: Int)
+  /// A scope hash prefix is not at least 4 hexadecimal digits.
+  case invalidScopeHashPrefix(String)
+  /// The cache failed.
+  case cache(CacheError)
+
+  /// One line naming the problem.
+  public var description: String {
+    switch self {
+    case .ambiguousScope(let prefix, let matches):
+      "scope hash prefix \(prefix) matches \(matches) scopes; give more digits"
+    case .invalidScopeHashPrefix(let prefix):
+      "scope hash prefix '\(prefix)' must be at least 4 hexadecimal digits"
+    case .cache(let error): error.description
+    }
+  }
+}
+
+extension SQLiteCustomerInfoCache {
+  /// Deletes the scope with the full key `key`.
+  func remove(_ key: ScopeKey) throws(CacheError) {
+    try write(.remove, scope: nil) { connection, _ throws(SQLiteError) in
+      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
+        try statement.bind(key.bytes, at: 1)
+        try statement.run()
+      }
+      return { state in state.forget(key) }
+    }
+  }
+
+  /// See ``CacheInspector/health(path:)``.
+  static func inspect(path: String) throws(CacheError) -> DatabaseHealth {
     guard FileManager.default.fileExists(atPath: path) else {
       throw .databaseMissing(path: path)
     }

@@ -1,0 +1,178 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// A scope row as the read path needs it: what a decision reads and the row's identity.
+///
+/// The bookkeeping holds the parts a decision reads; the last refresh attempt, the failure's
+/// reason and the snapshot's size and digest are left nil here
+/// (``SQLiteCustomerInfoCache/load(_:)`` reads them): every column costs the read-through, and
+/// a text or blob column costs SQLite an allocation and a copy. A header is built in one place,
+/// ``init(row:)``-style from a row or ``init(written:)`` from a write, so the two never differ.
+struct ScopeHeader: Sendable {
+  /// Nil when the file has no row for the scope.
+  var version: RowVersion?
+  var bookkeeping: ScopeBookkeeping
+  /// The snapshot-wide facts, meaningful only when ``hasSnapshot``: a placeholder otherwise,
+  /// so a decision borrows them where they are rather than unwrapping an optional, which
+  /// copies every string and array they hold.
+  var snapshotFacts: SnapshotFacts
+  /// The row holds a snapshot, not only bookkeeping.
+  var hasSnapshot: Bool
+  /// The stored ``DeviceBlockColumn`` of a blocked installation, copied out of the row and
+  /// decoded as a step of its own (see ``decodeDeviceBlock()``): decoding fails with a
+  /// snapshot error, not a storage one.
+  var undecodedDeviceBlock: String?
+  /// The revision of the write that stored the snapshot: which refresh the device high-water
+  /// mark belongs to. Nil without a snapshot.
+  var refreshRevision: Int64?
+
+  private init(
+    version: RowVersion?, bookkeeping: ScopeBookkeeping, facts: SnapshotFacts?,
+    refreshRevision: Int64?
+  ) {
+    self.version = version
+    self.bookkeeping = bookkeeping
+    snapshotFacts = facts ?? Self.noSnapshot
+    hasSnapshot = facts != nil
+    self.refreshRevision = refreshRevision
+  }
+
+  /// The header of a scope the file has no row for.
+  static let absent = ScopeHeader(
+    version: nil, bookkeeping: ScopeBookkeeping(storedAt: nil), facts: nil, refreshRevision: nil)
+
+  private static let noSnapshot = SnapshotFacts(
+    verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
+
+  /// What a read of the row a snapshot write just made would give, built from the write's
+  /// values: the write installs it in memory without reading the row back.
+  init(
+    writtenAt refreshedAt: Date, rowID: Int64, revision: Int64, requestDate: Date,
+    boot: BootInstant?, facts: SnapshotFacts
+  ) {
+    self.init(
+      version: RowVersion(
+        rowID: rowID, revision: revision, highWaterMarkMilliseconds: refreshedAt.unixMilliseconds),
+      bookkeeping: ScopeBookkeeping(
+        storedAt: refreshedAt, serverTime: requestDate, deviceHighWaterMark: refreshedAt,
+        refreshBootInstant: boot),
+      facts: facts, refreshRevision: revision)
+  }
+
+  /// The ``HeaderColumn``s of a row. Built in place: assembling the parts and then the header
+  /// copied each part once more, a tenth of the read-through's own work.
+  init(row: SQLiteStatement) {
+    let storedAt = row.date(HeaderColumn.storedAt)
+    self.init(
+      version: RowVersion(row: row),
+      bookkeeping: ScopeBookkeeping(
+        storedAt: storedAt, serverTime: row.date(HeaderColumn.serverTime),
+        lastRefreshFailedAt: row.date(HeaderColumn.lastRefreshFailedAt),
+        deviceHighWaterMark: Date(unixMilliseconds: row.int64(HeaderColumn.highWaterMark)),
+        refreshBootInstant: row.bootInstant(
+          session: HeaderColumn.refreshBootSession, sinceBoot: HeaderColumn.refreshBootUptime)),
+      facts: nil, refreshRevision: row.optionalInt64(HeaderColumn.refreshRevision))
+    guard storedAt != nil else { return }
+    hasSnapshot = true
+    snapshotFacts.verification = row.openEnum(HeaderColumn.verification) ?? .unknown("")
+    snapshotFacts.accessContextExpiresAt = row.date(HeaderColumn.accessContextExpiresAt)
+    // Stored in normalized form (see SnapshotFacts): nothing to trim.
+    if let status: OpenEnum<DeviceAccessStatus> = row.openEnum(HeaderColumn.deviceStatus) {
+      snapshotFacts.deviceAccess = DeviceAccessInfo(
+        status: status, expiresAt: row.date(HeaderColumn.deviceExpiresAt))
+      if status != .known(.active) {
+        undecodedDeviceBlock = row.string(HeaderColumn.deviceBlock)
+      }
+    }
+  }
+
+  /// A row's header with the bookkeeping it leaves out: the ``BookkeepingColumn``s.
+  init(fullRow row: SQLiteStatement) {
+    self.init(row: row)
+    bookkeeping.lastRefreshAttemptAt = row.date(BookkeepingColumn.lastRefreshAttemptAt)
+    bookkeeping.lastRefreshFailureReason = row.string(BookkeepingColumn.lastRefreshFailureReason)
+    bookkeeping.snapshotSize = row.optionalInt64(BookkeepingColumn.snapshotSize).map { Int($0) }
+    bookkeeping.snapshotSHA256 = row.bytes(BookkeepingColumn.snapshotSHA256)
+  }
+
+  /// The snapshot-wide facts; nil when the row holds no snapshot.
+  var facts: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
+
+  /// Decodes a blocked installation's device block into the snapshot facts; does nothing
+  /// for any other header. On failure the header is unchanged.
+  mutating func decodeDeviceBlock() throws(SnapshotError) {
+    guard let block = undecodedDeviceBlock, let device = snapshotFacts.deviceAccess else {
+      return
+    }
+    snapshotFacts.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
+    undecodedDeviceBlock = nil
+  }
+}
+
+/// Which version of a scope row a read saw: the row, the write that last changed it (its
+/// revision moves with every write), and the high-water mark, which another connection's
+/// reads raise without a write. Equal versions hold the same snapshot and bookkeeping.
+struct RowVersion: Sendable, Equatable {
+  var rowID: Int64
+  var revision: Int64
+  var highWaterMarkMilliseconds: Int64
+
+  init(rowID: Int64, revision: Int64, highWaterMarkMilliseconds: Int64) {
+    self.rowID = rowID
+    self.revision = revision
+    self.highWaterMarkMilliseconds = highWaterMarkMilliseconds
+  }
+
+  /// The version of the row a header read returned, without mapping the rest of it.
+  init(row: SQLiteStatement) {
+    self.init(
+      rowID: row.int64(HeaderColumn.rowID), revision: row.int64(HeaderColumn.revision),
+      highWaterMarkMilliseconds: row.int64(HeaderColumn.highWaterMark))
+  }
+}
+
+extension EntitlementFacts {
+  /// The ``DecisionColumn``s of a row.
+  init(row: SQLiteStatement) {
+    let claimHint: OpenEnum<ClaimHint>? = row.openEnum(DecisionColumn.claimHint)
+    self.init(
+      status: row.openEnum(DecisionColumn.status), expiresAt: row.date(DecisionColumn.expiresAt),
+      gracePeriodExpiresAt: row.date(DecisionColumn.graceExpiresAt),
+      verifiedAt: row.date(DecisionColumn.verifiedAt), source: row.openEnum(DecisionColumn.source),
+      claimHint: claimHint?.knownValue)
+  }
+
+  /// The key and every fact of a full read's row; nil when the LEFT JOIN found no row.
+  static func whole(row: SQLiteStatement) -> (key: String, facts: EntitlementFacts)? {
+    guard let key = row.string(EntitlementDetailColumn.key) else { return nil }
+    var facts = EntitlementFacts(row: row)
+    facts.productId = row.string(EntitlementDetailColumn.productID)
+    facts.willRenew = row.optionalInt64(EntitlementDetailColumn.willRenew).map { $0 != 0 }
+    return (key, facts)
+  }
+}
+
+extension SQLiteStatement {
+  /// A text column as a server enumeration; nil when NULL. Known values are matched on the
+  /// column's bytes, so only a value this build does not know builds a string.
+  func openEnum<Known: CaseIterable>(_ column: Int32) -> OpenEnum<Known>? {
+    guard let bytes = utf8(column) else { return nil }
+    for value in Known.allCases {
+      var raw = value.rawValue
+      if raw.withUTF8({ $0.elementsEqual(bytes) }) { return .known(value) }
+    }
+    return .unknown(String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// A boot-clock reading stored as its session's identity and milliseconds since that boot;
+  /// nil when either column is NULL.
+  func bootInstant(session: some ResultColumn, sinceBoot: some ResultColumn) -> BootInstant? {
+    guard let session = string(session), let milliseconds = optionalInt64(sinceBoot) else {
+      return nil
+    }
+    return BootInstant(session: session, sinceBoot: Double(milliseconds) / 1000)
+  }
+}

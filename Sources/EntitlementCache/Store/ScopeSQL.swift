@@ -1,0 +1,167 @@
+import CSQLite
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The store's statements, built from the column and parameter names of ``ScopeSchema``.
+///
+/// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
+/// the store runs.
+package enum ScopeSQL {
+  /// The read-through of one key: scope header and at most one entitlement row, one statement.
+  /// A decision needs neither the product nor the renewal flag, and the key is known, so only
+  /// the decision's columns come back. A resident filled this way is never complete, so any
+  /// read that shows the whole entitlement goes through ``fullRead``.
+  static let pointRead = """
+    SELECT \(HeaderColumn.selectList), \(DecisionColumn.selectList)
+    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
+    WHERE s.scope_key = ?1
+    """
+
+  /// The whole scope: the header repeated on each entitlement row, so one statement (one
+  /// implicit read transaction) gives a consistent picture.
+  static let fullRead = """
+    SELECT \(HeaderColumn.selectList), \(DecisionColumn.selectList),
+      \(EntitlementDetailColumn.selectList)
+    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id
+    WHERE s.scope_key = ?1
+    """
+
+  /// The header, the bookkeeping it leaves out, and the stored JSON, for reads that need the
+  /// whole CustomerInfo; ``ScopeHeader/init(fullRow:)`` maps it.
+  static let snapshotRead = """
+    SELECT \(HeaderColumn.selectList), \(BookkeepingColumn.selectList),
+      \(SnapshotColumn.selectList)
+    FROM scope s WHERE s.scope_key = ?1
+    """
+
+  /// Every scope's full header for the support tool's listing, most recently used first.
+  static let scopeSummaries = """
+    SELECT \(HeaderColumn.selectList), \(BookkeepingColumn.selectList),
+      \(SummaryColumn.selectList)
+    FROM scope s ORDER BY s.last_used_at DESC, s.id DESC
+    """
+
+  /// Runs ``fullRead`` for `key` on `connection`: the scope's header (nil when the file has
+  /// no row for it) and the facts of every key its snapshot mentions.
+  static func readScope(
+    _ key: [UInt8], on connection: SQLiteConnection
+  ) throws(SQLiteError) -> (header: ScopeHeader?, entitlements: [String: EntitlementFacts]) {
+    var header: ScopeHeader?
+    var entitlements: [String: EntitlementFacts] = [:]
+    try connection.withStatement(fullRead) { statement throws(SQLiteError) in
+      try statement.bind(key, at: 1)
+      while try statement.step() {
+        if header == nil { header = ScopeHeader(row: statement) }
+        if let (name, facts) = EntitlementFacts.whole(row: statement) {
+          entitlements[name] = facts
+        }
+      }
+    }
+    return (header, entitlements)
+  }
+
+  // MARK: Writes
+
+  package static let upsertSnapshot = upsert(
+    SnapshotParameter.assignments.map { ($0.column, $0.value.rawValue) },
+    // A successful refresh clears the failure it follows; the mark is reset, not raised
+    // (DESIGN §5.1 rule 1).
+    alsoOnConflict: ["last_refresh_failed_at = NULL", "last_refresh_failure_reason = NULL"],
+    returningID: true)
+
+  static let upsertRefreshFailure = upsert(
+    RefreshFailureParameter.assignments.map { ($0.column, $0.value.rawValue) },
+    raising: ["high_water_mark"], alsoOnConflict: [], returningID: false)
+
+  /// An INSERT of a scope row with its identity and `assignments`, which on a conflict with
+  /// the scope's existing row updates each assigned column to the new value, except that
+  /// `raising` columns and the last use only ever move forward.
+  private static func upsert(
+    _ assignments: [(column: String, parameter: Int32)], raising: Set<String> = [],
+    alsoOnConflict extra: [String], returningID: Bool
+  ) -> String {
+    let columns = ScopeIdentityParameter.columns + assignments.map(\.column)
+    let values =
+      ScopeIdentityParameter.allCases.map { "?\($0.rawValue)" }
+      + assignments.map { "?\($0.parameter)" }
+    let forward = raising.union(["last_used_at"])
+    let updates =
+      assignments.map { column, _ in
+        forward.contains(column)
+          ? "\(column) = max(scope.\(column), excluded.\(column))"
+          : "\(column) = excluded.\(column)"
+      } + extra
+    return """
+      INSERT INTO scope (\(columns.joined(separator: ", ")))
+      VALUES (\(values.joined(separator: ", ")))
+      ON CONFLICT (scope_key) DO UPDATE SET \(updates.joined(separator: ", "))
+      """ + (returningID ? " RETURNING id" : "")
+  }
+
+  /// The revision for the write in progress: the file-wide counter, moved on by one (see
+  /// `Migrations/0002_revision_and_device_block.sql`). Run inside the write's transaction.
+  package static let nextRevision = """
+    UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value
+    """
+
+  /// Puts the counter row back when another tool deleted it, starting past every revision
+  /// still in the file.
+  static let restoreRevisionCounter = """
+    INSERT OR IGNORE INTO revision_counter (id, value)
+    SELECT 1, coalesce(max(revision), 0) FROM scope
+    """
+
+  /// Runs ``nextRevision`` on `connection`.
+  ///
+  /// A missing counter row is restored rather than reported: the file is otherwise sound,
+  /// and calling it damaged would move every scope aside for one row another tool deleted.
+  static func takeRevision(on connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+    for _ in 0..<2 {
+      let revision = try connection.withStatement(nextRevision) {
+        statement throws(SQLiteError) -> Int64? in
+        try statement.step() ? statement.int64(0) : nil
+      }
+      if let revision { return revision }
+      try connection.withStatement(restoreRevisionCounter) { statement throws(SQLiteError) in
+        try statement.run()
+      }
+    }
+    throw SQLiteError(
+      operation: "revision", extendedResultCode: SQLITE_ERROR,
+      message: "the revision counter row cannot be restored", sql: restoreRevisionCounter)
+  }
+
+  package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
+
+  package static let insertEntitlement = """
+    INSERT INTO entitlement (\(EntitlementParameter.allCases.map(\.column).joined(separator: ", ")))
+    VALUES (\(EntitlementParameter.allCases.map { "?\($0.rawValue)" }.joined(separator: ", ")))
+    """
+
+  static let deleteScope = "DELETE FROM scope WHERE scope_key = ?1"
+
+  /// Persists ``ReadMarks``; never moves either time backwards. A mark read under another
+  /// refresh than the row's now (its refresh revision) is not written: the refresh since
+  /// reset the mark (DESIGN §5.1 rule 1), and an older device time would undo that.
+  static let persistReadMarks = """
+    UPDATE scope SET
+      high_water_mark = CASE WHEN refresh_revision IS ?\(ReadMarksParameter.refreshRevision.rawValue)
+        THEN max(high_water_mark, ?\(ReadMarksParameter.highWaterMark.rawValue))
+        ELSE high_water_mark END,
+      last_used_at = max(last_used_at, ?\(ReadMarksParameter.lastUsedAt.rawValue))
+    WHERE scope_key = ?\(ReadMarksParameter.scopeKey.rawValue)
+    """
+
+  /// Binds the scope's identity, as every statement that may create its row takes it.
+  static func bindScope(_ scope: CacheScope, to statement: SQLiteStatement) throws(SQLiteError) {
+    try statement.bind(scope.key.bytes, to: ScopeIdentityParameter.scopeKey)
+    try statement.bind(scope.sdkKeyHash, to: ScopeIdentityParameter.sdkKeyHash)
+    try statement.bind(scope.userHash, to: ScopeIdentityParameter.userHash)
+    try statement.bind(scope.installationHash, to: ScopeIdentityParameter.installationHash)
+    try statement.bind(scope.environment.rawValue, to: ScopeIdentityParameter.environment)
+  }
+}

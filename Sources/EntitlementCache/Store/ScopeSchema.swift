@@ -1,0 +1,238 @@
+import CSQLite
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The scope and entitlement tables as the store reads and writes them: every column is named
+/// once here, and every statement, bind and row reader is built from these names.
+///
+/// `Migrations/` stays the source of the schema; this is the store's one view of it. A result
+/// column's raw value is its index in the statements that return it, and a parameter's raw
+/// value is its bind index, so reading or binding by name costs nothing over a number. The
+/// statements are generated from the cases in raw-value order; `ScopeSchemaTests` checks that
+/// each list is contiguous, so adding a column is one case and its name.
+enum ScopeSchema {}
+
+/// A column of a result row; its raw value is the column's index.
+protocol ResultColumn {
+  var rawValue: Int32 { get }
+  /// The column's expression in the SELECT list.
+  var expression: String { get }
+}
+
+extension ResultColumn where Self: CaseIterable {
+  /// The SELECT list of every case, in index order.
+  static var selectList: String {
+    allCases.sorted { $0.rawValue < $1.rawValue }.map(\.expression).joined(separator: ", ")
+  }
+}
+
+/// What every scope read returns first: what a decision reads and the row's identity. Only
+/// these, because every column costs the read-through and a text column costs SQLite an
+/// allocation and a copy (see ``ScopeHeader``).
+enum HeaderColumn: Int32, CaseIterable, ResultColumn {
+  case storedAt, serverTime, lastRefreshFailedAt, highWaterMark, revision, verification
+  case accessContextExpiresAt, deviceStatus, deviceExpiresAt, deviceBlock, rowID
+  case refreshRevision, refreshBootSession, refreshBootUptime
+
+  /// How many there are: where the columns after the header start.
+  static let count = Int32(allCases.count)
+
+  var expression: String {
+    switch self {
+    case .storedAt: "s.stored_at"
+    case .serverTime: "s.server_time"
+    case .lastRefreshFailedAt: "s.last_refresh_failed_at"
+    case .highWaterMark: "s.high_water_mark"
+    case .revision: "s.revision"
+    case .verification: "s.verification"
+    case .accessContextExpiresAt: "s.access_context_expires_at"
+    case .deviceStatus: "s.device_status"
+    case .deviceExpiresAt: "s.device_expires_at"
+    case .deviceBlock: "s.device_block"
+    case .rowID: "s.id"
+    case .refreshRevision: "s.refresh_revision"
+    case .refreshBootSession: "s.refresh_boot_session"
+    case .refreshBootUptime: "s.refresh_boot_uptime"
+    }
+  }
+}
+
+/// An entitlement row's columns a decision reads, right after the header. A row the LEFT JOIN
+/// did not find reads as all NULL, which maps to empty facts: exactly what a key the snapshot
+/// does not mention has.
+enum DecisionColumn: Int32, CaseIterable, ResultColumn {
+  case status = 14, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
+
+  var expression: String {
+    switch self {
+    case .status: "e.status"
+    case .expiresAt: "e.expires_at"
+    case .graceExpiresAt: "e.grace_expires_at"
+    case .verifiedAt: "e.verified_at"
+    case .source: "e.source"
+    case .claimHint: "e.claim_hint"
+    }
+  }
+}
+
+/// What only a whole entitlement shows, after the decision's columns: the full read's.
+enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
+  case key = 20, productID, willRenew
+
+  var expression: String {
+    switch self {
+    case .key: "e.key"
+    case .productID: "e.product_id"
+    case .willRenew: "e.will_renew"
+    }
+  }
+}
+
+/// The bookkeeping a decision leaves out and the stored JSON, after the header: reads that
+/// need the whole CustomerInfo, and the support tool's listing.
+enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
+  case lastRefreshAttemptAt = 14, lastRefreshFailureReason, snapshotSize, snapshotSHA256
+  case lastUsedAt, scopeKey, environment, userHash
+
+  var expression: String {
+    switch self {
+    case .lastRefreshAttemptAt: "s.last_refresh_attempt_at"
+    case .lastRefreshFailureReason: "s.last_refresh_failure_reason"
+    case .snapshotSize: "s.snapshot_size"
+    case .snapshotSHA256: "s.snapshot_sha256"
+    case .lastUsedAt: "s.last_used_at"
+    case .scopeKey: "s.scope_key"
+    case .environment: "s.environment"
+    case .userHash: "s.user_hash"
+    }
+  }
+}
+
+/// The last column of ``ScopeSQL/snapshotRead``: the stored JSON.
+enum SnapshotColumn: Int32, CaseIterable, ResultColumn {
+  case snapshot = 22
+
+  var expression: String { "s.snapshot" }
+}
+
+/// The last column of ``ScopeSQL/scopeSummaries``: how many keys the snapshot entitles.
+enum SummaryColumn: Int32, CaseIterable, ResultColumn {
+  case entitlementCount = 22
+
+  var expression: String {
+    "(SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL)"
+  }
+}
+
+/// A statement parameter; its raw value is the bind index.
+protocol StatementParameter {
+  var rawValue: Int32 { get }
+}
+
+/// The scope's identity, bound the same way by every statement that creates a row.
+enum ScopeIdentityParameter: Int32, CaseIterable, StatementParameter {
+  case scopeKey = 1, sdkKeyHash, userHash, installationHash, environment
+
+  /// The identity columns, in parameter order: a write never changes them.
+  static let columns = [
+    "scope_key", "sdk_key_hash", "user_hash", "installation_hash", "environment",
+  ]
+}
+
+/// The snapshot upsert's parameters, after the identity's.
+enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
+  /// The refresh's device time: stored_at, the refresh attempt, the reset high-water mark and
+  /// a use, all at once.
+  case refreshedAt = 6
+  case requestDate, snapshot, snapshotSize, snapshotSHA256, verification
+  case accessContextExpiresAt, deviceStatus, deviceExpiresAt, deviceBlock
+  /// The write's revision, which is also the refresh's (`refresh_revision`).
+  case revision
+  case bootSession, bootUptime
+
+  /// Every column the upsert sets, with the parameter it takes.
+  static let assignments: [(column: String, value: SnapshotParameter)] = [
+    ("stored_at", .refreshedAt), ("server_time", .requestDate),
+    ("last_refresh_attempt_at", .refreshedAt), ("high_water_mark", .refreshedAt),
+    ("last_used_at", .refreshedAt), ("snapshot", .snapshot), ("snapshot_size", .snapshotSize),
+    ("snapshot_sha256", .snapshotSHA256), ("verification", .verification),
+    ("access_context_expires_at", .accessContextExpiresAt), ("device_status", .deviceStatus),
+    ("device_expires_at", .deviceExpiresAt), ("device_block", .deviceBlock),
+    ("revision", .revision), ("refresh_revision", .revision),
+    ("refresh_boot_session", .bootSession), ("refresh_boot_uptime", .bootUptime),
+  ]
+}
+
+/// The failed-refresh upsert's parameters, after the identity's.
+enum RefreshFailureParameter: Int32, CaseIterable, StatementParameter {
+  /// The attempt's device time: the attempt, the failure, a raised mark and a use.
+  case failedAt = 6
+  case reason, revision
+
+  static let assignments: [(column: String, value: RefreshFailureParameter)] = [
+    ("last_refresh_attempt_at", .failedAt), ("last_refresh_failed_at", .failedAt),
+    ("last_refresh_failure_reason", .reason), ("high_water_mark", .failedAt),
+    ("last_used_at", .failedAt), ("revision", .revision),
+  ]
+}
+
+/// One normalized entitlement row's parameters.
+enum EntitlementParameter: Int32, CaseIterable, StatementParameter {
+  case scopeID = 1, key, status, expiresAt, graceExpiresAt, verifiedAt, source, productID
+  case willRenew, claimHint
+
+  var column: String {
+    switch self {
+    case .scopeID: "scope_id"
+    case .key: "key"
+    case .status: "status"
+    case .expiresAt: "expires_at"
+    case .graceExpiresAt: "grace_expires_at"
+    case .verifiedAt: "verified_at"
+    case .source: "source"
+    case .productID: "product_id"
+    case .willRenew: "will_renew"
+    case .claimHint: "claim_hint"
+    }
+  }
+}
+
+/// Persisting read marks (see ``ReadMarks``).
+enum ReadMarksParameter: Int32, CaseIterable, StatementParameter {
+  case scopeKey = 1, highWaterMark, lastUsedAt, refreshRevision
+}
+
+extension SQLiteStatement {
+  func isNull(_ column: some ResultColumn) -> Bool { isNull(column.rawValue) }
+  func int64(_ column: some ResultColumn) -> Int64 { int64(column.rawValue) }
+  func optionalInt64(_ column: some ResultColumn) -> Int64? { optionalInt64(column.rawValue) }
+  func string(_ column: some ResultColumn) -> String? { string(column.rawValue) }
+  func data(_ column: some ResultColumn) -> Data? { data(column.rawValue) }
+  func date(_ column: some ResultColumn) -> Date? { date(column.rawValue) }
+  func bytes(_ column: some ResultColumn) -> [UInt8]? { bytes(column.rawValue) }
+  func openEnum<Known: CaseIterable>(_ column: some ResultColumn) -> OpenEnum<Known>? {
+    openEnum(column.rawValue)
+  }
+
+  func bind(_ value: Int64?, to parameter: some StatementParameter) throws(SQLiteError) {
+    try bind(value, at: parameter.rawValue)
+  }
+  func bind(_ value: Int?, to parameter: some StatementParameter) throws(SQLiteError) {
+    try bind(value, at: parameter.rawValue)
+  }
+  func bind(_ value: String?, to parameter: some StatementParameter) throws(SQLiteError) {
+    try bind(value, at: parameter.rawValue)
+  }
+  func bind(_ value: Date?, to parameter: some StatementParameter) throws(SQLiteError) {
+    try bind(value, at: parameter.rawValue)
+  }
+  func bind(_ bytes: some ContiguousBytes, to parameter: some StatementParameter)
+    throws(SQLiteError)
+  {
+    try bind(bytes, at: parameter.rawValue)
+  }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// The store's one view of its tables: every result list is contiguous from where it starts,
+/// and every statement built from the names prepares against a fresh file.
+@Suite("Scope schema: columns named once")
+struct ScopeSchemaTests {
+  static func indexes<Column: ResultColumn & CaseIterable>(_: Column.Type) -> [Int32] {
+    Column.allCases.map(\.rawValue).sorted()
+  }
+
+  static func contiguous(_ indexes: [Int32], from start: Int32) -> Bool {
+    indexes == Array(start..<(start + Int32(indexes.count)))
+  }
+
+  @Test("result columns are numbered as the statements list them")
+  func resultColumnsAreContiguous() {
+    #expect(Self.contiguous(Self.indexes(HeaderColumn.self), from: 0))
+    let afterHeader = HeaderColumn.count
+    #expect(Self.contiguous(Self.indexes(DecisionColumn.self), from: afterHeader))
+    #expect(
+      Self.contiguous(
+        Self.indexes(EntitlementDetailColumn.self),
+        from: afterHeader + Int32(DecisionColumn.allCases.count)))
+    #expect(Self.contiguous(Self.indexes(BookkeepingColumn.self), from: afterHeader))
+    let afterBookkeeping = afterHeader + Int32(BookkeepingColumn.allCases.count)
+    #expect(Self.contiguous(Self.indexes(SnapshotColumn.self), from: afterBookkeeping))
+    #expect(Self.contiguous(Self.indexes(SummaryColumn.self), from: afterBookkeeping))
+  }
+
+  @Test("parameters are numbered from 1, after the scope's identity")
+  func parametersAreContiguous() {
+    let identity = ScopeIdentityParameter.allCases.map(\.rawValue)
+    #expect(identity == Array(1...Int32(identity.count)))
+    #expect(ScopeIdentityParameter.columns.count == identity.count)
+    let next = Int32(identity.count) + 1
+    let snapshot = SnapshotParameter.allCases.map(\.rawValue)
+    #expect(snapshot == Array(next..<(next + Int32(snapshot.count))))
+    let failure = RefreshFailureParameter.allCases.map(\.rawValue)
+    #expect(failure == Array(next..<(next + Int32(failure.count))))
+    #expect(
+      EntitlementParameter.allCases.map(\.rawValue)
+        == Array(1...Int32(EntitlementParameter.allCases.count)))
+    // Every snapshot parameter is used by some column, so none is left unbound by mistake.
+    #expect(Set(SnapshotParameter.assignments.map(\.value)) == Set(SnapshotParameter.allCases))
+    #expect(
+      Set(RefreshFailureParameter.assignments.map(\.value))
+        == Set(RefreshFailureParameter.allCases))
+  }
+
+  @Test("every statement prepares against the migrated schema, with the columns it names")
+  func everyStatementPrepares() throws {
+    let directory = try TemporaryDirectory()
+    _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+    let connection = try StoreTest.connection(directory.path("cache.sqlite"))
+    let statements = [
+      ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries,
+      ScopeSQL.upsertSnapshot, ScopeSQL.upsertRefreshFailure, ScopeSQL.insertEntitlement,
+      ScopeSQL.persistReadMarks, ScopeSQL.deleteEntitlements, ScopeSQL.deleteScope,
+    ]
+    for sql in statements {
+      let statement = try SQLiteStatement(connection: connection, sql: sql, persistent: false)
+      let expected: Int32? =
+        switch sql {
+        case ScopeSQL.pointRead: HeaderColumn.count + Int32(DecisionColumn.allCases.count)
+        case ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries:
+          HeaderColumn.count + Int32(BookkeepingColumn.allCases.count) + 1
+        default: nil
+        }
+      if let expected {
+        #expect(statement.columnCount == expected, "\(sql)")
+      }
+    }
+  }
+}
