@@ -15,6 +15,8 @@
 /// winds ``serverNow`` back.
 struct ClockReading: Sendable, Hashable {
   /// `max(now, deviceHighWaterMark)`: the device time, never behind a device time already seen.
+  /// In the refresh's boot session, also never behind `storedAt` plus the boot clock's time
+  /// since the refresh.
   var effectiveDeviceNow: Date
   /// Time since the refresh that stored the snapshot, measured on the device: on the boot clock
   /// in the refresh's boot session, else `effectiveDeviceNow - storedAt`. Never negative; zero
@@ -24,9 +26,10 @@ struct ClockReading: Sendable, Hashable {
   /// `max(effectiveDeviceNow + serverOffset, requestDate)` since `serverOffset` is
   /// `requestDate - storedAt`. Without a snapshot, `effectiveDeviceNow`.
   var serverNow: Date
-  /// The device clock is more than the tolerance behind a device time already seen: it was
-  /// set back. A diagnostic only, never because the server's clock is ahead; it never grants
-  /// or denies by itself.
+  /// The device clock is more than the tolerance behind a device time already seen (or, in
+  /// the refresh's boot session, behind the time the boot clock measured): it was set back. A
+  /// diagnostic only, never because the server's clock is ahead; it never grants or denies by
+  /// itself.
   var rollbackSuspected: Bool
   /// Whether ``elapsed`` came from the boot clock.
   var usesBootClock: Bool
@@ -49,26 +52,33 @@ struct ClockReading: Sendable, Hashable {
     now: Date, deviceHighWaterMark: Date?, storedAt: Date?, serverTime: Date?,
     bootElapsed: TimeInterval?, clockOffset: Int?, tolerance: TimeInterval
   ) {
-    if let deviceHighWaterMark {
-      effectiveDeviceNow = max(now, deviceHighWaterMark)
-      rollbackSuspected = now < deviceHighWaterMark.addingTimeInterval(-tolerance)
+    var seen = deviceHighWaterMark
+    self.clockOffset = clockOffset
+    if let storedAt, let bootElapsed {
+      elapsed = max(0, bootElapsed)
+      usesBootClock = true
+      // What the device clock would read had nobody set it: a device time the cache has now
+      // seen, so the mark it raises keeps the boot clock's measure past a reboot, where only
+      // the wall clock is left.
+      let measured = storedAt.addingTimeInterval(elapsed)
+      seen = seen.map { max($0, measured) } ?? measured
+    } else {
+      elapsed = 0
+      usesBootClock = false
+    }
+    if let seen {
+      effectiveDeviceNow = max(now, seen)
+      rollbackSuspected = now < seen.addingTimeInterval(-tolerance)
     } else {
       effectiveDeviceNow = now
       rollbackSuspected = false
     }
-    self.clockOffset = clockOffset
     guard let storedAt else {
-      elapsed = 0
       serverNow = effectiveDeviceNow
-      usesBootClock = false
       return
     }
-    if let bootElapsed {
-      elapsed = max(0, bootElapsed)
-      usesBootClock = true
-    } else {
+    if !usesBootClock {
       elapsed = max(0, effectiveDeviceNow.timeIntervalSince(storedAt))
-      usesBootClock = false
     }
     serverNow = (serverTime ?? storedAt).addingTimeInterval(elapsed)
   }

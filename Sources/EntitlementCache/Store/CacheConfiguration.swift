@@ -56,6 +56,12 @@ public struct CacheConfiguration: Sendable {
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.
   public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit
 
+  /// Called on the reading thread, outside the cache's locks, each time a read cannot use the
+  /// file and answers `offlineUnavailable(.unreadable)`: for an SDK's log. The report names no
+  /// token and no raw identity. Default none; ``SQLiteCustomerInfoCache/lastReadFailure`` keeps
+  /// the latest either way.
+  public var onReadFailure: (@Sendable (ReadFailureReport) -> Void)?
+
   /// The defaults.
   public init() {}
 

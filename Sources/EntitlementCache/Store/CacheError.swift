@@ -40,6 +40,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   case fileSystem(CacheOperation, path: String, reason: String)
   /// The stored snapshot no longer decodes (it was altered outside this library).
   case unreadableSnapshot(SnapshotError)
+  /// The cache was closed (``SQLiteCustomerInfoCache/close()``); nothing was written.
+  case closed
   /// A ``CacheConfiguration`` value is out of range; nothing was opened.
   case invalidConfiguration(field: String, problem: String)
 
@@ -63,6 +65,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
       return "\(operation.rawValue): \(path): \(reason)"
     case .unreadableSnapshot(let error):
       return "stored snapshot does not decode: \(error)"
+    case .closed:
+      return "the cache was closed"
     case .invalidConfiguration(let field, let problem):
       return "configuration: \(field) \(problem)"
     }

@@ -76,8 +76,9 @@ public struct CacheInspector: Sendable {
     let now = clock.now()
     let policy = policy ?? configuration.policy
     do {
-      return try reads.withLock { state throws(SQLiteError) in
-        try state.reader.withStatement(ScopeSQL.scopeSummaries) { statement throws(SQLiteError) in
+      return try reads.withLock { path throws(SQLiteError) in
+        guard let reader = path.reader else { return [] }
+        return try reader.withStatement(ScopeSQL.scopeSummaries) { statement throws(SQLiteError) in
           var summaries: [ScopeSummary] = []
           while try statement.step() {
             guard let keyBytes = statement.data(BookkeepingColumn.scopeKey),
@@ -183,7 +184,7 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(key.bytes, at: 1)
         try statement.run()
       }
-      return { state in state.forget(key) }
+      return { path in path.residents.forget(key) }
     }
   }
 

@@ -7,7 +7,7 @@
 /// from hashing identities the app chooses, so a caller could only crowd one slot by searching
 /// for SHA-256 prefixes, and retention keeps at most a few hundred scopes: probing stays short.
 ///
-/// Owned by ``ReadState`` and used only under its lock, like everything it holds.
+/// Owned by ``ResidentScopes`` and used only under the reads lock, like everything it holds.
 struct ResidentTable: Sequence {
   private struct Slot {
     var key: ScopeKey

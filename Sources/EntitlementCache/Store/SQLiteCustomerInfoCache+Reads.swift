@@ -15,11 +15,16 @@ extension SQLiteCustomerInfoCache {
   ) -> AccessDecision {
     let now = clock.now()
     let policy = policy ?? configuration.policy
-    return reads.withLock { state in
-      revalidateIfDue(state)
-      return state.decision(
-        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: policy)
+    let version = otherConnectionsVersion()
+    var failure: ReadFailure?
+    let decision = reads.withLock { path in
+      if let version { path.observe(dataVersion: version) }
+      return path.decision(
+        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: policy,
+        failure: &failure)
     }
+    if let failure { report(failure, for: scope, at: now) }
+    return decision
   }
 
   /// The keys usable now, offline included. Empty when nothing usable can be read.
@@ -28,17 +33,30 @@ extension SQLiteCustomerInfoCache {
   ) -> Set<String> {
     let now = clock.now()
     let policy = policy ?? configuration.policy
-    return reads.withLock { state in
-      revalidateIfDue(state)
-      guard let resident = try? state.completeResident(scope) else { return [] }
+    let version = otherConnectionsVersion()
+    let keys = reads.withLock { path -> Result<Set<String>, ReadFailure> in
+      if let version { path.observe(dataVersion: version) }
+      let resident: ResidentScope
+      do throws(ReadFailure) {
+        resident = try path.completeResident(scope)
+      } catch {
+        return .failure(error)
+      }
       var keys: Set<String> = []
       for (key, facts) in resident.entitlements
-      where state.evaluate(
+      where path.evaluate(
         resident, key, facts, now: now, boot: clock.bootInstant, policy: policy
       ).isGranted {
         keys.insert(key)
       }
+      return .success(keys)
+    }
+    switch keys {
+    case .success(let keys):
       return keys
+    case .failure(let failure):
+      report(failure, for: scope, at: now)
+      return []
     }
   }
 
@@ -56,7 +74,9 @@ extension SQLiteCustomerInfoCache {
     // the mark earlier reads raised, which the file may not have yet: when the resident holds
     // the same refresh as the row just loaded (another process may have written between).
     var bookkeeping = cached.bookkeeping
-    if let read = reads.withLock({ $0.recordSnapshotRead(scope, now: now) }),
+    if let read = try? reads.withLock({ path throws(ReadFailure) in
+      try path.recordSnapshotRead(scope, now: now)
+    }),
       read.storedAt == bookkeeping.storedAt, read.serverTime == bookkeeping.serverTime
     {
       bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, read.highWaterMark)
@@ -69,17 +89,9 @@ extension SQLiteCustomerInfoCache {
 
   /// The stored snapshot and bookkeeping of `scope`, read from the file.
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    let row: (header: ScopeHeader, json: Data?)?
-    do {
-      row = try reads.withLock { state throws(SQLiteError) in
-        try state.reader.withStatement(ScopeSQL.snapshotRead) { statement throws(SQLiteError) in
-          try statement.bind(scope.key.bytes, at: 1)
-          guard try statement.step() else { return nil }
-          return (ScopeHeader(fullRow: statement), statement.data(SnapshotColumn.snapshot))
-        }
-      }
-    } catch {
-      throw .storage(.load, error)
+    let row = try reads.withLock { path throws(CacheError) in
+      guard let reader = path.reader else { throw CacheError.closed }
+      return try Self.readSnapshotRow(scope, on: reader)
     }
     guard let row else { return nil }
     guard let json = row.json else {
@@ -94,31 +106,58 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
+  private static func readSnapshotRow(
+    _ scope: CacheScope, on reader: SQLiteConnection
+  ) throws(CacheError) -> (header: ScopeHeader, json: Data?)? {
+    do {
+      return try reader.withStatement(ScopeSQL.snapshotRead) { statement throws(SQLiteError) in
+        try statement.bind(scope.key.bytes, at: 1)
+        guard try statement.step() else { return nil }
+        return (ScopeHeader(fullRow: statement), statement.data(SnapshotColumn.snapshot))
+      }
+    } catch {
+      throw .storage(.load, error)
+    }
+  }
+
   /// Drops the memory-resident state of `scope`, so its next read goes to the file as it does
   /// after an invalidation. Read-time bookkeeping not yet persisted is kept.
   ///
   /// Apps never need this; the benchmarks use it to time the read-through path.
   package func dropResidentState(for scope: CacheScope) {
-    reads.withLock { $0.dropResident(scope.key) }
+    reads.withLock { $0.residents.markForReread(scope.key) }
   }
 
   /// Asks the writer connection whether another connection committed, at most once per
-  /// ``CacheConfiguration/crossProcessCheckInterval``.
+  /// ``CacheConfiguration/crossProcessCheckInterval``: nil when no check is due or a write
+  /// holds the writer right now (the next read asks); `.some(nil)` when the file could not be
+  /// asked, which trusts nothing resident.
   ///
   /// The writer connection is used because its `data_version` ignores this cache's own
-  /// commits, whose results are already installed in memory. If a write holds it right now,
-  /// the check waits for the next read rather than blocking this one.
-  func revalidateIfDue(_ state: ReadState) {
-    guard state.isCheckDue else { return }
-    let version = writer.withLockIfAvailable { connection in
-      try? connection.scalarInt("PRAGMA data_version")
+  /// commits, whose results are already installed in memory. It is asked before the read
+  /// takes the reads lock, never while holding it: that is the lock order.
+  func otherConnectionsVersion() -> Int64?? {
+    guard watch.isDue else { return nil }
+    let asked = writer.withLockIfAvailable { connection -> Int64? in
+      guard let connection else { return nil }
+      return try? connection.scalarInt("PRAGMA data_version")
     }
-    guard let version else { return }
-    guard let version else {
-      // The file could not be asked; trust nothing resident.
-      state.dropAllResidents()
-      return
-    }
-    state.observe(dataVersion: version)
+    guard let asked else { return nil }
+    watch.checked()
+    return .some(asked)
+  }
+
+  /// Keeps why a read failed for ``lastReadFailure`` and hands it to
+  /// ``CacheConfiguration/onReadFailure``; called with no lock held.
+  func report(_ failure: ReadFailure, for scope: CacheScope, at now: Date) {
+    let error: CacheError =
+      switch failure {
+      case .storage(let error): .storage(.load, error)
+      case .snapshot(let error): .unreadableSnapshot(error)
+      case .closed: .closed
+      }
+    let report = ReadFailureReport(scopeHashPrefix: scope.key.hexPrefix, error: error, at: now)
+    readFailure.withLock { $0 = report }
+    configuration.onReadFailure?(report)
   }
 }

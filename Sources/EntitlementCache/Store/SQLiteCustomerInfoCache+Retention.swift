@@ -31,7 +31,7 @@ extension SQLiteCustomerInfoCache {
         on: connection, usedBefore: cutoff, now: now, boot: boot, policy: configuration.policy)
       report.overCap = try Self.deleteOverCap(on: connection, keeping: configuration.maxScopes)
       return { state in
-        if report.expired + report.overCap > 0 { state.dropAllResidents() }
+        if report.expired + report.overCap > 0 { state.residents.dropAll() }
       }
     }
     return report
@@ -49,7 +49,7 @@ extension SQLiteCustomerInfoCache {
         on: connection, usedBefore: nil, now: now, boot: boot,
         policy: policy ?? configuration.policy)
       return { state in
-        if deleted > 0 { state.dropAllResidents() }
+        if deleted > 0 { state.residents.dropAll() }
       }
     }
     return deleted

@@ -34,7 +34,7 @@ extension SQLiteCustomerInfoCache {
     } catch {
       throw .invalidSnapshot(error)
     }
-    try write(.store, scope: scope) { connection, touches throws(SQLiteError) in
+    try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
       let revision = try ScopeSQL.takeRevision(on: connection)
       let rowID = try connection.withStatement(ScopeSQL.upsertSnapshot) {
         statement throws(SQLiteError) in
@@ -84,17 +84,17 @@ extension SQLiteCustomerInfoCache {
           statement.reset()
         }
       }
-      let previousLastUse = touches[scope.key]?.lastUsedAt ?? now
+      let previousLastUse = marks[scope.key]?.lastUsedAt ?? now
       // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
         writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
         boot: boot, facts: facts)
-      return { state in
-        state.replaceResident(
-          scope.key,
-          with: ResidentScope(
+      return { path in
+        path.residents.install(
+          ResidentScope(
             header: header, entitlements: entitlements, isComplete: true,
-            lastUsedAt: max(now, previousLastUse)))
+            lastUsedAt: max(now, previousLastUse)),
+          for: scope.key)
       }
     }
   }
@@ -115,7 +115,7 @@ extension SQLiteCustomerInfoCache {
         try statement.run()
       }
       // The next read re-reads the row, which now carries the failure.
-      return { state in state.dropResident(scope.key) }
+      return { path in path.residents.markForReread(scope.key) }
     }
   }
 
@@ -126,7 +126,7 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(scope.key.bytes, at: 1)
         try statement.run()
       }
-      return { state in state.forget(scope.key) }
+      return { path in path.residents.forget(scope.key) }
     }
   }
 
@@ -145,18 +145,20 @@ extension SQLiteCustomerInfoCache {
   /// more there: a refresh is what brings a damaged cache back.
   func write(
     _ operation: CacheOperation, scope: CacheScope?,
-    _ body: (SQLiteConnection, [ScopeKey: PendingTouch]) throws(SQLiteError) -> (ReadState) -> Void
+    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
   ) throws(CacheError) {
     try writer.withLock { connection throws(CacheError) in
+      guard var open = connection else { throw .closed }
       do throws(SQLiteError) {
-        try attemptWrite(on: connection, body)
+        try attemptWrite(on: open, body)
       } catch {
         guard error.isDamage, configuration.damageHandling == .moveAside else {
           throw .storage(operation, error)
         }
-        try replaceDamagedFile(&connection, cause: error)
+        try replaceDamagedFile(&open, cause: error)
+        connection = open
         do throws(SQLiteError) {
-          try attemptWrite(on: connection, body)
+          try attemptWrite(on: open, body)
         } catch {
           throw .storage(operation, error)
         }
@@ -164,18 +166,18 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
-  private func attemptWrite(
+  func attemptWrite(
     on connection: SQLiteConnection,
-    _ body: (SQLiteConnection, [ScopeKey: PendingTouch]) throws(SQLiteError) -> (ReadState) -> Void
+    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
   ) throws(SQLiteError) {
-    let touches = reads.withLock { $0.pendingTouches() }
-    let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadState) -> Void in
-      try Self.persist(touches, on: connection)
-      return try body(connection, touches)
+    let marks = reads.withLock { $0.residents.unpersistedMarks() }
+    let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadPath) -> Void in
+      try ReadMarks.persist(marks, on: connection)
+      return try body(connection, marks)
     }
-    reads.withLock { state in
-      state.markPersisted(touches)
-      apply(state)
+    reads.withLock { path in
+      path.residents.markPersisted(marks)
+      apply(path)
     }
   }
 
@@ -191,7 +193,7 @@ extension SQLiteCustomerInfoCache {
       let placeholder: (writer: SQLiteConnection, reader: SQLiteConnection)
       do throws(SQLiteError) {
         try writerConnection.skipCheckpointOnClose()
-        try state.reader.skipCheckpointOnClose()
+        try state.reader?.skipCheckpointOnClose()
         placeholder = (
           try SQLiteConnection(path: ":memory:"), try SQLiteConnection(path: ":memory:")
         )
@@ -211,22 +213,6 @@ extension SQLiteCustomerInfoCache {
       writerConnection = opened.writer
       state.replaceReader(with: opened.reader, dataVersion: version)
       damage.withLock { $0 = opened.damage }
-    }
-  }
-
-  private static func persist(
-    _ touches: [ScopeKey: PendingTouch], on connection: SQLiteConnection
-  ) throws(SQLiteError) {
-    guard !touches.isEmpty else { return }
-    try connection.withStatement(ScopeSQL.persistReadMarks) { statement throws(SQLiteError) in
-      for (key, touch) in touches {
-        try statement.bind(key.bytes, to: ReadMarksParameter.scopeKey)
-        try statement.bind(touch.highWaterMark, to: ReadMarksParameter.highWaterMark)
-        try statement.bind(touch.lastUsedAt, to: ReadMarksParameter.lastUsedAt)
-        try statement.bind(touch.refreshRevision, to: ReadMarksParameter.refreshRevision)
-        try statement.run()
-        statement.reset()
-      }
     }
   }
 }

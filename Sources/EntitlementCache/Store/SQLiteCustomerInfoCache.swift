@@ -35,9 +35,24 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The clock every read and write uses.
   public let clock: CacheClock
 
-  let writer: Locked<SQLiteConnection>
-  let reads: Locked<ReadState>
+  /// The most recent read that could not use the file, why, and when: what explains an
+  /// `unreadable` answer. Also passed to ``CacheConfiguration/onReadFailure`` as it happens.
+  public var lastReadFailure: ReadFailureReport? { readFailure.withLock { $0 } }
+
+  // Lock order: `writer`, then `reads`; never the other way round. A write holds `writer` for
+  // its whole transaction and takes `reads` inside it, briefly, to collect read marks and to
+  // install its result. Nothing takes `writer` while holding `reads`: the cross-process check
+  // asks the writer connection, with a try-lock, before a read takes `reads` (see
+  // `otherConnectionsVersion()`), so no interleaving of reads and writes can deadlock.
+  // `damage` and `readFailure` are leaves: nothing is locked while they are held.
+  /// The writer connection; nil once the cache is closed.
+  let writer: Locked<SQLiteConnection?>
+  /// The read path: the reader connection and everything resident in memory.
+  let reads: Locked<ReadPath>
   let damage: Mutex<DamageReport?>
+  let readFailure = Mutex<ReadFailureReport?>(nil)
+  /// When a read next asks whether another connection wrote.
+  let watch: CrossConnectionWatch
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.
@@ -66,26 +81,65 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
       throw .storage(.open, error)
     }
     writer = Locked(opened.writer)
-    reads = Locked(
-      ReadState(
-        reader: opened.reader,
-        // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
-        checkInterval: UInt64(configuration.crossProcessCheckInterval * 1e9),
-        dataVersion: dataVersion))
+    reads = Locked(ReadPath(reader: opened.reader, dataVersion: dataVersion))
+    // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
+    watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
     if configuration.pruneOnOpen {
       try prune()
     }
   }
 
+  /// Persists the read marks reads keep in memory (as ``flush()`` does) and closes the file.
+  ///
+  /// Call it when the cache is no longer needed, to learn whether the last flush failed.
+  /// Afterwards every read answers `offlineUnavailable(.unreadable)` and every write throws
+  /// ``CacheError/closed``; closing again does nothing. The connections close even when the
+  /// flush fails.
+  ///
+  /// - Throws: ``CacheError/storage(_:_:)`` when the read marks could not be written. They
+  ///   only ever hold retention and rollback hints: no snapshot is lost.
+  public func close() throws(CacheError) {
+    try writer.withLock { connection throws(CacheError) in
+      guard let open = connection else { return }
+      var flushFailure: CacheError?
+      if configuration.persistsReadTimeBookkeeping {
+        do throws(SQLiteError) {
+          try attemptWrite(on: open) { _, _ throws(SQLiteError) in { _ in } }
+        } catch {
+          flushFailure = .storage(.flush, error)
+        }
+      }
+      reads.withLock { $0.replaceReader(with: nil, dataVersion: nil) }
+      connection = nil
+      if let flushFailure { throw flushFailure }
+    }
+  }
+
   deinit {
-    // Read-time bookkeeping is persisted lazily; this is the last chance. A failure only loses
-    // retention and rollback hints, never a snapshot.
+    // Read marks are persisted lazily; this is the last chance for a cache that was not
+    // closed. A failure cannot be reported here (close() reports it) and only loses retention
+    // and rollback hints, never a snapshot; after close() there is nothing left to flush.
     guard configuration.persistsReadTimeBookkeeping else { return }
     _ = try? flush()
   }
 
   /// The schema version this build writes.
   public static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
+}
+
+/// A read that could not use the file: the decision it gave was `offlineUnavailable(.unreadable)`
+/// (or a listing came back empty). Names no token, no raw identity and no bound value.
+public struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
+  /// The first hexadecimal digits of the scope's hash, as `entitlement-cache scopes` shows.
+  public var scopeHashPrefix: String
+  /// Why: ``CacheError/storage(_:_:)``, ``CacheError/unreadableSnapshot(_:)`` or
+  /// ``CacheError/closed``.
+  public var error: CacheError
+  /// The device time of the read.
+  public var at: Date
+
+  /// One line: the scope and the cause.
+  public var description: String { "read of scope \(scopeHashPrefix): \(error)" }
 }
 
 /// A damaged file found and moved aside.

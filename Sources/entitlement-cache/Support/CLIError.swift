@@ -51,7 +51,7 @@ extension CLIError {
       self = .storage("\(path): stored snapshot does not decode (\(problem))")
     case .damagedDatabase(_, nil, _):
       self = .storage(error.description + "; left untouched")
-    case .schemaTooNew, .damagedDatabase, .databaseMissing:
+    case .schemaTooNew, .damagedDatabase, .databaseMissing, .closed:
       self = .storage(error.description)
     }
   }

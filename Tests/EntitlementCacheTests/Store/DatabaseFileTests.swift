@@ -27,7 +27,7 @@ struct DatabaseFileTests {
       $0.durability = .full
     }
     for (cache, level) in [(normal, 1), (full, 2)] {
-      let (mode, synchronous, foreignKeys) = try cache.writer.withLock { connection in
+      let (mode, synchronous, foreignKeys) = try cache.testingSeam.withWriter { connection in
         (
           try connection.scalarText("PRAGMA journal_mode"),
           try connection.scalarInt("PRAGMA synchronous"),
@@ -46,8 +46,8 @@ struct DatabaseFileTests {
   @Test func readerConnectionCannotWrite() throws {
     let directory = try TemporaryDirectory()
     let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
-    let error = try cache.reads.withLock { state in
-      try #require(throws: SQLiteError.self) { try state.reader.execute("DELETE FROM scope") }
+    let error = try cache.testingSeam.withReader { reader in
+      try #require(throws: SQLiteError.self) { try reader.execute("DELETE FROM scope") }
     }
     #expect(error.resultCode == SQLITE_READONLY)
   }

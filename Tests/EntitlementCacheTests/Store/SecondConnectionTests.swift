@@ -198,68 +198,72 @@ struct SecondConnectionTests {
   }
 }
 
-/// The invalidation rule itself, without waiting for any clock.
-@Suite("ReadState invalidation")
-struct ReadStateTests {
-  /// A read state over a migrated file holding one snapshot for scope A, with the
-  /// `data_version` baseline a cache records at open.
-  static func state(
-    _ directory: TemporaryDirectory, checkInterval: UInt64, dataVersion: Int64? = 5
-  ) throws -> (ReadState, SQLiteCustomerInfoCache) {
-    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+/// The invalidation rule itself, without waiting for any clock, through the store's testing
+/// seam.
+@Suite("Cross-connection invalidation")
+struct CrossConnectionInvalidationTests {
+  /// A cache holding one snapshot for scope A, whose own reads do not check in the test's
+  /// time unless `checkInterval` is 0, and the writer's `data_version` it recorded at open.
+  static func cache(
+    _ directory: TemporaryDirectory, checkInterval: TimeInterval = 3_600
+  ) throws -> (SQLiteCustomerInfoCache, baseline: Int64) {
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate)) {
+      $0.crossProcessCheckInterval = checkInterval
+    }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    let reader = try StoreTest.connection(cache.path, readOnly: true)
-    let state = ReadState(reader: reader, checkInterval: checkInterval, dataVersion: dataVersion)
-    return (state, cache)
+    let baseline = try cache.testingSeam.withWriter { try $0.scalarInt("PRAGMA data_version") }
+    return (cache, baseline)
   }
 
   @Test func checkIsDueOnlyAfterTheInterval() throws {
     let directory = try TemporaryDirectory()
-    let (always, _) = try Self.state(directory, checkInterval: 0)
-    #expect(always.isCheckDue)
-    let (hourly, _) = try Self.state(directory, checkInterval: 3_600_000_000_000)
-    #expect(!hourly.isCheckDue)
-    hourly.observe(dataVersion: 1)
-    #expect(!hourly.isCheckDue)
+    let (always, _) = try Self.cache(directory, checkInterval: 0)
+    #expect(always.testingSeam.isCrossConnectionCheckDue)
+    let (hourly, _) = try Self.cache(directory, checkInterval: 3_600)
+    #expect(!hourly.testingSeam.isCrossConnectionCheckDue)
+    _ = hourly.access(to: "pro", for: Fixture.scopeA)
+    #expect(!hourly.testingSeam.isCrossConnectionCheckDue)
   }
 
   @Test func firstCheckComparesWithTheVersionRecordedAtOpen() throws {
     // Residents read before the first check are judged against the baseline from open: a
     // commit by another connection in between must drop them.
     let directory = try TemporaryDirectory()
-    let (state, _) = try Self.state(directory, checkInterval: 0, dataVersion: 5)
-    _ = try state.completeResident(Fixture.scopeA)
-    #expect(state.residents[Fixture.scopeA.key] != nil)
-    state.observe(dataVersion: 6)
-    #expect(state.residents.isEmpty)
+    let (cache, baseline) = try Self.cache(directory)
+    let seam = cache.testingSeam
+    try seam.readIntoMemory(Fixture.scopeA)
+    #expect(seam.isResident(Fixture.scopeA))
+    seam.observe(dataVersion: baseline + 1)
+    #expect(seam.residentCount == 0)
   }
 
   @Test func unchangedVersionKeepsResidentsAndAChangeDropsThem() throws {
     let directory = try TemporaryDirectory()
-    let (state, _) = try Self.state(directory, checkInterval: 0)
-    state.observe(dataVersion: 5)
-    _ = try state.completeResident(Fixture.scopeA)
-    state.observe(dataVersion: 5)
-    #expect(state.residents[Fixture.scopeA.key] != nil)
-    state.observe(dataVersion: 6)
-    #expect(state.residents.isEmpty)
+    let (cache, baseline) = try Self.cache(directory)
+    let seam = cache.testingSeam
+    seam.observe(dataVersion: baseline)
+    try seam.readIntoMemory(Fixture.scopeA)
+    seam.observe(dataVersion: baseline)
+    #expect(seam.isResident(Fixture.scopeA))
+    seam.observe(dataVersion: baseline + 1)
+    #expect(seam.residentCount == 0)
   }
 
   @Test func droppedResidentsKeepTheirUnpersistedReadTime() throws {
     let directory = try TemporaryDirectory()
-    let (state, _) = try Self.state(directory, checkInterval: 0)
-    state.observe(dataVersion: 1)
-    let resident = try state.completeResident(Fixture.scopeA)
+    let clock = ManualClock(Fixture.requestDate)
+    let cache = try Fixture.cache(in: directory, clock: clock) {
+      $0.crossProcessCheckInterval = 3_600
+    }
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    let seam = cache.testingSeam
     let later = Fixture.requestDate.addingTimeInterval(3_600)
-    _ = state.evaluate(
-      resident, "pro", resident.entitlements["pro"], now: later, boot: { nil },
-      policy: .conservative)
-    state.observe(dataVersion: 2)
-    #expect(state.residents.isEmpty)
-    #expect(
-      state.pendingTouches()[Fixture.scopeA.key]
-        == PendingTouch(
-          highWaterMark: later, lastUsedAt: later,
-          refreshRevision: resident.header.refreshRevision))
+    clock.set(later)
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    seam.observe(dataVersion: nil)
+    #expect(seam.residentCount == 0)
+    let marks = try #require(seam.unpersistedMarks[Fixture.scopeA.key])
+    #expect(marks.highWaterMark == later && marks.lastUsedAt == later)
+    #expect(marks.refreshRevision != nil)
   }
 }

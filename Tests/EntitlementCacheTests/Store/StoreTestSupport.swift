@@ -106,10 +106,7 @@ enum StoreTest {
   static func residentFacts(
     _ cache: SQLiteCustomerInfoCache, _ scope: CacheScope
   ) throws -> (entitlements: [String: EntitlementFacts], snapshot: SnapshotFacts?) {
-    try cache.reads.withLock { state in
-      let resident = try state.completeResident(scope)
-      return (resident.entitlements, resident.snapshot)
-    }
+    try cache.testingSeam.residentFacts(scope)
   }
 
   /// How many scopes the file holds, read by a connection of our own.

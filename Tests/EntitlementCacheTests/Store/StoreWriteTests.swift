@@ -60,7 +60,7 @@ struct StoreWriteTests {
     let good = try Fixture.snapshot()
     try cache.store(good, for: Fixture.scopeA)
     // Cap the file at its current size, as a full disk would; a large snapshot cannot fit.
-    try cache.writer.withLock { connection in
+    try cache.testingSeam.withWriter { connection in
       let pages = try connection.scalarInt("PRAGMA page_count")
       try connection.execute("PRAGMA max_page_count = \(pages)")
     }

@@ -1,0 +1,57 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// What reads learn about a scope and the file must eventually hold: the latest device time a
+/// read saw (raising the high-water mark, DESIGN §4) and the latest use (for retention).
+///
+/// Reads raise them in memory only; the next write transaction, ``SQLiteCustomerInfoCache/flush()``
+/// or ``SQLiteCustomerInfoCache/close()`` persists them, so the hot read never writes. One name
+/// for one idea, wherever the marks are: on a resident, dropped with one, or on their way to
+/// the file.
+struct ReadMarks: Sendable, Hashable {
+  /// The latest device time a read saw.
+  var highWaterMark: Date
+  var lastUsedAt: Date
+  /// The refresh the reads were made under (``ScopeHeader/refreshRevision``): the mark applies
+  /// to that refresh only, since the next one resets it (DESIGN §5.1 rule 1).
+  var refreshRevision: Int64?
+
+  /// Both sets of marks in one. `self` is the newer: when the two were read under different
+  /// refreshes, its mark is kept and the other's dropped with its refresh.
+  func merged(with other: ReadMarks?) -> ReadMarks {
+    guard let other else { return self }
+    var merged = self
+    if other.refreshRevision == refreshRevision {
+      merged.highWaterMark = max(highWaterMark, other.highWaterMark)
+    }
+    merged.lastUsedAt = max(lastUsedAt, other.lastUsedAt)
+    return merged
+  }
+
+  /// Whether `other` holds nothing these marks do not.
+  func covers(_ other: ReadMarks) -> Bool {
+    other.highWaterMark <= highWaterMark && other.lastUsedAt <= lastUsedAt
+  }
+}
+
+extension ReadMarks {
+  /// Writes `marks` to the file in the caller's transaction (see ``ScopeSQL/persistReadMarks``).
+  static func persist(
+    _ marks: [ScopeKey: ReadMarks], on connection: SQLiteConnection
+  ) throws(SQLiteError) {
+    guard !marks.isEmpty else { return }
+    try connection.withStatement(ScopeSQL.persistReadMarks) { statement throws(SQLiteError) in
+      for (key, scopeMarks) in marks {
+        try statement.bind(key.bytes, to: ReadMarksParameter.scopeKey)
+        try statement.bind(scopeMarks.highWaterMark, to: ReadMarksParameter.highWaterMark)
+        try statement.bind(scopeMarks.lastUsedAt, to: ReadMarksParameter.lastUsedAt)
+        try statement.bind(scopeMarks.refreshRevision, to: ReadMarksParameter.refreshRevision)
+        try statement.run()
+        statement.reset()
+      }
+    }
+  }
+}

@@ -1,0 +1,166 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Everything the read path touches, behind the reads lock: the reader connection, the scopes
+/// resident in memory, and the point reader. It routes each read to memory or to the file.
+///
+/// A class so the lock's closure mutates it in place; it is only ever used inside
+/// `SQLiteCustomerInfoCache.reads`, which serializes all access.
+final class ReadPath {
+  /// Nil once the cache is closed.
+  private(set) var reader: SQLiteConnection?
+  // Only ever touched under the lock, so the runtime's exclusivity check on each access would
+  // only repeat what the lock guarantees; it costs more than the lookup itself.
+  @exclusivity(unchecked) var residents = ResidentScopes()
+  private let pointReader = PointReader()
+  /// The writer's `data_version` at the last check; nil when unknown.
+  private var dataVersion: Int64?
+
+  /// - Parameter dataVersion: The writer's `data_version` when the cache opened, so a write by
+  ///   another connection before the first check is noticed too.
+  init(reader: SQLiteConnection, dataVersion: Int64?) {
+    self.reader = reader
+    self.dataVersion = dataVersion
+  }
+
+  deinit {
+    // Finalize before the connection the statement belongs to closes.
+    pointReader.reset()
+  }
+
+  // MARK: Cross-connection invalidation
+
+  /// Drops every resident when `version` (the writer connection's `PRAGMA data_version`, which
+  /// changes only when *another* connection commits) moved since the last check; nil, when the
+  /// file could not be asked, trusts nothing resident.
+  func observe(dataVersion version: Int64?) {
+    guard let version else {
+      residents.dropAll()
+      return
+    }
+    if let dataVersion, dataVersion != version {
+      residents.dropAll()
+    }
+    dataVersion = version
+  }
+
+  /// Starts over on a new connection (the old file was damaged and moved aside), or on none
+  /// (the cache closed): nothing resident, marked or prepared belongs to it.
+  func replaceReader(with reader: SQLiteConnection?, dataVersion version: Int64?) {
+    pointReader.reset()
+    self.reader = reader
+    residents.removeAll()
+    dataVersion = version
+  }
+
+  // MARK: Decisions
+
+  /// The decision for `key`, from memory when the scope and key are resident.
+  ///
+  /// - Parameters:
+  ///   - boot: Reads the boot clock; called only for a scope whose refresh recorded a
+  ///     boot-clock reading.
+  ///   - failure: Set when the file could not be read, so the caller reports why the answer is
+  ///     `unreadable` once it has left the lock.
+  func decision(
+    _ key: String, scope: CacheScope, now: Date, boot: () -> BootInstant?, policy: OfflinePolicy,
+    failure: inout ReadFailure?
+  ) -> AccessDecision {
+    let resident = residents[scope.key]
+    if let resident, !resident.needsReread {
+      if resident.makeRecent(key) {
+        return evaluate(
+          resident, key, resident.recentFacts, now: now, boot: boot, policy: policy)
+      }
+      if resident.isComplete || !resident.hasSnapshot {
+        return evaluate(resident, key, nil, now: now, boot: boot, policy: policy)
+      }
+    }
+    do {
+      let read = try readThrough(key, scope: scope, resident: resident)
+      return evaluate(read, key, read.recentFacts, now: now, boot: boot, policy: policy)
+    } catch {
+      failure = error
+      return EntitlementEvaluator.unavailable(
+        key, .unreadable, clock: ClockReading(unstoredAt: now))
+    }
+  }
+
+  /// A resident holding every key of the scope, reading the file when needed.
+  func completeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
+    if let resident = residents[scope.key], !resident.needsReread,
+      resident.isComplete || !resident.hasRow
+    {
+      return resident
+    }
+    guard let reader else { throw .closed }
+    let read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
+    do {
+      read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
+    } catch {
+      throw .storage(error)
+    }
+    var header = read.header ?? .absent
+    do {
+      try header.decodeDeviceBlock()
+    } catch {
+      throw .snapshot(error)
+    }
+    let resident = ResidentScope(header: header, entitlements: read.entitlements, isComplete: true)
+    residents.install(resident, for: scope.key)
+    return resident
+  }
+
+  /// Evaluates one key of a resident, raising its read marks in memory.
+  func evaluate(
+    _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
+    boot: () -> BootInstant?, policy: OfflinePolicy
+  ) -> AccessDecision {
+    guard resident.hasRow else {
+      return EntitlementEvaluator.unavailable(
+        key, .noSnapshot, clock: ClockReading(unstoredAt: now))
+    }
+    let clock = resident.clockReading(now: now, boot: boot, policy: policy)
+    resident.recordRead(at: clock.effectiveDeviceNow)
+    guard resident.hasSnapshot else {
+      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
+    }
+    return EntitlementEvaluator.decide(
+      key, facts: facts, snapshot: resident.header.snapshotFacts,
+      bookkeeping: resident.header.bookkeeping,
+      clock: clock, policy: policy)
+  }
+
+  /// The resident that now holds `key` as its recent key: `resident` itself when the file
+  /// still matches it.
+  private func readThrough(
+    _ key: String, scope: CacheScope, resident: ResidentScope?
+  ) throws(ReadFailure) -> ResidentScope {
+    guard let reader else { throw .closed }
+    switch try pointReader.read(key, of: scope, matching: resident, on: reader) {
+    case .matched(let resident):
+      return resident
+    case .read(let fresh):
+      residents.install(fresh, for: scope.key)
+      return fresh
+    }
+  }
+
+  /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a
+  /// key, and returns the high-water mark from before it with the refresh it belongs to
+  /// (``ScopeBookkeeping/storedAt`` and ``ScopeBookkeeping/serverTime``); nil when nothing is
+  /// stored.
+  func recordSnapshotRead(
+    _ scope: CacheScope, now: Date
+  ) throws(ReadFailure) -> (highWaterMark: Date, storedAt: Date?, serverTime: Date?)? {
+    let resident = try completeResident(scope)
+    guard resident.hasRow else { return nil }
+    let prior = resident.highWaterMark
+    resident.recordRead(at: max(now, prior))
+    let bookkeeping = resident.header.bookkeeping
+    return (prior, bookkeeping.storedAt, bookkeeping.serverTime)
+  }
+}

@@ -1,0 +1,169 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// One scope held in memory after its first read, so later reads cost a dictionary lookup
+/// and a re-evaluation against the clock.
+///
+/// Owned by ``ResidentScopes`` and touched only under the reads lock; a class so the hot path mutates the
+/// read-time bookkeeping in place after a single dictionary lookup.
+final class ResidentScope {
+  // Stored properties are laid out in declaration order: what every hot read touches comes
+  // first, so with many scopes resident a read brings in few cache lines.
+
+  /// The latest device time seen since the scope's last successful refresh, raised by reads
+  /// in memory and persisted lazily (DESIGN §4).
+  @exclusivity(unchecked) var highWaterMark: Date
+  @exclusivity(unchecked) var lastUsedAt: Date
+  /// Set when the scope must be read from the file again (a write here changed the row only
+  /// partly in memory, or a caller asked): the resident stays in place, with its unpersisted
+  /// read marks, until the next read replaces it.
+  @exclusivity(unchecked) var needsReread = false
+  /// The key asked most recently and its facts: an app asks about the same key on every
+  /// screen, and this answers it without hashing the key or visiting the dictionary's storage.
+  @exclusivity(unchecked) private var recentKey: String?
+  @exclusivity(unchecked) private(set) var recentFacts = EntitlementFacts()
+  /// Whether the recent key is in ``entitlements`` too. A key read through is held only here
+  /// until another key takes its place, which spares a scope read for one key (the common
+  /// case) building a dictionary.
+  @exclusivity(unchecked) private var recentIsStored = true
+  /// The row as read: a decision borrows its bookkeeping and snapshot facts where they are.
+  /// Held whole so a read-through moves it in without copying its parts.
+  let header: ScopeHeader
+  /// The facts of each key read so far, except perhaps the recent one (see
+  /// ``recentIsStored``); every key of the snapshot when ``isComplete``. A key the snapshot
+  /// does not mention maps to empty facts, which decide `notEntitled`.
+  // These are touched only under the read lock, so the runtime's exclusivity checks would
+  // repeat what the lock guarantees, on every hot read.
+  @exclusivity(unchecked) private(set) var entitlements: [String: EntitlementFacts]
+  /// Every key of the snapshot is in ``entitlements``.
+  @exclusivity(unchecked) var isComplete: Bool
+  var persistedHighWaterMark: Date
+  var persistedLastUsedAt: Date
+  /// The refresh's clock offset in whole seconds, computed once: the header never changes.
+  let clockOffset: Int?
+
+  /// Takes `header` over: consumed, so it moves in rather than being copied.
+  ///
+  /// - Parameter lastUsedAt: The file's last use of the scope when known to be current (a
+  ///   write sets it); reads do not fetch it, since persisting a use only ever raises it.
+  init(
+    header: consuming ScopeHeader, entitlements: consuming [String: EntitlementFacts],
+    isComplete: Bool, lastUsedAt: Date = .distantPast
+  ) {
+    let hasRow = header.version != nil
+    highWaterMark = hasRow ? header.bookkeeping.deviceHighWaterMark : .distantPast
+    self.lastUsedAt = lastUsedAt
+    persistedHighWaterMark = highWaterMark
+    persistedLastUsedAt = lastUsedAt
+    clockOffset = header.bookkeeping.clockOffsetSeconds
+    self.header = header
+    self.entitlements = entitlements
+    self.isComplete = isComplete
+  }
+
+  /// Records a read at the device time `effectiveNow`: both marks only move forward.
+  func recordRead(at effectiveNow: Date) {
+    if effectiveNow > highWaterMark { highWaterMark = effectiveNow }
+    if effectiveNow > lastUsedAt { lastUsedAt = effectiveNow }
+  }
+
+  /// Takes over read marks that an older resident, or a dropped one, raised and did not
+  /// persist: the file's marks may be behind what reads here have already seen. The high-water
+  /// mark carries over only within one refresh: a successful refresh since reset it (DESIGN
+  /// §5.1 rule 1).
+  func carryForward(_ marks: ReadMarks?) {
+    guard let marks else { return }
+    if marks.refreshRevision == header.refreshRevision, marks.highWaterMark > highWaterMark {
+      highWaterMark = marks.highWaterMark
+    }
+    if marks.lastUsedAt > lastUsedAt { lastUsedAt = marks.lastUsedAt }
+  }
+
+  /// Records that `marks` reached the file.
+  func markPersisted(_ marks: ReadMarks) {
+    if marks.refreshRevision == header.refreshRevision {
+      persistedHighWaterMark = max(persistedHighWaterMark, marks.highWaterMark)
+    }
+    persistedLastUsedAt = max(persistedLastUsedAt, marks.lastUsedAt)
+  }
+
+  /// This resident's read marks, persisted or not.
+  var marks: ReadMarks {
+    ReadMarks(
+      highWaterMark: highWaterMark, lastUsedAt: lastUsedAt,
+      refreshRevision: header.refreshRevision)
+  }
+
+  /// Makes `key` the recent key when it has been read; false when it has not.
+  ///
+  /// The caller then passes ``recentFacts`` straight to the evaluator: returning the facts as
+  /// an optional copied them and destroyed the copy through the generic optional witnesses.
+  func makeRecent(_ key: String) -> Bool {
+    if recentKey == key { return true }
+    guard let facts = entitlements[key] else { return false }
+    storeRecent()
+    recentKey = key
+    recentFacts = facts
+    recentIsStored = true
+    return true
+  }
+
+  /// Adds the facts of a key just read through and makes it the recent key.
+  func addReadThrough(_ key: String, _ facts: consuming EntitlementFacts) {
+    storeRecent()
+    recentKey = key
+    recentFacts = facts
+    recentIsStored = false
+  }
+
+  /// Moves the recent key's facts into ``entitlements`` before the slot is reused.
+  private func storeRecent() {
+    guard !recentIsStored, let recentKey else { return }
+    entitlements[recentKey] = recentFacts
+    recentIsStored = true
+  }
+
+  /// The row holds a snapshot, not only bookkeeping.
+  var hasSnapshot: Bool { header.hasSnapshot }
+
+  /// The file has a row for the scope, with or without a snapshot.
+  var hasRow: Bool { header.version != nil }
+
+  /// The snapshot-wide facts; nil when the file holds no snapshot for the scope.
+  var snapshot: SnapshotFacts? { header.facts }
+
+  /// Read marks not yet in the file.
+  var unpersistedMarks: ReadMarks? {
+    guard hasRow,
+      highWaterMark > persistedHighWaterMark || lastUsedAt > persistedLastUsedAt
+    else { return nil }
+    return marks
+  }
+
+  /// Whether a read that saw `version` (nil: no row) saw what this resident holds.
+  func matches(_ version: RowVersion?) -> Bool {
+    !needsReread && header.version == version
+  }
+}
+
+extension ResidentScope {
+  /// The clocks read for this scope now, with the high-water mark reads here have raised.
+  ///
+  /// - Parameter boot: Read only when the refresh recorded a boot-clock reading: most scopes
+  ///   spare the hot read a second clock call.
+  func clockReading(
+    now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
+  ) -> ClockReading {
+    var bootElapsed: TimeInterval?
+    if let refreshBoot = header.bookkeeping.refreshBootInstant, let current = boot() {
+      bootElapsed = refreshBoot.elapsed(until: current)
+    }
+    return ClockReading(
+      now: now, deviceHighWaterMark: highWaterMark, storedAt: header.bookkeeping.storedAt,
+      serverTime: header.bookkeeping.serverTime, bootElapsed: bootElapsed,
+      clockOffset: clockOffset, tolerance: policy.clockRollbackTolerance)
+  }
+}
