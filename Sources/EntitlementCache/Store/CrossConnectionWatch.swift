@@ -7,7 +7,8 @@ import Synchronization
 /// must not ask for the writer's lock while holding its own (see the lock order stated in
 /// ``SQLiteCustomerInfoCache``).
 final class CrossConnectionWatch: Sendable {
-  private let interval: UInt64
+  /// Nanoseconds between checks.
+  let interval: UInt64
   private let lastCheck: Atomic<UInt64>
 
   /// - Parameter interval: Nanoseconds between checks; 0 checks on every read.

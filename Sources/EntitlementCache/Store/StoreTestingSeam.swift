@@ -64,6 +64,9 @@ struct StoreTestingSeam {
 
   /// Whether the next read asks whether another connection wrote.
   var isCrossConnectionCheckDue: Bool { cache.watch.isDue }
+
+  /// The nanoseconds the cache waits between those checks.
+  var crossConnectionCheckInterval: UInt64 { cache.watch.interval }
 }
 
 extension SQLiteCustomerInfoCache {

@@ -228,10 +228,33 @@ struct DecisionReasonTests {
     #expect(decision.evidence == AccessEvidence())
   }
 
-  @Test func everyUnavailableReasonHasATest() {
-    // deviceAccessExpired is in the boundary table and DeviceAccessTests; the others above.
-    #expect(
-      Set(UnavailableReason.allCases)
-        == [.noSnapshot, .snapshotTooOld, .deviceAccessExpired, .unreadable])
+  /// Every reason is produced by a constructed input, so a reason added without a way to
+  /// reach it, or a rule that stops producing one, fails here.
+  @Test func everyUnavailableReasonIsProducedByAnInput() throws {
+    var produced: Set<UnavailableReason> = []
+    func record(_ decision: AccessDecision) {
+      if case .offlineUnavailable(let reason) = decision.state { produced.insert(reason) }
+    }
+    record(
+      EntitlementEvaluator.decision(for: "pro", in: nil, bookkeeping: nil, now: F.t0))
+    record(
+      F.decide(
+        "pro", in: F.info(["pro": F.monthly]), now: F.at(3 * F.day), policy: .serverSnapshot))
+    record(
+      F.decide(
+        "pro",
+        in: F.info(
+          ["pro": F.monthly],
+          deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day))),
+        now: F.at(2 * F.day)))
+    let harness = try CacheHarness()
+    try harness.store(
+      F.info(
+        ["pro": F.monthly],
+        deviceAccess: DeviceAccessInfo(status: .known(.blocked), reason: .known(.deviceReplaced))))
+    let connection = try SQLiteConnection(path: harness.directory.path("cache.sqlite"))
+    try connection.execute("UPDATE scope SET device_block = 'not json'")
+    record(try harness.secondInstance().access(to: "pro", for: Fixture.scopeA))
+    #expect(produced == Set(UnavailableReason.allCases))
   }
 }

@@ -193,8 +193,19 @@ struct SecondConnectionTests {
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
   }
 
-  @Test func defaultIntervalIsFiftyMilliseconds() {
-    #expect(CacheConfiguration().crossProcessCheckInterval == 0.05)
+  /// The default cache checks for other connections' writes every 50 ms: not again right
+  /// after a check, and again once 50 ms have passed on the monotonic clock (spun, not slept).
+  @Test func defaultIntervalIsFiftyMilliseconds() throws {
+    let directory = try TemporaryDirectory()
+    let cache = try SQLiteCustomerInfoCache(
+      path: directory.path("cache.sqlite"), clock: ManualClock(Fixture.requestDate).cacheClock)
+    let seam = cache.testingSeam
+    #expect(seam.crossConnectionCheckInterval == 50_000_000)
+    StoreTest.spin(seconds: 0.06)
+    #expect(seam.isCrossConnectionCheckDue)
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    StoreTest.spin(seconds: 0.06)
+    #expect(seam.isCrossConnectionCheckDue)
   }
 }
 

@@ -29,12 +29,20 @@ struct StoreConcurrencyTests {
     let revoked = try Self.pair(active: false)
     try writer.store(granted, for: Fixture.scopeA)
 
-    let torn = await withTaskGroup(of: Int.self) { group in
+    // Each task returns (torn reads, completed writes); a write that failed would otherwise
+    // leave the readers nothing to tear and the test passing vacuously.
+    let (torn, writes) = await withTaskGroup(of: (Int, Int).self) { group in
       group.addTask {
+        var written = 0
         for round in 0..<200 {
-          _ = try? writer.store(round.isMultiple(of: 2) ? revoked : granted, for: Fixture.scopeA)
+          do {
+            try writer.store(round.isMultiple(of: 2) ? revoked : granted, for: Fixture.scopeA)
+            written += 1
+          } catch {
+            Issue.record("write \(round) failed: \(error)")
+          }
         }
-        return 0
+        return (0, written)
       }
       for cache in [writer, other, writer, other] {
         group.addTask {
@@ -43,11 +51,12 @@ struct StoreConcurrencyTests {
             let keys = cache.activeEntitlementKeys(for: Fixture.scopeA)
             if keys != [] && keys != ["pro", "gold"] { torn += 1 }
           }
-          return torn
+          return (torn, 0)
         }
       }
-      return await group.reduce(0, +)
+      return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
     }
+    #expect(writes == 200)
     #expect(torn == 0)
     // The last write (round 199) stored the granted pair; both caches agree.
     #expect(writer.activeEntitlementKeys(for: Fixture.scopeA) == ["pro", "gold"])
