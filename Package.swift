@@ -6,6 +6,8 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18)],
   products: [
     .library(name: "EntitlementCache", targets: ["EntitlementCache"]),
+    // Test doubles for SDKs that test their code against the cache: a manual clock.
+    .library(name: "EntitlementCacheTesting", targets: ["EntitlementCacheTesting"]),
     .executable(name: "entitlement-cache", targets: ["entitlement-cache"]),
   ],
   targets: [
@@ -35,9 +37,14 @@ let package = Package(
       ],
       plugins: ["EmbedMigrations"]
     ),
+    .target(
+      name: "EntitlementCacheTesting",
+      dependencies: ["EntitlementCache"]
+    ),
     .executableTarget(
       name: "entitlement-cache",
-      dependencies: ["EntitlementCache"]
+      // The testing product's manual clock is the demo's virtual clock.
+      dependencies: ["EntitlementCache", "EntitlementCacheTesting"]
     ),
     .executableTarget(
       name: "entitlement-cache-bench",
@@ -49,13 +56,15 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(
       name: "EntitlementCacheTests",
-      dependencies: ["EntitlementCache", "CSQLite", "TestSupport"]
+      dependencies: ["EntitlementCache", "EntitlementCacheTesting", "CSQLite", "TestSupport"]
     ),
     .testTarget(
       name: "CLITests",
       // The library too: the cross-process tests share one file between a cache in the test
       // process and the tool in a child process.
-      dependencies: ["entitlement-cache", "EntitlementCache", "TestSupport"]
+      dependencies: [
+        "entitlement-cache", "EntitlementCache", "EntitlementCacheTesting", "TestSupport",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

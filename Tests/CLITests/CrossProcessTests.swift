@@ -1,4 +1,5 @@
 import EntitlementCache
+import EntitlementCacheTesting
 import Foundation
 import Testing
 

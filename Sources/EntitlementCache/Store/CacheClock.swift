@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -9,8 +7,9 @@ import Synchronization
 /// The clocks the cache reads: the device's wall clock for `now`, and where the platform has
 /// one, the clock that counts since boot across sleep (DESIGN §5.1 rule 6).
 ///
-/// Apps use ``system``. Tests inject a ``ManualClock``; the command-line tool's `--now` uses
-/// ``fixed(_:)``, which has no boot clock, so a what-if answer follows the date alone.
+/// Apps use ``system``. Tests inject a `ManualClock` from the `EntitlementCacheTesting`
+/// product; the command-line tool's `--now` uses ``fixed(_:)``, which has no boot clock, so a
+/// what-if answer follows the date alone.
 public struct CacheClock: Sendable {
   /// Returns the device's wall clock: the time a person can set.
   public let now: @Sendable () -> Date
@@ -57,64 +56,6 @@ public struct BootInstant: Sendable, Hashable {
   public init(session: String, sinceBoot: TimeInterval) {
     self.session = session
     self.sinceBoot = sinceBoot
-  }
-}
-
-/// A clock that moves only when told to, with a boot clock when given a boot session. Safe to
-/// share between threads.
-///
-/// ```swift
-/// let clock = ManualClock(Date(timeIntervalSince1970: 1_796_040_000), bootSession: "boot-1")
-/// let cache = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
-/// clock.advance(by: 3600)                 // an hour passes: both clocks move
-/// clock.set(Date(timeIntervalSince1970: 0))  // a person sets the wall clock: the boot clock does not move
-/// clock.reboot(session: "boot-2")        // a new boot: the boot clock restarts
-/// ```
-public final class ManualClock: Sendable {
-  private struct Readings {
-    var wall: Date
-    var boot: BootInstant?
-  }
-
-  private let current: Mutex<Readings>
-
-  /// A clock showing `date`. With `bootSession` it has a boot clock too, starting at zero time
-  /// since boot in that session; without, it has none.
-  public init(_ date: Date, bootSession: String? = nil) {
-    current = Mutex(
-      Readings(wall: date, boot: bootSession.map { BootInstant(session: $0, sinceBoot: 0) }))
-  }
-
-  /// The time the wall clock shows.
-  public var now: Date { current.withLock { $0.wall } }
-
-  /// The boot clock's reading; nil when this clock has none.
-  public var bootInstant: BootInstant? { current.withLock { $0.boot } }
-
-  /// Time passes: the wall clock and the boot clock move by `interval` seconds. A negative
-  /// interval moves only the wall clock back (the boot clock never runs backwards).
-  public func advance(by interval: TimeInterval) {
-    current.withLock { readings in
-      readings.wall = readings.wall.addingTimeInterval(interval)
-      if interval > 0 { readings.boot?.sinceBoot += interval }
-    }
-  }
-
-  /// Sets the wall clock to `date`, as a person or a time server does: the boot clock does not
-  /// move.
-  public func set(_ date: Date) {
-    current.withLock { $0.wall = date }
-  }
-
-  /// The device restarts: the boot clock starts again at zero in a new `session`. The wall
-  /// clock is unchanged.
-  public func reboot(session: String) {
-    current.withLock { $0.boot = BootInstant(session: session, sinceBoot: 0) }
-  }
-
-  /// This clock as a ``CacheClock``.
-  public var cacheClock: CacheClock {
-    CacheClock(now: { [self] in now }, bootInstant: { [self] in bootInstant })
   }
 }
 

@@ -1,4 +1,5 @@
 import EntitlementCache
+import EntitlementCacheTesting
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials

@@ -1,3 +1,4 @@
+import EntitlementCacheTesting
 import Foundation
 import TestSupport
 import Testing

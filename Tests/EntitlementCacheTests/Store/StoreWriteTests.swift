@@ -1,4 +1,5 @@
 import CSQLite
+import EntitlementCacheTesting
 import Foundation
 import TestSupport
 import Testing
