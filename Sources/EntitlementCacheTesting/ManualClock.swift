@@ -59,7 +59,7 @@ public final class ManualClock: Sendable {
     current.withLock { $0.boot = BootInstant(session: session, sinceBoot: 0) }
   }
 
-  /// This clock as a ``CacheClock``.
+  /// This clock as a `CacheClock`, to pass to a cache.
   public var cacheClock: CacheClock {
     CacheClock(now: { [self] in now }, bootInstant: { [self] in bootInstant })
   }

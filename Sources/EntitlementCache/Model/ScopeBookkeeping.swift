@@ -35,8 +35,17 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   /// Creates bookkeeping; for a snapshot evaluated in memory, `storedAt` is the device time it
   /// arrived.
   ///
-  /// - Parameter deviceHighWaterMark: By default the latest of `storedAt` and
-  ///   `lastRefreshAttemptAt`.
+  /// - Parameters:
+  ///   - storedAt: Device time of the last successful refresh; nil without a snapshot.
+  ///   - serverTime: That snapshot's `requestDate`.
+  ///   - lastRefreshAttemptAt: Device time of the latest refresh attempt.
+  ///   - lastRefreshFailedAt: Device time of a refresh that failed after the last success.
+  ///   - lastRefreshFailureReason: What the caller said about that failure.
+  ///   - deviceHighWaterMark: The latest device time seen since the last refresh; by default
+  ///     the latest of `storedAt` and `lastRefreshAttemptAt`.
+  ///   - refreshBootInstant: The boot clock at the last successful refresh.
+  ///   - snapshotSize: Size of the stored snapshot in bytes.
+  ///   - snapshotSHA256: SHA-256 of the stored snapshot bytes.
   public init(
     storedAt: Date?, serverTime: Date? = nil, lastRefreshAttemptAt: Date? = nil,
     lastRefreshFailedAt: Date? = nil, lastRefreshFailureReason: String? = nil,

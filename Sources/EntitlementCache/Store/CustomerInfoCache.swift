@@ -18,7 +18,9 @@ public protocol CustomerInfoCache: Sendable {
   /// Records that a refresh attempt for `scope` failed now. Cached access is unchanged; its
   /// evidence reads `offline` until the next successful refresh.
   ///
-  /// - Parameter reason: A short note for support engineers. Do not pass tokens or user IDs.
+  /// - Parameters:
+  ///   - scope: The scope the failed request was for.
+  ///   - reason: A short note for support engineers. Do not pass tokens or user IDs.
   func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError)
 
   /// Deletes everything stored for `scope`.

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of the library and of its testing product from their symbol
+# graphs with the toolchain's docc, every warning fatal (a broken symbol link, an undocumented
+# parameter). The archives go to .build/docs/MODULE.doccarchive.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-dependencies.sh
+
+swift package dump-symbol-graph --minimum-access-level public >/dev/null 2>&1 \
+  || swift package dump-symbol-graph --minimum-access-level public
+graphs="$(swift build --show-bin-path)/../symbolgraph"
+mkdir -p .build/docs
+for module in EntitlementCache EntitlementCacheTesting; do
+  input=$(mktemp -d)
+  cp "$graphs/$module.symbols.json" "$input/"
+  catalog="Sources/$module/$module.docc"
+  if [ ! -d "$catalog" ]; then
+    # A module without articles still gets its reference checked.
+    catalog="$(mktemp -d)/$module.docc"
+    mkdir -p "$catalog"
+  fi
+  docc convert "$catalog" --additional-symbol-graph-dir "$input" \
+    --fallback-display-name "$module" --fallback-bundle-identifier "org.entitlementcache.$module" \
+    --output-path ".build/docs/$module.doccarchive" --warnings-as-errors >/dev/null
+  echo "docs: .build/docs/$module.doccarchive"
+done
