@@ -248,57 +248,53 @@ struct DemoScript {
     """
   }
 
-  private func secondSnapshot(_ t1: Date) -> String {
+  /// A snapshot at `time` (its `requestDate`) whose only entitlement is pro, for `days`, with
+  /// `extra` members after the entitlements.
+  private func proSnapshot(
+    _ time: Date, days: TimeInterval, product: String = "pro_monthly", extra: String = ""
+  ) -> String {
     """
     {
-      "requestDate": "\(t1.iso8601)",
+      "requestDate": "\(time.iso8601)",
       "verification": "verified",
       "entitlements": {
-        "pro": { "status": "active", "expiresAt": "\((t1 + 30 * Self.day).iso8601)",
-                 "verifiedAt": "\(t1.iso8601)", "productId": "pro_monthly",
-                 "source": "purchase", "willRenew": true }
-      },
-      "accessContext": { "token": "demo-token-never-printed",
-                         "expiresAt": "\((t1 + 15 * Self.minute).iso8601)" }
+        "pro": { "status": "active", "expiresAt": "\((time + days * Self.day).iso8601)",
+                 "verifiedAt": "\(time.iso8601)", "productId": "\(product)",
+                 "source": "purchase" }
+      }\(extra)
     }
     """
+  }
+
+  private func secondSnapshot(_ t1: Date) -> String {
+    proSnapshot(
+      t1, days: 30,
+      extra: """
+        ,
+          "accessContext": { "token": "demo-token-never-printed",
+                             "expiresAt": "\((t1 + 15 * Self.minute).iso8601)" }
+        """)
   }
 
   /// Pro for five days from `time`, the server's `requestDate`.
   private func shortSnapshot(_ time: Date) -> String {
-    """
-    {
-      "requestDate": "\(time.iso8601)",
-      "verification": "verified",
-      "entitlements": {
-        "pro": { "status": "active", "expiresAt": "\((time + 5 * Self.day).iso8601)",
-                 "verifiedAt": "\(time.iso8601)", "productId": "pro_5_days",
-                 "source": "purchase" }
-      }
-    }
-    """
+    proSnapshot(time, days: 5, product: "pro_5_days")
   }
 
   private func blockedSnapshot(_ time: Date) -> String {
-    """
-    {
-      "requestDate": "\(time.iso8601)",
-      "verification": "verified",
-      "entitlements": {
-        "pro": { "status": "active", "expiresAt": "\((time + 30 * Self.day).iso8601)",
-                 "verifiedAt": "\(time.iso8601)", "productId": "pro_monthly",
-                 "source": "purchase" }
-      },
-      "deviceAccess": {
-        "status": "blocked", "reason": "DEVICE_REPLACED",
-        "nextAllowedAt": "\((time + 7 * Self.day).iso8601)",
-        "changeBudget": { "remaining": 0, "limit": 3, "windowDays": 30 },
-        "devices": [
-          { "id": "d_7f3a", "label": "iPhone", "lastSeenAt": "\(time.iso8601)" },
-          { "id": "d_91c2", "label": "iPad", "lastSeenAt": "\((time - Self.day).iso8601)" }
-        ]
-      }
-    }
-    """
+    proSnapshot(
+      time, days: 30,
+      extra: """
+        ,
+          "deviceAccess": {
+            "status": "blocked", "reason": "DEVICE_REPLACED",
+            "nextAllowedAt": "\((time + 7 * Self.day).iso8601)",
+            "changeBudget": { "remaining": 0, "limit": 3, "windowDays": 30 },
+            "devices": [
+              { "id": "d_7f3a", "label": "iPhone", "lastSeenAt": "\(time.iso8601)" },
+              { "id": "d_91c2", "label": "iPad", "lastSeenAt": "\((time - Self.day).iso8601)" }
+            ]
+          }
+        """)
   }
 }
