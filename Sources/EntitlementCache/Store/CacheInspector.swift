@@ -100,7 +100,7 @@ public struct CacheInspector: Sendable {
                   StoreEnvironment.init),
                 userHashPrefix: userHash, bookkeeping: bookkeeping,
                 entitlementCount: Int(statement.int64(SummaryColumn.entitlementCount)),
-                lastUsedAt: Date(unixMilliseconds: statement.int64(BookkeepingColumn.lastUsedAt)),
+                lastUsedAt: Date(unixMilliseconds: statement.int64(HeaderColumn.lastUsedAt)),
                 freshness: bookkeeping.storedAt == nil
                   ? nil
                   : EntitlementEvaluator.freshness(bookkeeping, clock: clockReading, policy: policy)

@@ -47,15 +47,13 @@ final class ResidentScope {
 
   /// Takes `header` over: consumed, so it moves in rather than being copied.
   ///
-  /// - Parameter lastUsedAt: The file's last use of the scope when known to be current (a
-  ///   write sets it); reads do not fetch it, since persisting a use only ever raises it.
   init(
     header: consuming ScopeHeader, entitlements: consuming [String: EntitlementFacts],
-    isComplete: Bool, lastUsedAt: Date = .distantPast
+    isComplete: Bool
   ) {
     let hasRow = header.version != nil
     highWaterMark = hasRow ? header.bookkeeping.deviceHighWaterMark : .distantPast
-    self.lastUsedAt = lastUsedAt
+    lastUsedAt = header.lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
     clockOffset = header.bookkeeping.clockOffsetSeconds

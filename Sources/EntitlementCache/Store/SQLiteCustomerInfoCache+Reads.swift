@@ -130,7 +130,7 @@ extension SQLiteCustomerInfoCache {
 
   /// Asks the writer connection whether another connection committed, at most once per
   /// ``CacheConfiguration/crossProcessCheckInterval``: nil when no check is due or a write
-  /// holds the writer right now (the next read asks); `.some(nil)` when the file could not be
+  /// holds the writer right now (the next check asks); `.some(nil)` when the file could not be
   /// asked, which trusts nothing resident.
   ///
   /// The writer connection is used because its `data_version` ignores this cache's own
@@ -142,8 +142,12 @@ extension SQLiteCustomerInfoCache {
       guard let connection else { return nil }
       return try? connection.scalarInt("PRAGMA data_version")
     }
-    guard let asked else { return nil }
+    // Busy or not, the attempt counts: retrying on every read while a write holds the lock
+    // cost each read a failed try-lock, a system call, for as long as the write lasted. The
+    // write is this cache's own, whose result memory holds; another process's commit meanwhile
+    // is seen at the next check, one interval later.
     watch.checked()
+    guard let asked else { return nil }
     return .some(asked)
   }
 

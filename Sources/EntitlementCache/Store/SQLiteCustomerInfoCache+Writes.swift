@@ -88,12 +88,10 @@ extension SQLiteCustomerInfoCache {
       // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
         writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
-        boot: boot, facts: facts)
+        boot: boot, facts: facts, lastUsedAt: max(now, previousLastUse))
       return { path in
         path.residents.install(
-          ResidentScope(
-            header: header, entitlements: entitlements, isComplete: true,
-            lastUsedAt: max(now, previousLastUse)),
+          ResidentScope(header: header, entitlements: entitlements, isComplete: true),
           for: scope.key)
       }
     }

@@ -28,21 +28,25 @@ struct ScopeHeader: Sendable {
   /// The revision of the write that stored the snapshot: which refresh the device high-water
   /// mark belongs to. Nil without a snapshot.
   var refreshRevision: Int64?
+  /// The file's last use of the scope, for retention; `distantPast` without a row.
+  var lastUsedAt: Date
 
   private init(
     version: RowVersion?, bookkeeping: ScopeBookkeeping, facts: SnapshotFacts?,
-    refreshRevision: Int64?
+    refreshRevision: Int64?, lastUsedAt: Date
   ) {
     self.version = version
     self.bookkeeping = bookkeeping
     snapshotFacts = facts ?? Self.noSnapshot
     hasSnapshot = facts != nil
     self.refreshRevision = refreshRevision
+    self.lastUsedAt = lastUsedAt
   }
 
   /// The header of a scope the file has no row for.
   static let absent = ScopeHeader(
-    version: nil, bookkeeping: ScopeBookkeeping(storedAt: nil), facts: nil, refreshRevision: nil)
+    version: nil, bookkeeping: ScopeBookkeeping(storedAt: nil), facts: nil, refreshRevision: nil,
+    lastUsedAt: .distantPast)
 
   private static let noSnapshot = SnapshotFacts(
     verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
@@ -51,7 +55,7 @@ struct ScopeHeader: Sendable {
   /// values: the write installs it in memory without reading the row back.
   init(
     writtenAt refreshedAt: Date, rowID: Int64, revision: Int64, requestDate: Date,
-    boot: BootInstant?, facts: SnapshotFacts
+    boot: BootInstant?, facts: SnapshotFacts, lastUsedAt: Date
   ) {
     self.init(
       version: RowVersion(
@@ -59,7 +63,7 @@ struct ScopeHeader: Sendable {
       bookkeeping: ScopeBookkeeping(
         storedAt: refreshedAt, serverTime: requestDate, deviceHighWaterMark: refreshedAt,
         refreshBootInstant: boot),
-      facts: facts, refreshRevision: revision)
+      facts: facts, refreshRevision: revision, lastUsedAt: lastUsedAt)
   }
 
   /// The ``HeaderColumn``s of a row. Built in place: assembling the parts and then the header
@@ -74,7 +78,8 @@ struct ScopeHeader: Sendable {
         deviceHighWaterMark: Date(unixMilliseconds: row.int64(HeaderColumn.highWaterMark)),
         refreshBootInstant: row.bootInstant(
           session: HeaderColumn.refreshBootSession, sinceBoot: HeaderColumn.refreshBootUptime)),
-      facts: nil, refreshRevision: row.optionalInt64(HeaderColumn.refreshRevision))
+      facts: nil, refreshRevision: row.optionalInt64(HeaderColumn.refreshRevision),
+      lastUsedAt: Date(unixMilliseconds: row.int64(HeaderColumn.lastUsedAt)))
     guard storedAt != nil else { return }
     hasSnapshot = true
     snapshotFacts.verification = row.openEnum(HeaderColumn.verification) ?? .unknown("")

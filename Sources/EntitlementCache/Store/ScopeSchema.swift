@@ -37,6 +37,9 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
   case storedAt, serverTime, lastRefreshFailedAt, highWaterMark, revision, verification
   case accessContextExpiresAt, deviceStatus, deviceExpiresAt, deviceBlock, rowID
   case refreshRevision, refreshBootSession, refreshBootUptime
+  /// Read so a resident knows the file's last use: without it, releasing a cache that only
+  /// read would write the same value back.
+  case lastUsedAt
 
   /// How many there are: where the columns after the header start.
   static let count = Int32(allCases.count)
@@ -57,6 +60,7 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
     case .refreshRevision: "s.refresh_revision"
     case .refreshBootSession: "s.refresh_boot_session"
     case .refreshBootUptime: "s.refresh_boot_uptime"
+    case .lastUsedAt: "s.last_used_at"
     }
   }
 }
@@ -65,7 +69,7 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
 /// did not find reads as all NULL, which maps to empty facts: exactly what a key the snapshot
 /// does not mention has.
 enum DecisionColumn: Int32, CaseIterable, ResultColumn {
-  case status = 14, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
+  case status = 15, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
 
   var expression: String {
     switch self {
@@ -81,7 +85,7 @@ enum DecisionColumn: Int32, CaseIterable, ResultColumn {
 
 /// What only a whole entitlement shows, after the decision's columns: the full read's.
 enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
-  case key = 20, productID, willRenew
+  case key = 21, productID, willRenew
 
   var expression: String {
     switch self {
@@ -95,8 +99,8 @@ enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
 /// The bookkeeping a decision leaves out and the stored JSON, after the header: reads that
 /// need the whole CustomerInfo, and the support tool's listing.
 enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
-  case lastRefreshAttemptAt = 14, lastRefreshFailureReason, snapshotSize, snapshotSHA256
-  case lastUsedAt, scopeKey, environment, userHash
+  case lastRefreshAttemptAt = 15, lastRefreshFailureReason, snapshotSize, snapshotSHA256
+  case scopeKey, environment, userHash
 
   var expression: String {
     switch self {
@@ -104,7 +108,6 @@ enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
     case .lastRefreshFailureReason: "s.last_refresh_failure_reason"
     case .snapshotSize: "s.snapshot_size"
     case .snapshotSHA256: "s.snapshot_sha256"
-    case .lastUsedAt: "s.last_used_at"
     case .scopeKey: "s.scope_key"
     case .environment: "s.environment"
     case .userHash: "s.user_hash"

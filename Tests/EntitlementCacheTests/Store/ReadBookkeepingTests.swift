@@ -115,3 +115,23 @@ struct ReadBookkeepingTests {
         == Fixture.requestDate.addingTimeInterval(3_600))
   }
 }
+
+/// A read that learns nothing new leaves nothing to persist, so releasing or closing a cache
+/// that only read writes nothing (a write transaction there cost a cold start several syncs).
+@Suite("Read marks that move nothing")
+struct UnmovedReadMarksTests {
+  @Test func aReadAtTheFilesLastUseLeavesNothingToPersist() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let writer = try Fixture.cache(in: directory, clock: clock)
+    try writer.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    try writer.close()
+
+    let reader = try Fixture.cache(in: directory, clock: clock)
+    #expect(reader.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    #expect(reader.testingSeam.unpersistedMarks.isEmpty)
+    clock.advance(by: 1)
+    _ = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(reader.testingSeam.unpersistedMarks[Fixture.scopeA.key]?.lastUsedAt == clock.now)
+  }
+}
