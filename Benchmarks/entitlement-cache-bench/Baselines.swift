@@ -68,16 +68,19 @@ struct Baselines {
       })
   }
 
+  /// The raw point read: the scope key at ?1, the entitlement key at ?2, and the columns a
+  /// decision needs (see ``decideRow(_:now:)``).
+  static let pointReadSQL = """
+    SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at, e.status,
+      e.expires_at, e.grace_expires_at
+    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
+    WHERE s.scope_key = ?1
+    """
+
   /// The baseline's connection and its one statement, with the entitlement key bound.
   static func pointReadStatement(_ workload: Workload) throws -> (RawDatabase, RawStatement) {
     let database = try RawDatabase(path: workload.path, readOnly: true)
-    let statement = try database.prepare(
-      """
-      SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at, e.status,
-        e.expires_at, e.grace_expires_at
-      FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
-      WHERE s.scope_key = ?1
-      """)
+    let statement = try database.prepare(pointReadSQL)
     try statement.bind(Workload.entitlement, at: 2)
     return (database, statement)
   }
@@ -91,31 +94,40 @@ struct Baselines {
       let code = sqlite3_bind_blob(statement.handle, 1, bytes.baseAddress, 32, csqlite_static())
       guard code == SQLITE_OK else { throw RawSQLiteError(code: code, message: "bind") }
       defer { statement.reset() }
-      guard try statement.step(), !statement.isNull(0), !statement.isNull(4) else { return false }
-      let effectiveNow = max(now, statement.int64(1))
-      if !statement.isNull(2) {
-        guard Self.text(statement, 2, equals: "active"),
-          statement.isNull(3) || effectiveNow < statement.int64(3)
-        else { return false }
-      }
-      if Self.text(statement, 4, equals: "active") {
-        return statement.isNull(5) || effectiveNow < statement.int64(5)
-      }
-      if Self.text(statement, 4, equals: "grace") {
-        let end = statement.isNull(6) ? statement.int64(5) : statement.int64(6)
-        return effectiveNow < end
-      }
-      return false
+      return try statement.step() && decideRow(statement.handle, now: now)
     }
   }
 
+  /// The decision from the row of ``pointReadSQL`` that `statement` was just stepped to: the
+  /// scope's device access first, then the entitlement's status and expiry, against `now` or
+  /// the scope's high-water mark, whichever is later.
+  @inline(__always)
+  static func decideRow(_ statement: OpaquePointer, now: Int64) -> Bool {
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    guard !isNull(0), !isNull(4) else { return false }
+    let effectiveNow = max(now, int64(1))
+    if !isNull(2) {
+      guard text(statement, 2, equals: "active"), isNull(3) || effectiveNow < int64(3)
+      else { return false }
+    }
+    if text(statement, 4, equals: "active") {
+      return isNull(5) || effectiveNow < int64(5)
+    }
+    if text(statement, 4, equals: "grace") {
+      let end = isNull(6) ? int64(5) : int64(6)
+      return effectiveNow < end
+    }
+    return false
+  }
+
   private static func text(
-    _ statement: RawStatement, _ column: Int32, equals expected: StaticString
+    _ statement: OpaquePointer, _ column: Int32, equals expected: StaticString
   )
     -> Bool
   {
-    guard let text = sqlite3_column_text(statement.handle, column) else { return false }
-    let count = Int(sqlite3_column_bytes(statement.handle, column))
+    guard let text = sqlite3_column_text(statement, column) else { return false }
+    let count = Int(sqlite3_column_bytes(statement, column))
     return count == expected.utf8CodeUnitCount
       && memcmp(text, expected.utf8Start, count) == 0
   }
@@ -186,7 +198,7 @@ struct Baselines {
     let nextRevision = try database.prepare(ScopeSQL.nextRevision)
     let upsert = try database.prepare(TemplateRows.upsertSQL)
     let deleteEntitlements = try database.prepare(ScopeSQL.deleteEntitlements)
-    let insertEntitlement = try database.prepare(ScopeSQL.insertEntitlement)
+    let insertEntitlement = try database.prepare(TemplateRows.insertSQL)
     let keys = workload.scopes.map(\.key.bytes)
     let clock = CacheClock.fixed(Workload.now)
     var stream = SeededStream(keys)
@@ -204,16 +216,15 @@ struct Baselines {
             }
             let revision = nextRevision.int64(0)
             nextRevision.reset()
-            try rows.bindScope(to: upsert, key: stream.next(), now: now)
-            try upsert.bind(revision, at: 17)
+            try rows.bindScope(to: upsert, key: stream.next(), now: now, revision: revision)
             guard try upsert.step() else { throw BenchError.wrongAnswer("upsert returned no row") }
             let scopeID = upsert.int64(0)
             upsert.reset()
             try deleteEntitlements.bind(scopeID, at: 1)
             try deleteEntitlements.run()
             for entitlement in rows.entitlements {
-              try insertEntitlement.bind(scopeID, at: 1)
-              try TemplateRows.bind(entitlement, to: insertEntitlement, from: 2)
+              try insertEntitlement.bind(scopeID, at: rows.entitlementScopeID)
+              try TemplateRows.bind(entitlement, to: insertEntitlement)
               try insertEntitlement.run()
             }
             try commit.run()

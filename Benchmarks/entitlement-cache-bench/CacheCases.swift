@@ -43,6 +43,86 @@ struct CacheCases {
       result: { try CaseResult("read_through_access", workload, $0, sink) })
   }
 
+  /// The hot read of ``hotAccess(_:)`` on a cache whose ``BackgroundWriter`` stores
+  /// snapshots for another scope of the same file, on the same instance, back to back from
+  /// before the first timed batch until after the last: an app reading on its main thread
+  /// while a refresh writes in the background. A write can cost such a read in two places:
+  /// the writer's turns at the read lock (to gather the read-time bookkeeping to persist and
+  /// to install the written scope), and the cross-process check a read makes when one is due,
+  /// which needs the writer connection the write holds.
+  func hotAccessUnderWrites(_ workload: Workload) throws -> TimedCase {
+    let name = "hot_access_under_writes"
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
+    for scope in workload.scopes where !cache.hasActiveEntitlement(Workload.entitlement, for: scope)
+    {
+      throw BenchError.wrongAnswer("\(name): \(scope) is not granted pro")
+    }
+    // Not one of the scopes read, so every read stays a hot one: a write replaces the resident
+    // of the scope it writes.
+    let written = try CacheScope(
+      sdkKey: Workload.sdkKey, installationID: Workload.installation, environment: .production,
+      appUserID: "background-writer")
+    guard !workload.scopes.contains(written) else {
+      throw BenchError.wrongAnswer("\(name): the written scope is one of the scopes read")
+    }
+    let writer = try BackgroundWriter(cache: cache, snapshot: workload.snapshot, scope: written)
+    var stream = SeededStream(workload.scopes)
+    var sink = Sink()
+    return TimedCase(
+      name: name, samples: nil,
+      batch: { count in
+        for _ in 0..<count {
+          let decision = cache.access(to: Workload.entitlement, for: stream.next())
+          sink.consume(granted: decision.isGranted)
+        }
+      },
+      result: { measurement in
+        let writes = try writer.stop()
+        guard cache.hasActiveEntitlement(Workload.entitlement, for: written) else {
+          throw BenchError.wrongAnswer("\(name): the written scope is not granted pro")
+        }
+        FileHandle.standardError.write(
+          Data("bench: \(name): \(writes) snapshots stored meanwhile\n".utf8))
+        return try CaseResult(name, workload, measurement, sink)
+      })
+  }
+
+  /// A process's first decision, in process: open an existing one-scope file with the
+  /// configuration every case uses (so no pruning at open), ask for the scope's `pro`, and
+  /// release the cache, which flushes its read marks and closes both of its connections.
+  /// Compared with ``Baselines/rawColdOpen(_:samples:)``.
+  func coldOpenFirstDecision(_ workload: Workload, samples: Int) throws -> TimedCase {
+    let name = "cold_open_first_decision"
+    guard let scope = workload.scopes.first else {
+      throw BenchError.wrongAnswer("\(name): the workload holds no scope")
+    }
+    let configuration = Workload.configuration
+    let clock = CacheClock.fixed(Workload.now)
+    var sink = Sink()
+    var failure: (any Error)?
+    return TimedCase(
+      name: name, samples: samples,
+      batch: { count in
+        for _ in 0..<count {
+          do {
+            // The cache lives for this iteration only: its release is part of the operation.
+            let cache = try SQLiteCustomerInfoCache(
+              path: workload.path, configuration: configuration, clock: clock)
+            sink.consume(granted: cache.access(to: Workload.entitlement, for: scope).isGranted)
+          } catch {
+            failure = error
+            sink.consume(granted: false)
+          }
+        }
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        try RawColdOpen.checkClosedCleanly(workload.path, name)
+        return try CaseResult(name, workload, measurement, sink)
+      })
+  }
+
   /// Storing a decoded snapshot as a successful refresh: one write transaction.
   func snapshotWrite(_ workload: Workload, samples: Int) throws -> TimedCase {
     let cache = try SQLiteCustomerInfoCache(

@@ -1,6 +1,12 @@
 import EntitlementCache
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Every case of one run, in order, on workloads built once in a temporary directory.
 struct Suite {
   let options: Options
@@ -16,6 +22,9 @@ struct Suite {
     let cache = CacheCases()
     let baselines = Baselines(jsonSamples: plan.samples / 4)
     let writeSamples = options.quick ? 400 : 1_000
+    // A cold open takes a few hundred microseconds: one operation a batch, and as many
+    // samples as the writes take.
+    let cold = writeSamples
     var results: [CaseResult] = []
 
     func record(_ result: CaseResult) {
@@ -42,9 +51,19 @@ struct Suite {
     log("building workloads in \(path)")
     let headline = try Workload.create(
       in: path, scopes: Workload.headlineScopes, entitlements: Workload.headlineEntitlements)
+    // The background writer of hot_access_under_writes stores into a file of its own, so the
+    // headline file stays as built for the cases after these.
+    let underWrites = try Workload.create(
+      in: path + "/under-writes", scopes: Workload.headlineScopes,
+      entitlements: Workload.headlineEntitlements, makeDirectory: true)
+    // hot_access_under_writes alternates with hot_access like the baseline does. Its writer
+    // thread runs for the whole of this group's measurement, so the load it puts on the
+    // machine lands on all three cases, as any other change in load does, and the ratio to
+    // hot_access is what the writes cost reads of the same cache instance.
     try together([
       ("hot_access", { try cache.hotAccess(headline) }),
       ("baseline_locked_dictionary", { try baselines.lockedDictionary(headline) }),
+      ("hot_access_under_writes", { try cache.hotAccessUnderWrites(underWrites) }),
     ])
     try together([
       ("read_through_access", { try cache.readThroughAccess(headline) }),
@@ -64,6 +83,23 @@ struct Suite {
     try together([
       ("snapshot_write", { try cache.snapshotWrite(cacheWrites, samples: writeSamples) }),
       ("baseline_raw_c_write", { try baselines.rawWrite(rawWrites, samples: writeSamples) }),
+    ])
+
+    // Each side opens a one-scope file of its own, so neither can leave anything in the
+    // other's way; both files are built the same way.
+    let coldCache = try Workload.create(
+      in: path + "/cold-open-cache", scopes: 1, entitlements: Workload.headlineEntitlements,
+      makeDirectory: true)
+    let coldRaw = try Workload.create(
+      in: path + "/cold-open-raw", scopes: 1, entitlements: Workload.headlineEntitlements,
+      makeDirectory: true)
+    // The cases before leave megabytes of written pages in the page cache. Releasing the
+    // cache can sync, and on ext4 the journal commit of a sync writes out such pages of other
+    // files too, so they are written out here, untimed, rather than charged to the cold opens.
+    sync()
+    try together([
+      ("cold_open_first_decision", { try cache.coldOpenFirstDecision(coldCache, samples: cold) }),
+      ("baseline_raw_c_cold_open", { try baselines.rawColdOpen(coldRaw, samples: cold) }),
     ])
 
     let scaled = [

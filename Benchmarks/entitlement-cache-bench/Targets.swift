@@ -43,6 +43,18 @@ struct Target: Sendable {
     Target(
       name: "cold_first_decision p50 / baseline_sqlite3_cli p50", comparison: .atMost, bound: 1.5
     ) { ratio($0, "cold_first_decision", "baseline_sqlite3_cli") },
+    // Issue 10: an in-process cold open, on its one-scope file, and hot reads while the same
+    // cache instance stores snapshots on another thread.
+    Target(
+      name: "cold_open_first_decision p50 / baseline_raw_c_cold_open p50", comparison: .atMost,
+      bound: 1.3
+    ) { ratio($0, "cold_open_first_decision", "baseline_raw_c_cold_open", scopes: 1) },
+    Target(name: "hot_access_under_writes p50 / hot_access p50", comparison: .atMost, bound: 1.5) {
+      ratio($0, "hot_access_under_writes", "hot_access")
+    },
+    Target(name: "hot_access_under_writes p99 (µs)", comparison: .atMost, bound: 2) {
+      find($0, "hot_access_under_writes")?.p99.map { $0 / 1_000 }
+    },
   ]
 
   /// How much a case grows from 1 scope to `scopes`, over how much its baseline grows: issue
@@ -84,10 +96,14 @@ struct Target: Sendable {
     }
   }
 
-  private static func ratio(_ results: [CaseResult], _ numerator: String, _ denominator: String)
-    -> Double?
-  {
-    guard let top = find(results, numerator)?.p50, let bottom = find(results, denominator)?.p50
+  /// The p50 of one case over another's, both at `scopes` scopes of the headline's
+  /// entitlements.
+  private static func ratio(
+    _ results: [CaseResult], _ numerator: String, _ denominator: String,
+    scopes: Int = Workload.headlineScopes
+  ) -> Double? {
+    guard let top = find(results, numerator, scopes: scopes)?.p50,
+      let bottom = find(results, denominator, scopes: scopes)?.p50
     else { return nil }
     return top / bottom
   }

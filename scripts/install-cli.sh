@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the entitlement-cache command-line tool: the self-contained binary the benchmark
+# times, built by scripts/build-static-cli.sh, copied into PREFIX (default /usr/local/bin).
+#
+#   scripts/install-cli.sh                 # /usr/local/bin/entitlement-cache (root, or sudo)
+#   scripts/install-cli.sh ~/.local/bin    # any directory; created when missing
+set -euo pipefail
+
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+esac
+[ $# -le 1 ] || { echo "usage: scripts/install-cli.sh [PREFIX]" >&2; exit 2; }
+prefix="${1:-/usr/local/bin}"
+# PREFIX is relative to where the script was called from, not to the checkout it cds into.
+case "$prefix" in
+  /*) ;;
+  *) prefix="$PWD/$prefix" ;;
+esac
+
+cd "$(dirname "$0")/.."
+scripts/install-dependencies.sh
+binary="$(scripts/build-static-cli.sh)"
+mkdir -p "$prefix"
+install -m 0755 "$binary" "$prefix/entitlement-cache"
+
+echo "Installed $prefix/entitlement-cache (built from $binary)"
+case ":$PATH:" in
+  *":$prefix:"*) echo "Run: entitlement-cache --help" ;;
+  *) echo "Run: $prefix/entitlement-cache --help   ($prefix is not on PATH)" ;;
+esac
