@@ -96,7 +96,9 @@ struct ClockReading: Sendable, Hashable {
     self.init(
       now: now, deviceHighWaterMark: bookkeeping?.deviceHighWaterMark,
       storedAt: bookkeeping?.storedAt, serverTime: bookkeeping?.serverTime,
-      bootElapsed: boot.flatMap { bookkeeping?.refreshBootInstant?.elapsed(until: $0) },
+      bootElapsed: boot.flatMap { bookkeeping?.refreshBootInstant?.elapsed(until: $0) }.flatMap {
+        $0.isFinite ? $0 : nil
+      },
       clockOffset: bookkeeping?.clockOffsetSeconds, tolerance: tolerance)
   }
 

@@ -20,11 +20,15 @@ public struct CacheClock: Sendable {
   ///
   /// - Parameters:
   ///   - now: The wall clock.
-  ///   - bootInstant: The boot clock; by default none, so offline time is measured on the wall
-  ///     clock alone, guarded by the rules of DESIGN §5.1.
+  ///   - bootInstant: The boot clock; by default the system's, so a clock of the app's own
+  ///     (say, one corrected by a time server) keeps the boot-session rule. It must keep
+  ///     counting while the device sleeps (`ProcessInfo.systemUptime` does not), and it is
+  ///     called under the cache's read lock, so it must not call back into the cache. Pass
+  ///     `{ nil }` for none: offline time is then measured on the wall clock alone, guarded by
+  ///     the high-water mark, which holds time still while the clock reads behind it.
   public init(
     now: @escaping @Sendable () -> Date,
-    bootInstant: @escaping @Sendable () -> BootInstant? = { nil }
+    bootInstant: @escaping @Sendable () -> BootInstant? = { CacheClock.systemBootInstant() }
   ) {
     self.now = now
     self.bootInstant = bootInstant
@@ -33,11 +37,18 @@ public struct CacheClock: Sendable {
   /// The system's wall clock and, where the platform has one, its boot clock
   /// (`CLOCK_BOOTTIME` with the kernel's boot ID on Linux; `mach_continuous_time` with the
   /// boot session UUID on Apple platforms).
-  public static let system = CacheClock(now: { Date() }, bootInstant: { SystemBootClock.now() })
+  public static let system = CacheClock(now: { Date() }, bootInstant: { systemBootInstant() })
 
-  /// A wall clock stopped at `date`, with no boot clock.
+  /// The system's boot clock now: `CLOCK_BOOTTIME` in the session of the kernel's boot ID on
+  /// Linux, `mach_continuous_time` in the boot session UUID's on Apple platforms; nil where
+  /// there is none.
+  public static func systemBootInstant() -> BootInstant? {
+    SystemBootClock.now()
+  }
+
+  /// A wall clock stopped at `date`, with no boot clock: a what-if answer follows `date` alone.
   public static func fixed(_ date: Date) -> CacheClock {
-    CacheClock { date }
+    CacheClock(now: { date }, bootInstant: { nil })
   }
 }
 

@@ -74,7 +74,8 @@ public struct CacheInspector: Sendable {
   public func scopeSummaries(policy: OfflinePolicy? = nil) throws(CacheError) -> [ScopeSummary] {
     let (clock, configuration, reads) = (cache.clock, cache.configuration, cache.reads)
     let now = clock.now()
-    let policy = policy ?? configuration.policy
+    let rules = try cache.resolve(policy).get()
+    guard cache.reads.withLock({ $0.reader != nil }) else { throw .closed }
     do {
       return try reads.withLock { path throws(SQLiteError) in
         guard let reader = path.reader else { return [] }
@@ -87,7 +88,7 @@ public struct CacheInspector: Sendable {
             let bookkeeping = ScopeHeader(fullRow: statement).bookkeeping
             let clockReading = ClockReading(
               now: now, boot: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
-              bookkeeping: bookkeeping, tolerance: policy.clockRollbackTolerance)
+              bookkeeping: bookkeeping, tolerance: rules.clockRollbackTolerance)
             let userHash =
               statement.data(BookkeepingColumn.userHash).map {
                 ScopeKey(bytes: $0)?.hexPrefix ?? ""
@@ -103,7 +104,7 @@ public struct CacheInspector: Sendable {
                 lastUsedAt: Date(unixMilliseconds: statement.int64(HeaderColumn.lastUsedAt)),
                 freshness: bookkeeping.storedAt == nil
                   ? nil
-                  : EntitlementEvaluator.freshness(bookkeeping, clock: clockReading, policy: policy)
+                  : EntitlementEvaluator.freshness(bookkeeping, clock: clockReading, policy: rules)
               ))
           }
           return summaries

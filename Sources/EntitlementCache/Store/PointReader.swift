@@ -94,4 +94,6 @@ enum ReadFailure: Error {
   case snapshot(SnapshotError)
   /// The cache was closed.
   case closed
+  /// The read's policy is out of range.
+  case invalid(CacheError)
 }

@@ -148,19 +148,4 @@ final class ReadPath {
       return fresh
     }
   }
-
-  /// Records a whole-snapshot read of `scope` at `now` in memory, as `access(to:)` does for a
-  /// key, and returns the high-water mark from before it with the refresh it belongs to
-  /// (``ScopeBookkeeping/storedAt`` and ``ScopeBookkeeping/serverTime``); nil when nothing is
-  /// stored.
-  func recordSnapshotRead(
-    _ scope: CacheScope, now: Date
-  ) throws(ReadFailure) -> (highWaterMark: Date, storedAt: Date?, serverTime: Date?)? {
-    let resident = try completeResident(scope)
-    guard resident.hasRow else { return nil }
-    let prior = resident.highWaterMark
-    resident.recordRead(at: max(now, prior))
-    let bookkeeping = resident.header.bookkeeping
-    return (prior, bookkeeping.storedAt, bookkeeping.serverTime)
-  }
 }

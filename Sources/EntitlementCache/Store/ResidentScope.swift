@@ -151,13 +151,18 @@ extension ResidentScope {
   /// The clocks read for this scope now, with the high-water mark reads here have raised.
   ///
   /// - Parameter boot: Read only when the refresh recorded a boot-clock reading: most scopes
-  ///   spare the hot read a second clock call.
+  ///   spare the hot read a second clock call. It runs under the reads lock, so an injected
+  ///   boot clock must not call back into the cache.
   func clockReading(
     now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> ClockReading {
     var bootElapsed: TimeInterval?
-    if let refreshBoot = header.bookkeeping.refreshBootInstant, let current = boot() {
-      bootElapsed = refreshBoot.elapsed(until: current)
+    // A reading that is not a finite number (a broken injected clock) counts as none: NaN would
+    // make every comparison false and freeze the estimate at requestDate.
+    if let refreshBoot = header.bookkeeping.refreshBootInstant, let current = boot(),
+      let elapsed = refreshBoot.elapsed(until: current), elapsed.isFinite
+    {
+      bootElapsed = elapsed
     }
     return ClockReading(
       now: now, deviceHighWaterMark: highWaterMark, storedAt: header.bookkeeping.storedAt,

@@ -14,13 +14,22 @@ extension SQLiteCustomerInfoCache {
     to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> AccessDecision {
     let now = clock.now()
-    let policy = policy ?? configuration.policy
+    var rules = configuration.policy
+    if let policy {
+      // Checked per call: a NaN or negative window would fail open.
+      if case .failure(let error) = resolve(policy) {
+        report(.invalid(error), for: scope, at: now)
+        return EntitlementEvaluator.unavailable(
+          entitlement, .unreadable, clock: ClockReading(unstoredAt: now))
+      }
+      rules = policy
+    }
     let version = otherConnectionsVersion()
     var failure: ReadFailure?
     let decision = reads.withLock { path in
       if let version { path.observe(dataVersion: version) }
       return path.decision(
-        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: policy,
+        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules,
         failure: &failure)
     }
     if let failure { report(failure, for: scope, at: now) }
@@ -32,7 +41,13 @@ extension SQLiteCustomerInfoCache {
     for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> Set<String> {
     let now = clock.now()
-    let policy = policy ?? configuration.policy
+    let rules: OfflinePolicy
+    switch resolve(policy) {
+    case .success(let resolved): rules = resolved
+    case .failure(let error):
+      report(.invalid(error), for: scope, at: now)
+      return []
+    }
     let version = otherConnectionsVersion()
     let keys = reads.withLock { path -> Result<Set<String>, ReadFailure> in
       if let version { path.observe(dataVersion: version) }
@@ -45,7 +60,7 @@ extension SQLiteCustomerInfoCache {
       var keys: Set<String> = []
       for (key, facts) in resident.entitlements
       where path.evaluate(
-        resident, key, facts, now: now, boot: clock.bootInstant, policy: policy
+        resident, key, facts, now: now, boot: clock.bootInstant, policy: rules
       ).isGranted {
         keys.insert(key)
       }
@@ -63,28 +78,58 @@ extension SQLiteCustomerInfoCache {
   /// The stored CustomerInfo re-evaluated now, or nil when no snapshot is stored.
   ///
   /// - Throws: ``CacheError/storage(_:_:)`` when the file cannot be read;
-  ///   ``CacheError/unreadableSnapshot(_:)`` when the stored bytes no longer decode.
+  ///   ``CacheError/unreadableSnapshot(_:)`` when the stored bytes no longer decode;
+  ///   ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
   public func evaluatedCustomerInfo(
     for scope: CacheScope, policy: OfflinePolicy? = nil
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     let now = clock.now()
-    let policy = policy ?? configuration.policy
-    guard let cached = try load(scope), let snapshot = cached.snapshot else { return nil }
-    // Like access(to:), this read raises the high-water mark in memory, and evaluates against
-    // the mark earlier reads raised, which the file may not have yet: when the resident holds
-    // the same refresh as the row just loaded (another process may have written between).
-    var bookkeeping = cached.bookkeeping
-    if let read = try? reads.withLock({ path throws(ReadFailure) in
-      try path.recordSnapshotRead(scope, now: now)
-    }),
-      read.storedAt == bookkeeping.storedAt, read.serverTime == bookkeeping.serverTime
-    {
-      bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, read.highWaterMark)
+    let rules = try resolve(policy).get()
+    let row = try reads.withLock { path throws(CacheError) in
+      guard let reader = path.reader else { throw CacheError.closed }
+      return try Self.readSnapshotRow(scope, on: reader)
+    }
+    guard let row, let snapshot = try Self.decode(row) else { return nil }
+    // Like access(to:), this read raises the high-water mark in memory (with the boot clock's
+    // measure in the refresh's session), and evaluates against the mark earlier reads raised,
+    // which the file may not have yet: when the resident holds the refresh just loaded
+    // (another process may have written between the two).
+    var bookkeeping = row.header.bookkeeping
+    var failure: ReadFailure?
+    let mark = reads.withLock { path -> Date? in
+      do throws(ReadFailure) {
+        let resident = try path.completeResident(scope)
+        guard resident.hasRow, resident.header.refreshRevision == row.header.refreshRevision
+        else { return nil }
+        let prior = resident.highWaterMark
+        let reading = resident.clockReading(now: now, boot: clock.bootInstant, policy: rules)
+        resident.recordRead(at: reading.effectiveDeviceNow)
+        return prior
+      } catch {
+        failure = error
+        return nil
+      }
+    }
+    if let failure { report(failure, for: scope, at: now) }
+    if let mark {
+      bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, mark)
     }
     return EntitlementEvaluator.evaluate(
       snapshot.customerInfo, bookkeeping: bookkeeping, now: now,
       bootInstant: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
-      policy: policy)
+      policy: rules)
+  }
+
+  /// The policy a read uses: the configuration's, or `policy` once it is checked. A policy out
+  /// of range (NaN, negative, infinite) would fail open, granting lifetime access forever.
+  func resolve(_ policy: OfflinePolicy?) -> Result<OfflinePolicy, CacheError> {
+    guard let policy else { return .success(configuration.policy) }
+    do {
+      try policy.validate(prefix: "policy.")
+      return .success(policy)
+    } catch {
+      return .failure(error)
+    }
   }
 
   /// The stored snapshot and bookkeeping of `scope`, read from the file.
@@ -94,13 +139,17 @@ extension SQLiteCustomerInfoCache {
       return try Self.readSnapshotRow(scope, on: reader)
     }
     guard let row else { return nil }
-    guard let json = row.json else {
-      return CachedCustomerInfo(snapshot: nil, bookkeeping: row.header.bookkeeping)
-    }
+    return CachedCustomerInfo(snapshot: try Self.decode(row), bookkeeping: row.header.bookkeeping)
+  }
+
+  /// The row's snapshot; nil when it holds only bookkeeping.
+  private static func decode(
+    _ row: (header: ScopeHeader, json: Data?)
+  ) throws(CacheError) -> CustomerInfoSnapshot? {
+    guard let json = row.json else { return nil }
     do {
-      let snapshot = try CustomerInfoSnapshot(
-        jsonData: json, sizeLimit: Int.max)  // the cap was checked when it was stored
-      return CachedCustomerInfo(snapshot: snapshot, bookkeeping: row.header.bookkeeping)
+      // The cap was checked when it was stored.
+      return try CustomerInfoSnapshot(jsonData: json, sizeLimit: Int.max)
     } catch {
       throw .unreadableSnapshot(error)
     }
@@ -159,6 +208,7 @@ extension SQLiteCustomerInfoCache {
       case .storage(let error): .storage(.load, error)
       case .snapshot(let error): .unreadableSnapshot(error)
       case .closed: .closed
+      case .invalid(let error): error
       }
     let report = ReadFailureReport(scopeHashPrefix: scope.key.hexPrefix, error: error, at: now)
     readFailure.withLock { $0 = report }

@@ -41,13 +41,14 @@ extension SQLiteCustomerInfoCache {
   /// whatever its age, and returns how many were deleted.
   @discardableResult
   public func purgeUnusable(policy: OfflinePolicy? = nil) throws(CacheError) -> Int {
+    // A policy out of range could call every scope unusable: checked before anything goes.
+    let rules = try resolve(policy).get()
     let now = clock.now()
     let boot = clock.bootInstant()
     var deleted = 0
     try write(.prune, scope: nil) { connection, _ throws(SQLiteError) in
       deleted = try Self.deleteUnusable(
-        on: connection, usedBefore: nil, now: now, boot: boot,
-        policy: policy ?? configuration.policy)
+        on: connection, usedBefore: nil, now: now, boot: boot, policy: rules)
       return { state in
         if deleted > 0 { state.residents.dropAll() }
       }

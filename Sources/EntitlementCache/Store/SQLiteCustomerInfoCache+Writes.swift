@@ -130,7 +130,21 @@ extension SQLiteCustomerInfoCache {
 
   /// Persists read-time bookkeeping (the raised high-water marks and last-use times) that reads
   /// keep in memory. Every write does this too; call it when the app goes to the background.
+  ///
+  /// Does nothing when there is nothing to persist, or when
+  /// ``CacheConfiguration/persistsReadTimeBookkeeping`` is false: no transaction is opened,
+  /// so releasing a cache that only read never waits for another process's write lock.
   public func flush() throws(CacheError) {
+    let marks =
+      configuration.persistsReadTimeBookkeeping
+      ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
+    guard !marks.isEmpty else {
+      // Still an error on a closed cache, as every write is.
+      try writer.withLock { connection throws(CacheError) in
+        if connection == nil { throw .closed }
+      }
+      return
+    }
     try write(.flush, scope: nil) { _, _ throws(SQLiteError) in { _ in } }
   }
 
@@ -168,7 +182,11 @@ extension SQLiteCustomerInfoCache {
     on connection: SQLiteConnection,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
   ) throws(SQLiteError) {
-    let marks = reads.withLock { $0.residents.unpersistedMarks() }
+    // What reads learned goes to the file only when the configuration says so: an inspection
+    // tool reading with a clock of its own must not move the app's device time.
+    let marks =
+      configuration.persistsReadTimeBookkeeping
+      ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
     let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadPath) -> Void in
       try ReadMarks.persist(marks, on: connection)
       return try body(connection, marks)

@@ -92,9 +92,11 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// Persists the read marks reads keep in memory (as ``flush()`` does) and closes the file.
   ///
   /// Call it when the cache is no longer needed, to learn whether the last flush failed.
-  /// Afterwards every read answers `offlineUnavailable(.unreadable)` and every write throws
+  /// Afterwards ``access(to:for:policy:)`` answers `offlineUnavailable(.unreadable)`,
+  /// ``activeEntitlementKeys(for:policy:)`` is empty, and everything that can throw (writes,
+  /// ``load(_:)``, ``evaluatedCustomerInfo(for:policy:)``, the inspector) throws
   /// ``CacheError/closed``; closing again does nothing. The connections close even when the
-  /// flush fails.
+  /// flush fails; with nothing to persist no transaction is opened.
   ///
   /// - Throws: ``CacheError/storage(_:_:)`` when the read marks could not be written. They
   ///   only ever hold retention and rollback hints: no snapshot is lost.
@@ -102,7 +104,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     try writer.withLock { connection throws(CacheError) in
       guard let open = connection else { return }
       var flushFailure: CacheError?
-      if configuration.persistsReadTimeBookkeeping {
+      let hasMarks = reads.withLock { !$0.residents.unpersistedMarks().isEmpty }
+      if configuration.persistsReadTimeBookkeeping, hasMarks {
         do throws(SQLiteError) {
           try attemptWrite(on: open) { _, _ throws(SQLiteError) in { _ in } }
         } catch {
@@ -127,13 +130,14 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   public static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
 }
 
-/// A read that could not use the file: the decision it gave was `offlineUnavailable(.unreadable)`
-/// (or a listing came back empty). Names no token, no raw identity and no bound value.
+/// A read that could not use the file, or whose policy was out of range: ``SQLiteCustomerInfoCache/access(to:for:policy:)``
+/// answered `offlineUnavailable(.unreadable)` or ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)``
+/// came back empty. Names no token, no raw identity and no bound value.
 public struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
   /// The first hexadecimal digits of the scope's hash, as `entitlement-cache scopes` shows.
   public var scopeHashPrefix: String
-  /// Why: ``CacheError/storage(_:_:)``, ``CacheError/unreadableSnapshot(_:)`` or
-  /// ``CacheError/closed``.
+  /// Why: ``CacheError/storage(_:_:)``, ``CacheError/unreadableSnapshot(_:)``,
+  /// ``CacheError/closed`` or ``CacheError/invalidConfiguration(field:problem:)``.
   public var error: CacheError
   /// The device time of the read.
   public var at: Date
