@@ -72,7 +72,7 @@ public struct CacheInspector: Sendable {
 
   /// Every scope in the file, most recently used first, by hash only.
   public func scopeSummaries(policy: OfflinePolicy? = nil) throws(CacheError) -> [ScopeSummary] {
-    let (clock, configuration, reads) = (cache.clock, cache.configuration, cache.reads)
+    let (clock, reads) = (cache.clock, cache.reads)
     let now = clock.now()
     let rules = try cache.resolve(policy).get()
     guard cache.reads.withLock({ $0.reader != nil }) else { throw .closed }

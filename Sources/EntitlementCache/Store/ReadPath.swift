@@ -61,13 +61,13 @@ final class ReadPath {
   /// The decision for `key`, from memory when the scope and key are resident.
   ///
   /// - Parameters:
-  ///   - boot: Reads the boot clock; called only for a scope whose refresh recorded a
-  ///     boot-clock reading.
-  ///   - failure: Set when the file could not be read, so the caller reports why the answer is
-  ///     `unreadable` once it has left the lock.
+  /// When the file cannot be read the answer is `unreadable`, and why is kept for
+  /// ``takeFailure()``, so the caller reports it once it has left the lock.
+  ///
+  /// - Parameter boot: Reads the boot clock; called only for a scope whose refresh recorded a
+  ///   boot-clock reading.
   func decision(
-    _ key: String, scope: CacheScope, now: Date, boot: () -> BootInstant?, policy: OfflinePolicy,
-    failure: inout ReadFailure?
+    _ key: String, scope: CacheScope, now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> AccessDecision {
     let resident = residents[scope.key]
     if let resident, !resident.needsReread {
@@ -83,10 +83,22 @@ final class ReadPath {
       let read = try readThrough(key, scope: scope, resident: resident)
       return evaluate(read, key, read.recentFacts, now: now, boot: boot, policy: policy)
     } catch {
-      failure = error
+      failures[scope.key] = error
       return EntitlementEvaluator.unavailable(
         key, .unreadable, clock: ClockReading(unstoredAt: now))
     }
+  }
+
+  /// Why the latest `unreadable` decision of each scope could not read the file, until taken;
+  /// by scope, so two threads' failures are never reported under each other's scope.
+  private var failures: [ScopeKey: ReadFailure] = [:]
+
+  /// Whether some `unreadable` decision's failure has not been taken yet.
+  var hasFailures: Bool { !failures.isEmpty }
+
+  /// The failure behind the latest `unreadable` decision for `scope`, handed over once.
+  func takeFailure(for scope: CacheScope) -> ReadFailure? {
+    failures.removeValue(forKey: scope.key)
   }
 
   /// A resident holding every key of the scope, reading the file when needed.

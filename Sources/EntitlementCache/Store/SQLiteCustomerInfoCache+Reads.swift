@@ -25,14 +25,17 @@ extension SQLiteCustomerInfoCache {
       rules = policy
     }
     let version = otherConnectionsVersion()
-    var failure: ReadFailure?
     let decision = reads.withLock { path in
       if let version { path.observe(dataVersion: version) }
       return path.decision(
-        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules,
-        failure: &failure)
+        entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules)
     }
-    if let failure { report(failure, for: scope, at: now) }
+    // Only an unreadable answer has a failure to report; the hot read tests the state's tag.
+    if case .offlineUnavailable(.unreadable) = decision.state,
+      let failure = reads.withLock({ $0.takeFailure(for: scope) })
+    {
+      report(failure, for: scope, at: now)
+    }
     return decision
   }
 
