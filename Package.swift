@@ -6,8 +6,11 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18)],
   products: [
     .library(name: "EntitlementCache", targets: ["EntitlementCache"]),
-    // Test doubles for SDKs that test their code against the cache: a manual clock.
-    .library(name: "EntitlementCacheTesting", targets: ["EntitlementCacheTesting"]),
+    // Test doubles for SDKs that test their code against the cache: a manual clock, and the
+    // CustomerInfoCache contract as a Swift Testing kit (module EntitlementCacheConformance).
+    .library(
+      name: "EntitlementCacheTesting",
+      targets: ["EntitlementCacheTesting", "EntitlementCacheConformance"]),
     .executable(name: "entitlement-cache", targets: ["entitlement-cache"]),
   ],
   targets: [
@@ -39,7 +42,16 @@ let package = Package(
     ),
     .target(
       name: "EntitlementCacheTesting",
-      dependencies: ["EntitlementCache"]
+      dependencies: ["EntitlementCache"],
+      exclude: ["Conformance"]
+    ),
+    // A module of its own because it imports Testing: the command-line tool links
+    // EntitlementCacheTesting for its manual clock, and must neither load libTesting nor lose
+    // its -static-executable build (the toolchain has no static Testing).
+    .target(
+      name: "EntitlementCacheConformance",
+      dependencies: ["EntitlementCache", "EntitlementCacheTesting"],
+      path: "Sources/EntitlementCacheTesting/Conformance"
     ),
     .executableTarget(
       name: "entitlement-cache",
@@ -56,7 +68,10 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(
       name: "EntitlementCacheTests",
-      dependencies: ["EntitlementCache", "EntitlementCacheTesting", "CSQLite", "TestSupport"]
+      dependencies: [
+        "EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheConformance", "CSQLite",
+        "TestSupport",
+      ]
     ),
     .testTarget(
       name: "CLITests",

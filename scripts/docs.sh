@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the library and of its testing product from their symbol
+# Builds the DocC documentation of the library and of its testing product's two modules from their symbol
 # graphs with the toolchain's docc, every warning fatal (a broken symbol link, an undocumented
 # parameter). The archives go to .build/docs/MODULE.doccarchive.
 set -euo pipefail
@@ -10,7 +10,7 @@ swift package dump-symbol-graph --minimum-access-level public >/dev/null 2>&1 \
   || swift package dump-symbol-graph --minimum-access-level public
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 mkdir -p .build/docs
-for module in EntitlementCache EntitlementCacheTesting; do
+for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConformance; do
   input=$(mktemp -d)
   cp "$graphs/$module.symbols.json" "$input/"
   catalog="Sources/$module/$module.docc"

@@ -45,6 +45,10 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
 
   /// Encodes a CustomerInfo built in code.
   ///
+  /// ``customerInfo`` is then the encoding read back, not `customerInfo` itself: dates are kept
+  /// to the millisecond, so a date built in code with a finer fraction would otherwise decide
+  /// one way from memory and another from the stored bytes.
+  ///
   /// - Throws: ``SnapshotError`` when the encoding is over `sizeLimit` bytes or an unknown field
   ///   holds a number JSON cannot express.
   public init(_ customerInfo: CustomerInfo, sizeLimit: Int = defaultSizeLimit)
@@ -58,11 +62,7 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
     } catch {
       throw SnapshotError(path: "", problem: .unencodable)
     }
-    guard data.count <= sizeLimit else {
-      throw SnapshotError(path: "", problem: .tooLarge(size: data.count, limit: sizeLimit))
-    }
-    self.customerInfo = customerInfo
-    self.jsonData = data
+    try self.init(jsonData: data, sizeLimit: sizeLimit)
   }
 
   /// Where the JSON parser stopped, without quoting the input (it may hold a token).

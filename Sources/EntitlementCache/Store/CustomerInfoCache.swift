@@ -80,6 +80,13 @@ public struct CachedCustomerInfo: Sendable, Hashable {
   public var snapshot: CustomerInfoSnapshot?
   /// When it was stored and what happened since.
   public var bookkeeping: ScopeBookkeeping
+
+  /// A stored snapshot and its bookkeeping, as a ``CustomerInfoCache`` of an SDK's own
+  /// returns them from ``CustomerInfoCache/load(_:)``.
+  public init(snapshot: CustomerInfoSnapshot?, bookkeeping: ScopeBookkeeping) {
+    self.snapshot = snapshot
+    self.bookkeeping = bookkeeping
+  }
 }
 
 /// A cache bound to one scope: the reads and writes an SDK's current user session makes.

@@ -1,0 +1,355 @@
+import Synchronization
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The reference ``CustomerInfoCache``: the rules of ``SQLiteCustomerInfoCache`` with memory
+/// as its only storage.
+///
+/// It keeps one snapshot and its ``ScopeBookkeeping`` per scope and decides with the same
+/// evaluator, on the same time model (DESIGN §5.1): times are kept to the millisecond, a
+/// successful refresh resets the device high-water mark, and every failed refresh and every
+/// read raises it. For the same calls on the same clock it gives the same decisions, evaluated
+/// CustomerInfo and ``load(_:)`` bookkeeping as the SQLite cache (once that one has persisted
+/// what its reads raised: see below), so it can stand in for it wherever a file is in the way:
+///
+/// - An SDK's unit tests, which then need no temporary directory, with a `ManualClock` from
+///   the `EntitlementCacheTesting` product to move time.
+/// - SwiftUI previews, which show a screen in any entitlement state without a network or a
+///   file.
+///
+/// ```swift
+/// let clock = ManualClock(Date(timeIntervalSince1970: 1_796_040_000))
+/// let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
+/// try cache.store(try CustomerInfoSnapshot(jsonData: proUntilTomorrow), for: scope)
+/// cache.hasActiveEntitlement("pro", for: scope)  // true
+/// clock.advance(by: 2 * 86_400)
+/// cache.access(to: "pro", for: scope).state      // .denied(.expired), with no write between
+/// ```
+///
+/// Nothing outlives the instance: there is no file, no retention and nothing to flush. Unlike
+/// the SQLite cache, whose reads raise the high-water mark in memory and persist it with the
+/// next write or ``SQLiteCustomerInfoCache/flush()``, ``load(_:)`` here shows a mark that
+/// reads raised at once. A snapshot built in code is decided as its stored bytes read back,
+/// to the millisecond, by every read (see ``store(_:for:)``).
+///
+/// Concurrency: every call takes one lock around a dictionary of scopes, and reads the clocks
+/// before taking it, so a clock never runs under the lock.
+public final class InMemoryCustomerInfoCache: CustomerInfoCache {
+  /// The policy reads use when they do not pass one.
+  public let policy: OfflinePolicy
+  /// The largest snapshot ``store(_:for:)`` accepts, in bytes, as
+  /// ``CacheConfiguration/snapshotSizeLimit`` is for the SQLite cache.
+  public let snapshotSizeLimit: Int
+  /// The clock every read and write uses.
+  public let clock: CacheClock
+
+  private let scopes = Mutex<[ScopeKey: StoredScope]>([:])
+  /// Why ``policy`` is out of range, found once at init; nil when it is valid.
+  private let policyError: CacheError?
+
+  /// An empty cache.
+  ///
+  /// Unlike ``SQLiteCustomerInfoCache/init(path:configuration:clock:)`` it cannot fail, so a
+  /// preview or a test builds one without `try`. Out-of-range values fail closed instead: a
+  /// limit of zero or less rejects every snapshot, and a policy with a negative, infinite or
+  /// NaN window makes every read that uses it answer as an out-of-range policy passed to one
+  /// read does (see ``access(to:for:policy:)``).
+  ///
+  /// - Parameters:
+  ///   - policy: The policy reads use when they do not pass one; by default
+  ///     ``OfflinePolicy/conservative``, as ``CacheConfiguration/policy``.
+  ///   - snapshotSizeLimit: The largest snapshot accepted, in bytes; by default
+  ///     ``CustomerInfoSnapshot/defaultSizeLimit``, as ``CacheConfiguration/snapshotSizeLimit``.
+  ///   - clock: The wall clock and, where there is one, the boot clock; by default
+  ///     ``CacheClock/system``. Pass a `ManualClock`'s `cacheClock` in tests.
+  public init(
+    policy: OfflinePolicy = .conservative,
+    snapshotSizeLimit: Int = CustomerInfoSnapshot.defaultSizeLimit,
+    clock: CacheClock = .system
+  ) {
+    self.policy = policy
+    self.snapshotSizeLimit = snapshotSizeLimit
+    self.clock = clock
+    if case .failure(let error) = Self.check(policy) {
+      policyError = error
+    } else {
+      policyError = nil
+    }
+  }
+
+  /// The policy a read uses: `policy` once it is checked, else the cache's own. A window out
+  /// of range (NaN compares false with everything) would fail open, so it is an error.
+  private func resolve(_ policy: OfflinePolicy?) -> Result<OfflinePolicy, CacheError> {
+    guard let policy else {
+      if let policyError { return .failure(policyError) }
+      return .success(self.policy)
+    }
+    return Self.check(policy)
+  }
+
+  private static func check(_ policy: OfflinePolicy) -> Result<OfflinePolicy, CacheError> {
+    do {
+      try policy.validate(prefix: "policy.")
+      return .success(policy)
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  // MARK: Writes
+
+  /// Stores `snapshot` for `scope` as a successful refresh now: the snapshot, its bookkeeping
+  /// and a reset high-water mark change together. A failed refresh recorded earlier is
+  /// cleared.
+  ///
+  /// What is kept is the snapshot's bytes, as a file keeps them: every read, decisions
+  /// included, decides from those bytes decoded, so a CustomerInfo built in code with dates
+  /// finer than a millisecond is decided on its dates as stored.
+  ///
+  /// - Parameters:
+  ///   - snapshot: The server's validated snapshot.
+  ///   - scope: The scope the request was made for, captured when it started.
+  /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
+  ///   ``snapshotSizeLimit`` or its device access cannot be kept; the previous snapshot is
+  ///   then still readable.
+  public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    let stored = try StoredSnapshot(snapshot, sizeLimit: snapshotSizeLimit)
+    // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
+    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let boot = clock.bootInstant()?.truncatedToMilliseconds
+    let bookkeeping = ScopeBookkeeping(
+      storedAt: now, serverTime: stored.info.requestDate, lastRefreshAttemptAt: now,
+      deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: snapshot.jsonData.count,
+      snapshotSHA256: stored.sha256)
+    scopes.withLock { $0[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored) }
+  }
+
+  /// Records that a refresh attempt for `scope` failed now. Access is unchanged; evidence
+  /// reads `offline` until the next successful refresh. With nothing stored yet, the scope
+  /// then has bookkeeping but no snapshot.
+  ///
+  /// - Parameters:
+  ///   - scope: The scope the failed request was for.
+  ///   - reason: A short note for support engineers. Do not pass tokens or user IDs.
+  public func recordRefreshFailure(for scope: CacheScope, reason: String? = nil)
+    throws(CacheError)
+  {
+    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    scopes.withLock { scopes in
+      guard var stored = scopes[scope.key] else {
+        scopes[scope.key] = StoredScope(
+          bookkeeping: ScopeBookkeeping(
+            storedAt: nil, lastRefreshAttemptAt: now, lastRefreshFailedAt: now,
+            lastRefreshFailureReason: reason, deviceHighWaterMark: now),
+          snapshot: nil)
+        return
+      }
+      // As the SQLite cache's upsert: the attempt is what happened last, even with a clock set
+      // back; only the mark never moves back.
+      stored.bookkeeping.lastRefreshAttemptAt = now
+      stored.bookkeeping.lastRefreshFailedAt = now
+      stored.bookkeeping.lastRefreshFailureReason = reason
+      stored.raiseMark(to: now)
+      scopes[scope.key] = stored
+    }
+  }
+
+  /// Deletes everything stored for `scope`, its high-water mark included.
+  ///
+  /// - Parameter scope: The scope to forget.
+  public func remove(_ scope: CacheScope) throws(CacheError) {
+    _ = scopes.withLock { $0.removeValue(forKey: scope.key) }
+  }
+
+  // MARK: Reads
+
+  /// The stored snapshot and bookkeeping of `scope`, or nil when nothing is stored.
+  ///
+  /// The snapshot is decoded from the bytes stored, as the SQLite cache reads it from its
+  /// file. The high-water mark includes what reads have raised.
+  ///
+  /// - Parameter scope: The scope to read.
+  /// - Throws: ``CacheError/unreadableSnapshot(_:)`` when the stored bytes do not decode (a
+  ///   snapshot built in code whose encoding the parser rejects).
+  public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    guard let stored = scopes.withLock({ $0[scope.key] }) else { return nil }
+    guard let snapshot = stored.snapshot else {
+      return CachedCustomerInfo(snapshot: nil, bookkeeping: stored.bookkeeping)
+    }
+    return CachedCustomerInfo(snapshot: try snapshot.decoded(), bookkeeping: stored.bookkeeping)
+  }
+
+  /// The decision for one entitlement now, re-evaluated against the clock. Raises the scope's
+  /// high-water mark to the device time the decision used.
+  ///
+  /// - Parameters:
+  ///   - entitlement: The entitlement key, such as `pro`.
+  ///   - scope: The scope to read.
+  ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
+  /// - Returns: `offlineUnavailable(.noSnapshot)` when nothing is stored, and
+  ///   `offlineUnavailable(.unreadable)` when the policy is out of range: fail-closed, and
+  ///   distinct from `denied`.
+  public func access(
+    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil
+  ) -> AccessDecision {
+    let now = clock.now()
+    guard case .success(let policy) = resolve(policy) else {
+      return EntitlementEvaluator.unavailable(
+        entitlement, .unreadable, clock: ClockReading(unstoredAt: now))
+    }
+    let boot = clock.bootInstant()
+    return scopes.withLock { scopes in
+      guard var stored = scopes[scope.key] else {
+        return EntitlementEvaluator.unavailable(
+          entitlement, .noSnapshot, clock: ClockReading(unstoredAt: now))
+      }
+      let reading = stored.clockReading(now: now, boot: boot, policy: policy)
+      stored.raiseMark(to: reading.effectiveDeviceNow)
+      scopes[scope.key] = stored
+      return stored.decide(entitlement, clock: reading, policy: policy)
+    }
+  }
+
+  /// The keys usable now, offline included: those whose ``access(to:for:policy:)`` is
+  /// granted. Empty when nothing is stored or the policy is out of range.
+  ///
+  /// - Parameters:
+  ///   - scope: The scope to read.
+  ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
+  public func activeEntitlementKeys(
+    for scope: CacheScope, policy: OfflinePolicy? = nil
+  ) -> Set<String> {
+    let now = clock.now()
+    guard case .success(let policy) = resolve(policy) else { return [] }
+    let boot = clock.bootInstant()
+    return scopes.withLock { scopes in
+      guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return [] }
+      var keys: Set<String> = []
+      // Key by key, each a read, as the SQLite cache evaluates them: a snapshot without keys
+      // is then no read at all, and raises no mark there either.
+      for key in snapshot.entitlements.keys {
+        let reading = stored.clockReading(now: now, boot: boot, policy: policy)
+        stored.raiseMark(to: reading.effectiveDeviceNow)
+        if stored.decide(key, clock: reading, policy: policy).isGranted { keys.insert(key) }
+      }
+      scopes[scope.key] = stored
+      return keys
+    }
+  }
+
+  /// The stored CustomerInfo re-evaluated now, or nil when no snapshot is stored. Raises the
+  /// scope's high-water mark to the device time the evaluation used.
+  ///
+  /// - Parameters:
+  ///   - scope: The scope to read.
+  ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
+  /// - Throws: ``CacheError/unreadableSnapshot(_:)`` when the stored bytes do not decode;
+  ///   ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
+  public func evaluatedCustomerInfo(
+    for scope: CacheScope, policy: OfflinePolicy? = nil
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    let now = clock.now()
+    let policy = try resolve(policy).get()
+    let boot = clock.bootInstant()
+    let read = try scopes.withLock {
+      scopes throws(CacheError) -> ViewInput? in
+      guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return nil }
+      let info = try snapshot.decoded().customerInfo
+      // The view is evaluated with the mark as it was before this read, as a key's decision is.
+      let bookkeeping = stored.bookkeeping
+      let reading = stored.clockReading(now: now, boot: boot, policy: policy)
+      // The effective time, not the wall clock: in the refresh's boot session it is what the
+      // boot clock measured, which a reboot must not take back (ClockReading).
+      stored.raiseMark(to: reading.effectiveDeviceNow)
+      scopes[scope.key] = stored
+      return (info, bookkeeping, bookkeeping.refreshBootInstant == nil ? nil : boot)
+    }
+    guard let read else { return nil }
+    return EntitlementEvaluator.evaluate(
+      read.info, bookkeeping: read.bookkeeping, now: now, bootInstant: read.boot, policy: policy)
+  }
+}
+
+/// What an evaluated view is computed from, taken under the lock and evaluated outside it.
+private typealias ViewInput = (
+  info: CustomerInfo, bookkeeping: ScopeBookkeeping, boot: BootInstant?
+)
+
+/// One scope as the in-memory cache holds it: what a row of the SQLite cache's file and its
+/// resident copy hold together.
+private struct StoredScope: Sendable {
+  /// Everything ``CustomerInfoCache/load(_:)`` shows, the high-water mark as reads raised it.
+  var bookkeeping: ScopeBookkeeping
+  /// Nil when only a failed refresh was recorded.
+  var snapshot: StoredSnapshot?
+
+  /// Reads only ever move the mark forward; only a store resets it.
+  mutating func raiseMark(to time: Date) {
+    if time > bookkeeping.deviceHighWaterMark { bookkeeping.deviceHighWaterMark = time }
+  }
+
+  /// The clocks for this scope now (DESIGN §5.1).
+  func clockReading(now: Date, boot: BootInstant?, policy: OfflinePolicy) -> ClockReading {
+    ClockReading(
+      now: now, boot: boot, bookkeeping: bookkeeping, tolerance: policy.clockRollbackTolerance)
+  }
+
+  /// The decision for `key` with `clock`, as the SQLite cache's read path makes it.
+  func decide(_ key: String, clock: ClockReading, policy: OfflinePolicy) -> AccessDecision {
+    guard let snapshot else {
+      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
+    }
+    return EntitlementEvaluator.decide(
+      key, facts: snapshot.entitlements[key], snapshot: snapshot.facts,
+      bookkeeping: bookkeeping, clock: clock, policy: policy)
+  }
+}
+
+/// A stored snapshot: its bytes as they will be read back, and the normalized facts a
+/// decision reads, as the SQLite cache's entitlement rows and scope columns hold them.
+private struct StoredSnapshot: Sendable {
+  /// The snapshot decoded from its own bytes, which is what a read of the SQLite cache's file
+  /// gives; the error when a snapshot built in code does not decode.
+  var stored: Result<CustomerInfoSnapshot, SnapshotError>
+  /// What decisions are made from: the stored bytes' CustomerInfo when they decode.
+  var info: CustomerInfo
+  var entitlements: [String: EntitlementFacts]
+  var facts: SnapshotFacts
+  var sha256: [UInt8]
+
+  /// Validates `snapshot` as the SQLite cache's store does, before anything changes.
+  init(_ snapshot: CustomerInfoSnapshot, sizeLimit: Int) throws(CacheError) {
+    let size = snapshot.jsonData.count
+    guard size <= sizeLimit else {
+      throw .invalidSnapshot(
+        SnapshotError(path: "", problem: .tooLarge(size: size, limit: sizeLimit)))
+    }
+    stored = Result { () throws(SnapshotError) in
+      try CustomerInfoSnapshot(jsonData: snapshot.jsonData, sizeLimit: Int.max)
+    }
+    // The facts come from the bytes as stored, millisecond dates and all, as the file's rows
+    // do; only a snapshot that does not decode falls back to the value it was built from.
+    info = (try? stored.get())?.customerInfo ?? snapshot.customerInfo
+    entitlements = EntitlementFacts.table(for: info)
+    facts = SnapshotFacts(info)
+    do {
+      // The SQLite cache keeps a blocked installation's details as JSON and rejects the
+      // snapshot when they cannot be encoded; so does this cache.
+      _ = try DeviceBlockColumn.encode(facts)
+    } catch {
+      throw .invalidSnapshot(error)
+    }
+    sha256 = SHA256.hash(Array(snapshot.jsonData))
+  }
+
+  func decoded() throws(CacheError) -> CustomerInfoSnapshot {
+    switch stored {
+    case .success(let snapshot): return snapshot
+    case .failure(let error): throw .unreadableSnapshot(error)
+    }
+  }
+}

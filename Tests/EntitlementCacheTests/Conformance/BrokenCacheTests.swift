@@ -1,0 +1,203 @@
+import EntitlementCacheConformance
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// The kit has teeth: caches with a bug of the kind an SDK's own cache could have each fail
+/// the clause about it. Each failure is a known issue that must keep occurring: if a clause
+/// stopped catching its bug, the test would fail.
+@Suite("Conformance: the kit catches broken caches")
+struct BrokenCacheConformanceTests {
+  @Test("a cache that shows an empty scope the last stored scope's snapshot fails isolation")
+  func leakyScopes() throws {
+    let directory = try TemporaryDirectory()
+    let contract = CustomerInfoCacheContract { clock in
+      LeakyScopesCache(
+        try SQLiteCustomerInfoCache(
+          path: directory.path("cache-\(UUID().uuidString).sqlite"), clock: clock))
+    }
+    withKnownIssue("scope B is answered with scope A's data", isIntermittent: false) {
+      try contract.check(.scopeIsolation)
+    }
+  }
+
+  @Test("a cache whose reads do not raise the high-water mark fails the rollback clause")
+  func marksNotRaisedByReads() throws {
+    let contract = CustomerInfoCacheContract { clock in NaiveEvaluatorCache(clock: clock) }
+    withKnownIssue("a clock set back re-grants what a read saw end", isIntermittent: false) {
+      try contract.check(.clockRollback)
+    }
+    // Writes, scopes and decisions at a moving clock are right: only the marks are missing.
+    for clause in [.roundTrip, .scopeIsolation, .reEvaluation, .failClosed] as [Clause] {
+      try contract.check(clause)
+    }
+  }
+
+  @Test("a cache that ignores the boot clock fails the boot-clock clauses")
+  func noBootClock() throws {
+    let contract = CustomerInfoCacheContract { clock in
+      InMemoryCustomerInfoCache(clock: CacheClock(now: clock.now, bootInstant: { nil }))
+    }
+    withKnownIssue("offline time follows the wall clock alone", isIntermittent: false) {
+      try contract.check(.bootClock)
+    }
+    withKnownIssue("a boot-clock measure cannot survive a reboot", isIntermittent: false) {
+      try contract.check(.rollbackAcrossReboot)
+    }
+    try contract.check(.clockRollback)
+  }
+
+  @Test("a cache that decides once, at the time it was opened, fails re-evaluation")
+  func frozenClock() throws {
+    let contract = CustomerInfoCacheContract { clock in
+      InMemoryCustomerInfoCache(clock: .fixed(clock.now()))
+    }
+    withKnownIssue("expiry and staleness never arrive", isIntermittent: false) {
+      try contract.check(.reEvaluation)
+    }
+  }
+
+  @Test("a cache that trusts any policy fails the out-of-range policy clause")
+  func unvalidatedPolicy() throws {
+    let contract = CustomerInfoCacheContract { clock in NaiveEvaluatorCache(clock: clock) }
+    withKnownIssue("NaN compares false, so the offline window never ends", isIntermittent: false) {
+      try contract.check(.outOfRangePolicy)
+    }
+  }
+
+  typealias Clause = CustomerInfoCacheContract.Clause
+}
+
+/// Wraps a real cache, but a read of a scope that has nothing stored is answered with the
+/// scope stored last: "the previous user's access shows after switching users".
+final class LeakyScopesCache: CustomerInfoCache {
+  let base: any CustomerInfoCache
+  private let lastStored = Mutex<CacheScope?>(nil)
+
+  init(_ base: any CustomerInfoCache) {
+    self.base = base
+  }
+
+  private func target(_ scope: CacheScope) -> CacheScope {
+    let stored: CachedCustomerInfo?
+    do {
+      stored = try base.load(scope)
+    } catch {
+      return scope
+    }
+    guard stored == nil, let last = lastStored.withLock({ $0 }) else { return scope }
+    return last
+  }
+
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    try base.load(target(scope))
+  }
+
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    try base.store(snapshot, for: scope)
+    lastStored.withLock { $0 = scope }
+  }
+
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
+    try base.recordRefreshFailure(for: scope, reason: reason)
+  }
+
+  func remove(_ scope: CacheScope) throws(CacheError) {
+    try base.remove(scope)
+  }
+
+  func access(
+    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?
+  ) -> AccessDecision {
+    base.access(to: entitlement, for: target(scope), policy: policy)
+  }
+
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
+    base.activeEntitlementKeys(for: target(scope), policy: policy)
+  }
+
+  func evaluatedCustomerInfo(
+    for scope: CacheScope, policy: OfflinePolicy?
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    try base.evaluatedCustomerInfo(for: target(scope), policy: policy)
+  }
+}
+
+/// The cache an SDK author might write first from the public evaluator: a dictionary of
+/// snapshots and their bookkeeping, each read evaluated against the clock, but no read ever
+/// recorded as a device time seen, and any policy trusted.
+final class NaiveEvaluatorCache: CustomerInfoCache {
+  private let clock: CacheClock
+  private let scopes = Mutex<[CacheScope: CachedCustomerInfo]>([:])
+
+  init(clock: CacheClock) {
+    self.clock = clock
+  }
+
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    scopes.withLock { $0[scope] }
+  }
+
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    guard snapshot.jsonData.count <= CustomerInfoSnapshot.defaultSizeLimit else {
+      throw .invalidSnapshot(
+        SnapshotError(
+          path: "",
+          problem: .tooLarge(
+            size: snapshot.jsonData.count, limit: CustomerInfoSnapshot.defaultSizeLimit)))
+    }
+    let now = clock.now()
+    let bookkeeping = ScopeBookkeeping(
+      storedAt: now, serverTime: snapshot.customerInfo.requestDate, lastRefreshAttemptAt: now,
+      refreshBootInstant: clock.bootInstant(), snapshotSize: snapshot.jsonData.count)
+    scopes.withLock {
+      $0[scope] = CachedCustomerInfo(snapshot: snapshot, bookkeeping: bookkeeping)
+    }
+  }
+
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
+    let now = clock.now()
+    scopes.withLock { scopes in
+      var cached =
+        scopes[scope]
+        ?? CachedCustomerInfo(snapshot: nil, bookkeeping: ScopeBookkeeping(storedAt: nil))
+      cached.bookkeeping.lastRefreshAttemptAt = now
+      cached.bookkeeping.lastRefreshFailedAt = now
+      cached.bookkeeping.lastRefreshFailureReason = reason
+      cached.bookkeeping.deviceHighWaterMark = max(cached.bookkeeping.deviceHighWaterMark, now)
+      scopes[scope] = cached
+    }
+  }
+
+  func remove(_ scope: CacheScope) throws(CacheError) {
+    _ = scopes.withLock { $0.removeValue(forKey: scope) }
+  }
+
+  func access(
+    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?
+  ) -> AccessDecision {
+    let cached = scopes.withLock { $0[scope] }
+    return EntitlementEvaluator.decision(
+      for: entitlement, in: cached?.snapshot?.customerInfo, bookkeeping: cached?.bookkeeping,
+      now: clock.now(), bootInstant: clock.bootInstant(), policy: policy ?? .conservative)
+  }
+
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
+    (try? evaluatedCustomerInfo(for: scope, policy: policy))?.activeEntitlementKeys ?? []
+  }
+
+  func evaluatedCustomerInfo(
+    for scope: CacheScope, policy: OfflinePolicy?
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    guard let cached = scopes.withLock({ $0[scope] }), let snapshot = cached.snapshot else {
+      return nil
+    }
+    return EntitlementEvaluator.evaluate(
+      snapshot.customerInfo, bookkeeping: cached.bookkeeping, now: clock.now(),
+      bootInstant: clock.bootInstant(), policy: policy ?? .conservative)
+  }
+}
