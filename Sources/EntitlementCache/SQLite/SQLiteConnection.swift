@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -24,6 +25,9 @@ final class SQLiteConnection {
 
   let handle: SQLiteConnectionHandle
   let path: String
+  /// Tells this connection from every other one the process opened, even one at the same
+  /// address after this one is gone.
+  let serial = SQLiteConnection.serials.add(1, ordering: .relaxed).newValue
   private var statementCache: [String: SQLiteStatement] = [:]
 
   /// Opens (and, unless read-only, creates) the database at `path`.
@@ -60,6 +64,8 @@ final class SQLiteConnection {
       throw error
     }
   }
+
+  private static let serials = Atomic<UInt64>(0)
 
   deinit {
     // Statements must be finalized before the connection closes; emptying the cache does it.

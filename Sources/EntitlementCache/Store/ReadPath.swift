@@ -18,12 +18,18 @@ final class ReadPath {
   private let pointReader = PointReader()
   /// The writer's `data_version` at the last check; nil when unknown.
   private var dataVersion: Int64?
+  /// The ``SQLiteConnection/serial`` of the writer that `dataVersion` belongs to: a version
+  /// read from a writer since replaced (a damaged file moved aside) says nothing of this one.
+  private var writerSerial: UInt64?
 
-  /// - Parameter dataVersion: The writer's `data_version` when the cache opened, so a write by
-  ///   another connection before the first check is noticed too.
-  init(reader: SQLiteConnection, dataVersion: Int64?) {
+  /// - Parameters:
+  ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
+  ///     connection before the first check is noticed too.
+  ///   - writerSerial: That writer's serial.
+  init(reader: SQLiteConnection, dataVersion: Int64?, writerSerial: UInt64) {
     self.reader = reader
     self.dataVersion = dataVersion
+    self.writerSerial = writerSerial
   }
 
   deinit {
@@ -36,7 +42,10 @@ final class ReadPath {
   /// Drops every resident when `version` (the writer connection's `PRAGMA data_version`, which
   /// changes only when *another* connection commits) moved since the last check; nil, when the
   /// file could not be asked, trusts nothing resident.
-  func observe(dataVersion version: Int64?) {
+  func observe(dataVersion version: Int64?, writerSerial serial: UInt64?) {
+    // Asked before the read took this lock: a writer replaced meanwhile answered for a file
+    // that is gone, and recording its number against the new one could hide a later write.
+    guard serial == writerSerial else { return }
     guard let version else {
       residents.dropAll()
       return
@@ -49,12 +58,18 @@ final class ReadPath {
 
   /// Starts over on a new connection (the old file was damaged and moved aside), or on none
   /// (the cache closed): nothing resident, marked or prepared belongs to it.
-  func replaceReader(with reader: SQLiteConnection?, dataVersion version: Int64?) {
+  func replaceReader(
+    with reader: SQLiteConnection?, dataVersion version: Int64?, writerSerial serial: UInt64?
+  ) {
     pointReader.reset()
     self.reader = reader
     residents.removeAll()
     dataVersion = version
+    writerSerial = serial
   }
+
+  /// The serial of the writer the recorded `data_version` belongs to.
+  var currentWriterSerial: UInt64? { writerSerial }
 
   // MARK: Decisions
 

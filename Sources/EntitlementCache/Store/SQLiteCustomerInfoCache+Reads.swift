@@ -26,7 +26,9 @@ extension SQLiteCustomerInfoCache {
     }
     let version = otherConnectionsVersion()
     let decision = reads.withLock { path in
-      if let version { path.observe(dataVersion: version) }
+      if let version {
+        path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
+      }
       return path.decision(
         entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules)
     }
@@ -53,7 +55,9 @@ extension SQLiteCustomerInfoCache {
     }
     let version = otherConnectionsVersion()
     let keys = reads.withLock { path -> Result<Set<String>, ReadFailure> in
-      if let version { path.observe(dataVersion: version) }
+      if let version {
+        path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
+      }
       let resident: ResidentScope
       do throws(ReadFailure) {
         resident = try path.completeResident(scope)
@@ -181,26 +185,27 @@ extension SQLiteCustomerInfoCache {
   }
 
   /// Asks the writer connection whether another connection committed, at most once per
-  /// ``CacheConfiguration/crossProcessCheckInterval``: nil when no check is due or a write
-  /// holds the writer right now (the next check asks); `.some(nil)` when the file could not be
-  /// asked, which trusts nothing resident.
+  /// ``CacheConfiguration/crossProcessCheckInterval``, with the serial of the writer asked: nil
+  /// when no check is due, a write holds the writer right now (the next check asks) or the
+  /// cache is closed; a nil `dataVersion` when the file could not be asked, which trusts
+  /// nothing resident.
   ///
   /// The writer connection is used because its `data_version` ignores this cache's own
   /// commits, whose results are already installed in memory. It is asked before the read
   /// takes the reads lock, never while holding it: that is the lock order.
-  func otherConnectionsVersion() -> Int64?? {
+  func otherConnectionsVersion() -> (dataVersion: Int64?, writer: UInt64)? {
     guard watch.isDue else { return nil }
-    let asked = writer.withLockIfAvailable { connection -> Int64? in
+    let asked = writer.withLockIfAvailable { connection -> (Int64?, UInt64)? in
       guard let connection else { return nil }
-      return try? connection.scalarInt("PRAGMA data_version")
+      return (try? connection.scalarInt("PRAGMA data_version"), connection.serial)
     }
     // Busy or not, the attempt counts: retrying on every read while a write holds the lock
     // cost each read a failed try-lock, a system call, for as long as the write lasted. The
     // write is this cache's own, whose result memory holds; another process's commit meanwhile
     // is seen at the next check, one interval later.
     watch.checked()
-    guard let asked else { return nil }
-    return .some(asked)
+    guard let asked, let answer = asked else { return nil }
+    return answer
   }
 
   /// Keeps why a read failed for ``lastReadFailure`` and hands it to

@@ -217,7 +217,8 @@ extension SQLiteCustomerInfoCache {
         throw .storage(.open, error)
       }
       writerConnection = placeholder.writer
-      state.replaceReader(with: placeholder.reader, dataVersion: nil)
+      state.replaceReader(
+        with: placeholder.reader, dataVersion: nil, writerSerial: placeholder.writer.serial)
       let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock)
         .replaceDamaged(cause)
       let version: Int64
@@ -227,7 +228,8 @@ extension SQLiteCustomerInfoCache {
         throw .storage(.open, error)
       }
       writerConnection = opened.writer
-      state.replaceReader(with: opened.reader, dataVersion: version)
+      state.replaceReader(
+        with: opened.reader, dataVersion: version, writerSerial: opened.writer.serial)
       damage.withLock { $0 = opened.damage }
     }
   }

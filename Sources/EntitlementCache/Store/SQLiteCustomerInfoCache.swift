@@ -81,7 +81,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
       throw .storage(.open, error)
     }
     writer = Locked(opened.writer)
-    reads = Locked(ReadPath(reader: opened.reader, dataVersion: dataVersion))
+    reads = Locked(
+      ReadPath(
+        reader: opened.reader, dataVersion: dataVersion, writerSerial: opened.writer.serial))
     // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
     watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
     if configuration.pruneOnOpen {
@@ -112,7 +114,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
           flushFailure = .storage(.flush, error)
         }
       }
-      reads.withLock { $0.replaceReader(with: nil, dataVersion: nil) }
+      reads.withLock { $0.replaceReader(with: nil, dataVersion: nil, writerSerial: nil) }
       connection = nil
       if let flushFailure { throw flushFailure }
     }

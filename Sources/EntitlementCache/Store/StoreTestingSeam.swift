@@ -52,9 +52,16 @@ struct StoreTestingSeam {
     _ = try residentFacts(scope)
   }
 
+  /// Hands the read path a `data_version` read from a writer that is not the cache's own now.
+  func observeFromAnotherWriter(dataVersion: Int64?) {
+    cache.reads.withLock { $0.observe(dataVersion: dataVersion, writerSerial: .max) }
+  }
+
   /// Hands the read path a `data_version` as the cross-connection check would.
   func observe(dataVersion: Int64?) {
-    cache.reads.withLock { $0.observe(dataVersion: dataVersion) }
+    cache.reads.withLock {
+      $0.observe(dataVersion: dataVersion, writerSerial: $0.currentWriterSerial)
+    }
   }
 
   /// The read marks memory holds that the file does not have yet.

@@ -261,6 +261,20 @@ struct CrossConnectionInvalidationTests {
     #expect(seam.residentCount == 0)
   }
 
+  /// A version read from a writer since replaced (the file was damaged and moved aside while
+  /// a read waited for the reads lock) is not recorded against the new writer.
+  @Test func aVersionFromAReplacedWriterIsIgnored() throws {
+    let directory = try TemporaryDirectory()
+    let (cache, baseline) = try Self.cache(directory)
+    let seam = cache.testingSeam
+    try seam.readIntoMemory(Fixture.scopeA)
+    seam.observeFromAnotherWriter(dataVersion: baseline + 7)
+    #expect(seam.isResident(Fixture.scopeA))
+    // The baseline is still the writer's own: its unchanged version keeps the residents.
+    seam.observe(dataVersion: baseline)
+    #expect(seam.isResident(Fixture.scopeA))
+  }
+
   @Test func droppedResidentsKeepTheirUnpersistedReadTime() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
