@@ -18,7 +18,7 @@ final class CrossConnectionWatch: Sendable {
   }
 
   /// Whether it is time to check.
-  var isDue: Bool {
+  @inline(__always) var isDue: Bool {
     MonotonicClock.nanoseconds() &- lastCheck.load(ordering: .relaxed) >= interval
   }
 

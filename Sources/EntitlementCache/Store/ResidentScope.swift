@@ -153,7 +153,7 @@ extension ResidentScope {
   /// - Parameter boot: Read only when the refresh recorded a boot-clock reading: most scopes
   ///   spare the hot read a second clock call. It runs under the reads lock, so an injected
   ///   boot clock must not call back into the cache.
-  func clockReading(
+  @inline(__always) func clockReading(
     now: Date, boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> ClockReading {
     var bootElapsed: TimeInterval?

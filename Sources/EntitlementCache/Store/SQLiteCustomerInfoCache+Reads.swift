@@ -24,7 +24,8 @@ extension SQLiteCustomerInfoCache {
       }
       rules = policy
     }
-    let version = otherConnectionsVersion()
+    // The due test inline: the hot read pays a clock read and a load, not a call.
+    let version = watch.isDue ? otherConnectionsVersion() : nil
     let decision = reads.withLock { path in
       if let version {
         path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
