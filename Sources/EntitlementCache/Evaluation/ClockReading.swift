@@ -31,8 +31,6 @@ struct ClockReading: Sendable, Hashable {
   /// diagnostic only, never because the server's clock is ahead; it never grants or denies by
   /// itself.
   var rollbackSuspected: Bool
-  /// Whether ``elapsed`` came from the boot clock.
-  var usesBootClock: Bool
   /// ``ScopeBookkeeping/serverOffset`` in whole seconds, for the evidence.
   var clockOffset: Int?
 
@@ -52,19 +50,15 @@ struct ClockReading: Sendable, Hashable {
     now: Date, deviceHighWaterMark: Date?, storedAt: Date?, serverTime: Date?,
     bootElapsed: TimeInterval?, clockOffset: Int?, tolerance: TimeInterval
   ) {
-    var seen = deviceHighWaterMark
     self.clockOffset = clockOffset
-    if let storedAt, let bootElapsed {
-      elapsed = max(0, bootElapsed)
-      usesBootClock = true
+    let bootMeasured = storedAt == nil ? nil : bootElapsed.map { max(0, $0) }
+    var seen = deviceHighWaterMark
+    if let storedAt, let bootMeasured {
       // What the device clock would read had nobody set it: a device time the cache has now
       // seen, so the mark it raises keeps the boot clock's measure past a reboot, where only
       // the wall clock is left.
-      let measured = storedAt.addingTimeInterval(elapsed)
+      let measured = storedAt.addingTimeInterval(bootMeasured)
       seen = seen.map { max($0, measured) } ?? measured
-    } else {
-      elapsed = 0
-      usesBootClock = false
     }
     if let seen {
       effectiveDeviceNow = max(now, seen)
@@ -74,12 +68,11 @@ struct ClockReading: Sendable, Hashable {
       rollbackSuspected = false
     }
     guard let storedAt else {
+      elapsed = 0
       serverNow = effectiveDeviceNow
       return
     }
-    if !usesBootClock {
-      elapsed = max(0, effectiveDeviceNow.timeIntervalSince(storedAt))
-    }
+    elapsed = bootMeasured ?? max(0, effectiveDeviceNow.timeIntervalSince(storedAt))
     serverNow = (serverTime ?? storedAt).addingTimeInterval(elapsed)
   }
 
@@ -129,7 +122,5 @@ extension ScopeBookkeeping {
 
 /// `interval` rounded to whole seconds, clamped to `Int`'s range rather than trapping.
 func wholeSeconds(_ interval: TimeInterval) -> Int {
-  let rounded = interval.rounded()
-  guard rounded.isFinite, abs(rounded) < 9.2e18 else { return interval < 0 ? .min : .max }
-  return Int(rounded)
+  Int(Int64(clamping: interval.rounded()))
 }

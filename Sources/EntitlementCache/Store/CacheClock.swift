@@ -74,9 +74,7 @@ extension BootInstant {
   /// ``sinceBoot`` in whole milliseconds, floored, as the file keeps it; clamped rather than
   /// trapping on a non-finite or out-of-range value from an injected clock.
   var milliseconds: Int64 {
-    let scaled = (sinceBoot * 1000).rounded(.down)
-    guard scaled.isFinite, abs(scaled) < 9.2e18 else { return sinceBoot < 0 ? .min : .max }
-    return Int64(scaled)
+    Int64(clamping: (sinceBoot * 1000).rounded(.down))
   }
 
   /// The reading as the file keeps it, so memory holds exactly what a read of the row gives.

@@ -75,10 +75,10 @@ public struct CacheInspector: Sendable {
     let (clock, reads) = (cache.clock, cache.reads)
     let now = clock.now()
     let rules = try cache.resolve(policy).get()
-    guard cache.reads.withLock({ $0.reader != nil }) else { throw .closed }
+    let summaries: [ScopeSummary]?
     do {
-      return try reads.withLock { path throws(SQLiteError) in
-        guard let reader = path.reader else { return [] }
+      summaries = try reads.withLock { path throws(SQLiteError) -> [ScopeSummary]? in
+        guard let reader = path.reader else { return nil }
         return try reader.withStatement(ScopeSQL.scopeSummaries) { statement throws(SQLiteError) in
           var summaries: [ScopeSummary] = []
           while try statement.step() {
@@ -113,6 +113,9 @@ public struct CacheInspector: Sendable {
     } catch {
       throw .storage(.listScopes, error)
     }
+    // No reader: the cache was closed, which is not an empty file.
+    guard let summaries else { throw .closed }
+    return summaries
   }
 
   /// Deletes the scope whose hash starts with `hexPrefix` and returns its full key; nil when

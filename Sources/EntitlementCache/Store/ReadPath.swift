@@ -20,7 +20,7 @@ final class ReadPath {
   private var dataVersion: Int64?
   /// The ``SQLiteConnection/serial`` of the writer that `dataVersion` belongs to: a version
   /// read from a writer since replaced (a damaged file moved aside) says nothing of this one.
-  private var writerSerial: UInt64?
+  private(set) var writerSerial: UInt64?
 
   /// - Parameters:
   ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
@@ -67,9 +67,6 @@ final class ReadPath {
     dataVersion = version
     writerSerial = serial
   }
-
-  /// The serial of the writer the recorded `data_version` belongs to.
-  var currentWriterSerial: UInt64? { writerSerial }
 
   // MARK: Decisions
 

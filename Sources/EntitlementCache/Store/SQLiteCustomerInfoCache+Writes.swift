@@ -135,17 +135,7 @@ extension SQLiteCustomerInfoCache {
   /// ``CacheConfiguration/persistsReadTimeBookkeeping`` is false: no transaction is opened,
   /// so releasing a cache that only read never waits for another process's write lock.
   public func flush() throws(CacheError) {
-    let marks =
-      configuration.persistsReadTimeBookkeeping
-      ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
-    guard !marks.isEmpty else {
-      // Still an error on a closed cache, as every write is.
-      try writer.withLock { connection throws(CacheError) in
-        if connection == nil { throw .closed }
-      }
-      return
-    }
-    try write(.flush, scope: nil) { _, _ throws(SQLiteError) in { _ in } }
+    try write(.flush, scope: nil, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
   }
 
   /// Runs `body` in a write transaction together with the pending read-time bookkeeping, then
@@ -155,14 +145,17 @@ extension SQLiteCustomerInfoCache {
   /// When SQLite finds the file damaged and the configuration says `.moveAside`, the damaged
   /// file is moved aside, a new empty database takes its place, and the write is tried once
   /// more there: a refresh is what brings a damaged cache back.
+  ///
+  /// - Parameter onlyReadMarks: The write is the read marks alone (a flush): with none to
+  ///   persist, no transaction is opened.
   func write(
-    _ operation: CacheOperation, scope: CacheScope?,
+    _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
   ) throws(CacheError) {
     try writer.withLock { connection throws(CacheError) in
       guard var open = connection else { throw .closed }
       do throws(SQLiteError) {
-        try attemptWrite(on: open, body)
+        try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
       } catch {
         guard error.isDamage, configuration.damageHandling == .moveAside else {
           throw .storage(operation, error)
@@ -170,7 +163,7 @@ extension SQLiteCustomerInfoCache {
         try replaceDamagedFile(&open, cause: error)
         connection = open
         do throws(SQLiteError) {
-          try attemptWrite(on: open, body)
+          try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
         } catch {
           throw .storage(operation, error)
         }
@@ -179,7 +172,7 @@ extension SQLiteCustomerInfoCache {
   }
 
   func attemptWrite(
-    on connection: SQLiteConnection,
+    on connection: SQLiteConnection, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
   ) throws(SQLiteError) {
     // What reads learned goes to the file only when the configuration says so: an inspection
@@ -187,6 +180,8 @@ extension SQLiteCustomerInfoCache {
     let marks =
       configuration.persistsReadTimeBookkeeping
       ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
+    // Releasing a cache that only read must not wait for another process's write lock.
+    if onlyReadMarks, marks.isEmpty { return }
     let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadPath) -> Void in
       try ReadMarks.persist(marks, on: connection)
       return try body(connection, marks)

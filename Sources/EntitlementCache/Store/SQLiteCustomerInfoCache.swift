@@ -106,13 +106,10 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     try writer.withLock { connection throws(CacheError) in
       guard let open = connection else { return }
       var flushFailure: CacheError?
-      let hasMarks = reads.withLock { !$0.residents.unpersistedMarks().isEmpty }
-      if configuration.persistsReadTimeBookkeeping, hasMarks {
-        do throws(SQLiteError) {
-          try attemptWrite(on: open) { _, _ throws(SQLiteError) in { _ in } }
-        } catch {
-          flushFailure = .storage(.flush, error)
-        }
+      do throws(SQLiteError) {
+        try attemptWrite(on: open, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
+      } catch {
+        flushFailure = .storage(.flush, error)
       }
       reads.withLock { $0.replaceReader(with: nil, dataVersion: nil, writerSerial: nil) }
       connection = nil

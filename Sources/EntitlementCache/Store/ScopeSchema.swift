@@ -6,15 +6,15 @@ import CSQLite
   import Foundation
 #endif
 
-/// The scope and entitlement tables as the store reads and writes them: every column is named
-/// once here, and every statement, bind and row reader is built from these names.
-///
-/// `Migrations/` stays the source of the schema; this is the store's one view of it. A result
-/// column's raw value is its index in the statements that return it, and a parameter's raw
-/// value is its bind index, so reading or binding by name costs nothing over a number. The
-/// statements are generated from the cases in raw-value order; `ScopeSchemaTests` checks that
-/// each list is contiguous, so adding a column is one case and its name.
-enum ScopeSchema {}
+// The scope and entitlement tables as the store reads and writes them: every column is named
+// once here, and every statement (ScopeSQL), bind and row reader (ScopeHeader) is built from
+// these names.
+//
+// `Migrations/` stays the source of the schema; this is the store's one view of it. A result
+// column's raw value is its index in the statements that return it, and a parameter's raw
+// value is its bind index, so reading or binding by name costs nothing over a number. The
+// statements are generated from the cases in raw-value order; `ScopeSchemaTests` checks that
+// each list is contiguous, so adding a column is one case and its name.
 
 /// A column of a result row; its raw value is the column's index.
 protocol ResultColumn {
@@ -210,7 +210,6 @@ enum ReadMarksParameter: Int32, CaseIterable, StatementParameter {
 }
 
 extension SQLiteStatement {
-  func isNull(_ column: some ResultColumn) -> Bool { isNull(column.rawValue) }
   func int64(_ column: some ResultColumn) -> Int64 { int64(column.rawValue) }
   func optionalInt64(_ column: some ResultColumn) -> Int64? { optionalInt64(column.rawValue) }
   func string(_ column: some ResultColumn) -> String? { string(column.rawValue) }

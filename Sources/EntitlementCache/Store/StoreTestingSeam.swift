@@ -60,7 +60,7 @@ struct StoreTestingSeam {
   /// Hands the read path a `data_version` as the cross-connection check would.
   func observe(dataVersion: Int64?) {
     cache.reads.withLock {
-      $0.observe(dataVersion: dataVersion, writerSerial: $0.currentWriterSerial)
+      $0.observe(dataVersion: dataVersion, writerSerial: $0.writerSerial)
     }
   }
 

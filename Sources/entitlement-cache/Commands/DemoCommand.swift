@@ -150,8 +150,7 @@ enum DemoCommand: Command {
     }
     if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
     if let offset = evidence.clockOffset, offset != 0 {
-      let sign = offset > 0 ? "+" : "-"
-      parts.append("clock offset \(sign)\(TextOutput.duration(TimeInterval(offset.magnitude)))")
+      parts.append("clock offset \(TextOutput.signedDuration(offset))")
       parts.append("server time \(serverNow.iso8601)")
     }
     return parts.isEmpty ? ["no evidence: nothing is stored for this scope"] : parts

@@ -46,8 +46,13 @@ enum TextOutput {
     guard let seconds else { return none }
     guard seconds != 0 else { return "0 s" }
     let side = seconds > 0 ? "ahead of" : "behind"
-    return "\(seconds > 0 ? "+" : "-")\(duration(TimeInterval(seconds.magnitude))) "
-      + "(the server's clock was \(side) this device's at the last refresh)"
+    return "\(signedDuration(seconds)) (the server's clock was \(side) this device's at the "
+      + "last refresh)"
+  }
+
+  /// `+20 d`, `-10 m`: a whole number of seconds with its sign, in one unit.
+  static func signedDuration(_ seconds: Int) -> String {
+    "\(seconds > 0 ? "+" : "-")\(duration(TimeInterval(seconds.magnitude)))"
   }
 
   /// `512 B`, `48.0 KiB`, `1.5 MiB`.
