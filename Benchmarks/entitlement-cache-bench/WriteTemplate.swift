@@ -4,10 +4,9 @@ import Foundation
 /// The rows `store` wrote for the workload's first scope, read back once so the raw write
 /// baseline writes byte-identical values without re-deriving them from the snapshot.
 ///
-/// Which value each parameter of the library's SQL takes is read from that SQL's own column
-/// and VALUES lists, not numbered here: the library names its parameters in one place
-/// (ScopeSchema) and may renumber them, and a baseline bound by stale numbers would write
-/// the wrong columns or fail.
+/// Which value each parameter takes comes from the library's own parameter definitions
+/// (`ScopeSchema.swift`, the one place that numbers them), not numbered here: a baseline
+/// bound by stale numbers would write the wrong columns or fail.
 struct TemplateRows {
   /// What one parameter of ``upsertSQL`` is bound to on each write.
   enum ScopeValue {
@@ -33,32 +32,32 @@ struct TemplateRows {
   /// The insert the library runs for each entitlement of a snapshot.
   static let insertSQL = ScopeSQL.insertEntitlement
 
-  /// The scope columns a write sets to its own time, and to its revision.
-  private static let writeTimeColumns: Set = [
-    "stored_at", "last_refresh_attempt_at", "high_water_mark", "last_used_at",
-  ]
-  private static let revisionColumns: Set = ["revision", "refresh_revision"]
-
   init(path: String) throws {
     let database = try RawDatabase(path: path, readOnly: true)
-    let scope = try Self.parameters(of: Self.upsertSQL, table: "scope")
-    let storedColumns = scope.filter { Self.role(of: $0.column) == .template }.map(\.column)
+    // Each parameter with the column it fills: the identity's, then the snapshot's (a
+    // parameter that fills several columns, the write time, is read from the first).
+    var columns: [(index: Int32, column: String, value: SnapshotParameter?)] = zip(
+      ScopeIdentityParameter.allCases, ScopeIdentityParameter.columns
+    ).map { ($0.rawValue, $1, nil) }
+    for parameter in SnapshotParameter.allCases {
+      guard let column = SnapshotParameter.assignments.first(where: { $0.value == parameter })
+      else { throw BenchError.wrongAnswer("\(parameter) fills no column") }
+      columns.append((parameter.rawValue, column.column, parameter))
+    }
+    let storedColumns = columns.filter { Self.isTemplate($0) }.map(\.column)
     let stored = try Self.firstRow(
       database, storedColumns, from: "scope", where: "id = 1", what: "template scope")
-    scopeParameters = scope.map { index, column in
-      switch Self.role(of: column) {
-      case .key: (index, .key)
-      case .writeTime: (index, .writeTime)
+    scopeParameters = columns.map { index, column, parameter in
+      switch parameter {
+      case .refreshedAt: (index, .writeTime)
       case .revision: (index, .revision)
-      case .template: (index, .stored(stored[column] ?? .null))
+      case nil where column == "scope_key": (index, .key)
+      default: (index, .stored(stored[column] ?? .null))
       }
     }
 
-    let entitlement = try Self.parameters(of: Self.insertSQL, table: "entitlement")
-    guard let scopeID = entitlement.first(where: { $0.column == "scope_id" })?.index else {
-      throw BenchError.wrongAnswer("the entitlement insert binds no scope_id")
-    }
-    entitlementScopeID = scopeID
+    entitlementScopeID = EntitlementParameter.scopeID.rawValue
+    let entitlement = EntitlementParameter.allCases.map { (index: $0.rawValue, column: $0.column) }
     let rowParameters = entitlement.filter { $0.column != "scope_id" }
     let rows = try database.prepare(
       "SELECT \(rowParameters.map(\.column).joined(separator: ", ")) FROM entitlement"
@@ -96,53 +95,15 @@ struct TemplateRows {
     }
   }
 
-  /// What a column takes on each write.
-  private enum Role {
-    case key, writeTime, revision, template
-  }
-
-  private static func role(of column: String) -> Role {
-    if column == "scope_key" { return .key }
-    if writeTimeColumns.contains(column) { return .writeTime }
-    if revisionColumns.contains(column) { return .revision }
-    return .template
-  }
-
-  /// The parameters of `INSERT INTO table (columns) VALUES (?N, ...)` in `sql`, each with
-  /// the first column it is assigned to, in parameter order. A parameter assigned to several
-  /// columns (the write time, the revision) must mean the same for all of them.
-  private static func parameters(
-    of sql: String, table: String
-  ) throws -> [(index: Int32, column: String)] {
-    func list(after marker: String, in text: Substring) -> (items: [String], rest: Substring)? {
-      guard let start = text.range(of: marker),
-        let close = text[start.upperBound...].firstIndex(of: ")")
-      else { return nil }
-      let items = text[start.upperBound..<close].split(separator: ",").map {
-        $0.trimmingCharacters(in: .whitespacesAndNewlines)
-      }
-      return (items, text[close...])
+  /// Whether the column takes the template row's value, not one of each write's own.
+  private static func isTemplate(
+    _ column: (index: Int32, column: String, value: SnapshotParameter?)
+  ) -> Bool {
+    switch column.value {
+    case .refreshedAt, .revision: false
+    case nil: column.column != "scope_key"
+    default: true
     }
-    guard let columns = list(after: "INSERT INTO \(table) (", in: sql[...]),
-      let values = list(after: "VALUES (", in: columns.rest),
-      columns.items.count == values.items.count
-    else {
-      throw BenchError.wrongAnswer("cannot read the parameters of: \(sql)")
-    }
-    var byIndex: [Int32: String] = [:]
-    for (column, value) in zip(columns.items, values.items) {
-      guard value.hasPrefix("?"), let index = Int32(value.dropFirst()) else {
-        throw BenchError.wrongAnswer("\(column) is not bound to a numbered parameter: \(sql)")
-      }
-      if let first = byIndex[index] {
-        guard role(of: first) == role(of: column), role(of: column) != .template else {
-          throw BenchError.wrongAnswer("?\(index) is both \(first) and \(column)")
-        }
-        continue
-      }
-      byIndex[index] = column
-    }
-    return byIndex.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
   }
 
   /// The named columns of the first row of `table` matching `condition`.

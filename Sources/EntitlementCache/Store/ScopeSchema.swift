@@ -131,23 +131,24 @@ enum SummaryColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// A statement parameter; its raw value is the bind index.
-protocol StatementParameter {
+/// A statement parameter; its raw value is the bind index. `package`, with the write
+/// statements' parameters, so the benchmark's raw-C baseline binds exactly what the store binds.
+package protocol StatementParameter {
   var rawValue: Int32 { get }
 }
 
 /// The scope's identity, bound the same way by every statement that creates a row.
-enum ScopeIdentityParameter: Int32, CaseIterable, StatementParameter {
+package enum ScopeIdentityParameter: Int32, CaseIterable, StatementParameter {
   case scopeKey = 1, sdkKeyHash, userHash, installationHash, environment
 
   /// The identity columns, in parameter order: a write never changes them.
-  static let columns = [
+  package static let columns = [
     "scope_key", "sdk_key_hash", "user_hash", "installation_hash", "environment",
   ]
 }
 
 /// The snapshot upsert's parameters, after the identity's.
-enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
+package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
   /// The refresh's device time: stored_at, the refresh attempt, the reset high-water mark and
   /// a use, all at once.
   case refreshedAt = 6
@@ -158,7 +159,7 @@ enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
   case bootSession, bootUptime
 
   /// Every column the upsert sets, with the parameter it takes.
-  static let assignments: [(column: String, value: SnapshotParameter)] = [
+  package static let assignments: [(column: String, value: SnapshotParameter)] = [
     ("stored_at", .refreshedAt), ("server_time", .requestDate),
     ("last_refresh_attempt_at", .refreshedAt), ("high_water_mark", .refreshedAt),
     ("last_used_at", .refreshedAt), ("snapshot", .snapshot), ("snapshot_size", .snapshotSize),
@@ -184,11 +185,11 @@ enum RefreshFailureParameter: Int32, CaseIterable, StatementParameter {
 }
 
 /// One normalized entitlement row's parameters.
-enum EntitlementParameter: Int32, CaseIterable, StatementParameter {
+package enum EntitlementParameter: Int32, CaseIterable, StatementParameter {
   case scopeID = 1, key, status, expiresAt, graceExpiresAt, verifiedAt, source, productID
   case willRenew, claimHint
 
-  var column: String {
+  package var column: String {
     switch self {
     case .scopeID: "scope_id"
     case .key: "key"
