@@ -24,6 +24,11 @@ public struct EvaluatedCustomerInfo: Sendable, Hashable {
   public var estimatedServerTime: Date
   /// The scope's bookkeeping.
   public var bookkeeping: ScopeBookkeeping
+  /// How long, in device time, until time alone could change this evaluation: the first
+  /// boundary ahead among every decision's `validUntil`, the access context's expiry,
+  /// `staleAfter` and `maxSnapshotAge`. Nil when none is ahead. The refresh client schedules its
+  /// republish here, so a stream flips `pro` at its expiry with no network.
+  public var timeToNextBoundary: TimeInterval?
 
   /// Served from cache after a failed refresh.
   public var isComputedOffline: Bool { freshness == .offline }

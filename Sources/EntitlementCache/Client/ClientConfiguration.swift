@@ -1,0 +1,55 @@
+/// How the refresh client behaves. Every field has a documented default.
+public struct ClientConfiguration: Sendable {
+  /// The entitlement keys every ``ClientState`` carries decisions for. Keys asked through
+  /// ``EntitlementClient/accessUpdates(to:)`` are added while someone listens. Default none.
+  public var watchedEntitlements: Set<String> = []
+  /// The policy reads use; nil for the cache's own. Default nil.
+  public var policy: OfflinePolicy?
+  /// How long after a refresh a snapshot is due again while the app is in the background.
+  /// In the foreground the policy's `staleAfter` decides. Default 25 hours.
+  public var backgroundStaleAfter: Duration = .seconds(25 * 3600)
+  /// The longest random delay before a refresh started from the background, so a fleet of
+  /// devices woken together does not call the server together. Default 5 seconds.
+  public var backgroundJitter: Duration = .seconds(5)
+  /// The first retry delay after a failed fetch; each failure doubles it. Default 1 second.
+  public var retryInitialDelay: Duration = .seconds(1)
+  /// The longest retry delay. Default 5 minutes.
+  public var retryMaxDelay: Duration = .seconds(300)
+  /// How often, in the foreground, the client looks for a write by another process sharing
+  /// the cache (a widget, an extension) and publishes it. Nil: never. Default 1 second.
+  public var crossProcessCheckInterval: Duration? = .seconds(1)
+  /// Whether ``EntitlementClient/logOut()`` removes the previous user's snapshot (shared
+  /// devices). Default true.
+  public var removesSnapshotOnLogOut = true
+
+  /// The defaults.
+  public init() {}
+
+  /// Checks every value. ``EntitlementClient`` calls it.
+  ///
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` naming the first bad field.
+  public func validate() throws(CacheError) {
+    let durations: [(String, Duration?)] = [
+      ("backgroundStaleAfter", backgroundStaleAfter), ("backgroundJitter", backgroundJitter),
+      ("retryInitialDelay", retryInitialDelay), ("retryMaxDelay", retryMaxDelay),
+      ("crossProcessCheckInterval", crossProcessCheckInterval),
+    ]
+    for (field, value) in durations {
+      if let value, value < .zero {
+        throw .invalidConfiguration(field: field, problem: "must not be negative")
+      }
+    }
+    if retryInitialDelay <= .zero {
+      throw .invalidConfiguration(field: "retryInitialDelay", problem: "must be positive")
+    }
+    if retryMaxDelay < retryInitialDelay {
+      throw .invalidConfiguration(
+        field: "retryMaxDelay", problem: "must not be less than retryInitialDelay")
+    }
+    if let interval = crossProcessCheckInterval, interval <= .zero {
+      throw .invalidConfiguration(
+        field: "crossProcessCheckInterval", problem: "must be positive (nil turns it off)")
+    }
+    if let policy { try policy.validate(prefix: "policy.") }
+  }
+}

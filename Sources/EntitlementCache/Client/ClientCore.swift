@@ -1,0 +1,115 @@
+/// The refresh client's mutable state, held under its one lock.
+struct ClientCore {
+  var identity: ClientIdentity
+  /// Counts identity changes. A request captures it; a scope removed by `logOut` records the
+  /// epoch it was removed at, so answers to requests made before are dropped.
+  var epoch: UInt64 = 0
+  var phase: AppPhase = .foreground
+  var started = false
+  var stopped = false
+  /// The state last published, which new subscribers get first.
+  var published: ClientState?
+  var stateSubscribers: [Int: AsyncStream<ClientState>.Continuation] = [:]
+  var accessSubscribers: [Int: AccessSubscriber] = [:]
+  var reportSubscribers: [Int: AsyncStream<RefreshReport>.Continuation] = [:]
+  private var lastID = 0
+  /// The fetch in flight and the one queued behind it, per scope.
+  var flights: [ScopeKey: ScopeFlights] = [:]
+  /// Scopes `logOut` removed, with the epoch of the removal.
+  var removedScopes: [ScopeKey: UInt64] = [:]
+  /// Every task the client started and that has not ended, so `stop()` cancels them all.
+  var tasks: [Int: Task<Void, Never>] = [:]
+  var boundaryTimer: ClientTask?
+  var crossProcessCheck: ClientTask?
+  var retry = RetrySchedule()
+
+  init(identity: ClientIdentity) {
+    self.identity = identity
+  }
+
+  mutating func nextSubscriberID() -> Int {
+    lastID += 1
+    return lastID
+  }
+
+  /// Empties every subscriber list and returns the call that ends their streams, to be made
+  /// after the lock is released: ending a stream runs its termination handler, which takes the
+  /// lock again.
+  mutating func takeSubscribers() -> () -> Void {
+    let states = Array(stateSubscribers.values)
+    let accesses = accessSubscribers.values.map(\.continuation)
+    let reports = Array(reportSubscribers.values)
+    stateSubscribers = [:]
+    accessSubscribers = [:]
+    reportSubscribers = [:]
+    return {
+      for continuation in states { continuation.finish() }
+      for continuation in accesses { continuation.finish() }
+      for continuation in reports { continuation.finish() }
+    }
+  }
+}
+
+/// A task the client started for one job (a timer, the cross-process check, a retry), which
+/// replacing or stopping cancels.
+struct ClientTask {
+  let id: Int
+  let task: Task<Void, Never>
+
+  func cancel() { task.cancel() }
+}
+
+/// The fetch in flight for one scope, and the one that starts when it ends for flows that need
+/// a fetch started after them.
+struct ScopeFlights {
+  var current: Flight?
+  var queued: Flight?
+}
+
+/// One `accessUpdates(to:)` stream: its key and the decision it last delivered.
+struct AccessSubscriber {
+  let entitlement: String
+  let continuation: AsyncStream<AccessDecision>.Continuation
+  private var last: AccessDecision?
+
+  init(entitlement: String, continuation: AsyncStream<AccessDecision>.Continuation) {
+    self.entitlement = entitlement
+    self.continuation = continuation
+  }
+
+  /// Yields `decision` unless it says what the last one said.
+  mutating func deliver(_ decision: AccessDecision) {
+    if let last, last.saysTheSame(as: decision) { return }
+    last = decision
+    continuation.yield(decision)
+  }
+}
+
+/// Backed-off retries after failed fetches (DESIGN §10 item 9): the first after the initial
+/// delay, each next one twice as late up to the maximum, each scaled by a random factor in
+/// 0.75..<1.25 (and still capped) so devices that failed together do not retry together.
+struct RetrySchedule {
+  var failures = 0
+  var pending: ClientTask?
+
+  mutating func cancel() {
+    pending?.cancel()
+    pending = nil
+  }
+
+  mutating func reset() {
+    cancel()
+    failures = 0
+  }
+
+  /// The delay before the retry after one more failure.
+  mutating func nextDelay(
+    initial: Duration, maximum: Duration, randomFraction: Double
+  ) -> Duration {
+    failures += 1
+    let doublings = min(failures - 1, 40)
+    let base = min(initial.seconds * Double(1 << doublings), maximum.seconds)
+    let jittered = min(base * (0.75 + 0.5 * randomFraction), maximum.seconds)
+    return .ceilingMilliseconds(jittered)
+  }
+}

@@ -1,0 +1,41 @@
+/// Who the client fetches for: the SDK key, installation and store environment of the app, and
+/// the current app-user ID.
+public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
+  /// The SDK key.
+  public let sdkKey: String
+  /// The installation ID.
+  public let installationID: String
+  /// The store environment.
+  public let environment: StoreEnvironment
+  /// The app-user ID, sent with requests and never stored raw.
+  public let appUserID: String
+  /// The scope of this identity: the hashes of all four parts.
+  public let scope: CacheScope
+
+  /// An identity; its scope is hashed once, here.
+  ///
+  /// - Throws: ``ScopeError`` when a part is empty.
+  public init(
+    sdkKey: String, installationID: String, environment: StoreEnvironment, appUserID: String
+  ) throws(ScopeError) {
+    self.sdkKey = sdkKey
+    self.installationID = installationID
+    self.environment = environment
+    self.appUserID = appUserID
+    scope = try CacheScope(
+      sdkKey: sdkKey, installationID: installationID, environment: environment,
+      appUserID: appUserID)
+  }
+
+  /// The same app, another app-user ID.
+  ///
+  /// - Throws: ``ScopeError`` when `appUserID` is empty.
+  public func switching(to appUserID: String) throws(ScopeError) -> ClientIdentity {
+    try ClientIdentity(
+      sdkKey: sdkKey, installationID: installationID, environment: environment,
+      appUserID: appUserID)
+  }
+
+  /// The scope only: never the SDK key or the app-user ID.
+  public var description: String { "ClientIdentity(\(scope))" }
+}

@@ -1,0 +1,90 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Where the refresh client reads the time, waits, runs its tasks and draws random numbers.
+///
+/// Apps use ``SystemClientRuntime``. Tests and `entitlement-cache simulate` use the
+/// `SimulatedRuntime` of the `EntitlementCacheTesting` product: a virtual clock that moves
+/// only when told, and an executor that runs the client's tasks one at a time, so a run is the
+/// same byte for byte every time and no test sleeps on the real clock.
+public protocol ClientRuntime: Sendable {
+  /// The clocks the client evaluates with. Give the cache the same clock.
+  var clock: CacheClock { get }
+
+  /// Suspends for `duration` of elapsed time (a clock that keeps counting while the device
+  /// sleeps and that nobody can set).
+  ///
+  /// - Throws: `CancellationError` when the task is cancelled; the client cancels its waits
+  ///   when a timer is replaced, the app goes to the background, or ``EntitlementClient/stop()``.
+  func sleep(for duration: Duration) async throws
+
+  /// The executor the client's tasks run on; nil for the global concurrent executor.
+  var taskExecutor: (any TaskExecutor)? { get }
+
+  /// A uniformly random 64-bit value: request nonces, retry jitter, the background delay and
+  /// anonymous IDs are drawn from it. Nonces must not be predictable, so an app's runtime
+  /// draws from the system's cryptographic generator.
+  func nextRandom() -> UInt64
+}
+
+extension ClientRuntime {
+  /// A uniform fraction in `0..<1`, from ``nextRandom()``'s top 53 bits.
+  func randomFraction() -> Double {
+    Double(nextRandom() >> 11) / Double(1 << 53)
+  }
+
+  /// `count` random bytes.
+  func randomBytes(_ count: Int) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    while bytes.count < count {
+      withUnsafeBytes(of: nextRandom()) { bytes.append(contentsOf: $0.prefix(count - bytes.count)) }
+    }
+    return bytes
+  }
+}
+
+/// The runtime of an app: the system clocks, `ContinuousClock` for waits (it counts across
+/// sleep), the global executor and the system's cryptographic random number generator.
+public struct SystemClientRuntime: ClientRuntime {
+  /// The wall clock and boot clock the client evaluates with.
+  public let clock: CacheClock
+
+  /// The system runtime, evaluating with `clock` (by default ``CacheClock/system``).
+  public init(clock: CacheClock = .system) {
+    self.clock = clock
+  }
+
+  /// Sleeps on `ContinuousClock`.
+  public func sleep(for duration: Duration) async throws {
+    try await Task.sleep(for: duration, clock: .continuous)
+  }
+
+  /// Nil: the global concurrent executor.
+  public var taskExecutor: (any TaskExecutor)? { nil }
+
+  /// A value from `SystemRandomNumberGenerator`, which is cryptographically secure.
+  public func nextRandom() -> UInt64 {
+    var generator = SystemRandomNumberGenerator()
+    return generator.next()
+  }
+}
+
+extension Duration {
+  /// `seconds` as a duration rounded up to whole milliseconds, so a timer set for a boundary
+  /// never fires before it; non-finite or negative values are zero, huge ones a century.
+  static func ceilingMilliseconds(_ seconds: TimeInterval) -> Duration {
+    guard seconds.isFinite, seconds > 0 else { return .zero }
+    let milliseconds = min((seconds * 1000).rounded(.up), 100 * 365 * 86_400_000)
+    return .milliseconds(Int64(milliseconds))
+  }
+
+  /// The duration in seconds.
+  var seconds: TimeInterval {
+    let (whole, attoseconds) = components
+    return Double(whole) + Double(attoseconds) / 1e18
+  }
+}

@@ -1,0 +1,67 @@
+/// What the client publishes: the current identity's cached state, re-evaluated.
+public struct ClientState: Sendable, Hashable, CustomStringConvertible {
+  /// The app-user ID the state is for.
+  public var appUserID: String
+  /// The cached CustomerInfo re-evaluated now; nil when nothing is cached (or it cannot be
+  /// read: the decisions then say `offlineUnavailable`).
+  public var customerInfo: EvaluatedCustomerInfo?
+  /// The decision for every watched entitlement: ``ClientConfiguration/watchedEntitlements``
+  /// and the keys of live ``EntitlementClient/accessUpdates(to:)`` streams.
+  public var decisions: [String: AccessDecision]
+
+  /// The decision for `entitlement` when it is watched.
+  public func access(to entitlement: String) -> AccessDecision? {
+    decisions[entitlement]
+  }
+
+  /// The keys usable now, offline included.
+  public var activeEntitlementKeys: Set<String> {
+    customerInfo?.activeEntitlementKeys ?? []
+  }
+
+  /// Counts and states only: never the app-user ID.
+  public var description: String {
+    let states = decisions.keys.sorted().compactMap { key in
+      decisions[key].map { "\(key): \($0.state)" }
+    }
+    let cached = customerInfo == nil ? "nothing cached" : "cached"
+    return "ClientState(\(([cached] + states).joined(separator: ", ")))"
+  }
+
+  /// Whether `other` says the same to the app. Every read moves the clock estimate and the
+  /// high-water mark; only what they decide counts, so a stream never repeats a state.
+  func saysTheSame(as other: ClientState) -> Bool {
+    appUserID == other.appUserID && decisions.count == other.decisions.count
+      && decisions.allSatisfy { key, decision in
+        other.decisions[key].map { $0.saysTheSame(as: decision) } ?? false
+      }
+      && customerInfo?.comparable == other.customerInfo?.comparable
+  }
+}
+
+extension AccessDecision {
+  /// Whether `other` decides the same with the same evidence, read at any instant.
+  func saysTheSame(as other: AccessDecision) -> Bool {
+    var this = self
+    var that = other
+    this.evidence.estimatedServerTime = nil
+    that.evidence.estimatedServerTime = nil
+    return this == that
+  }
+}
+
+extension EvaluatedCustomerInfo {
+  /// The evaluation without what moves on every read.
+  fileprivate var comparable: EvaluatedCustomerInfo {
+    var copy = self
+    copy.estimatedServerTime = .distantPast
+    copy.timeToNextBoundary = nil
+    copy.bookkeeping.deviceHighWaterMark = .distantPast
+    copy.decisions = decisions.mapValues { decision in
+      var decision = decision
+      decision.evidence.estimatedServerTime = nil
+      return decision
+    }
+    return copy
+  }
+}

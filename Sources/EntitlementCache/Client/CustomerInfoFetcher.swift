@@ -1,0 +1,88 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The SDK's network: fetches the server's CustomerInfo for one request.
+///
+/// The refresh client calls it; it owns no storage and publishes nothing. A fetcher returns the
+/// body bytes exactly as the server sent them (the cache keeps them byte for byte), or throws a
+/// ``FetchFailure`` saying whether trying again later can help.
+///
+/// ```swift
+/// struct BackendFetcher: CustomerInfoFetcher {
+///   let session: URLSession
+///   func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure) -> FetchedCustomerInfo {
+///     let (body, response) = try await session.data(for: urlRequest(for: request))  // mapped to FetchFailure
+///     ...
+///   }
+/// }
+/// ```
+public protocol CustomerInfoFetcher: Sendable {
+  /// Fetches CustomerInfo for `request`. The client may cancel the task (``EntitlementClient/stop()``);
+  /// an answer that arrives anyway is dropped.
+  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure) -> FetchedCustomerInfo
+}
+
+/// One request for CustomerInfo, as the refresh client makes it.
+public struct FetchRequest: Sendable, Hashable, CustomStringConvertible {
+  /// The scope the answer will be stored under: the one current when the request started.
+  public var scope: CacheScope
+  /// The raw app-user ID to send. It is the SDK's own; the cache stores only its hash.
+  public var appUserID: String
+  /// 16 fresh random bytes for the server to sign with its answer (DESIGN §12).
+  public var nonce: [UInt8]
+  /// The flow that asked.
+  public var flow: RefreshFlow
+
+  /// A request for `appUserID` under `scope`.
+  public init(scope: CacheScope, appUserID: String, nonce: [UInt8], flow: RefreshFlow) {
+    self.scope = scope
+    self.appUserID = appUserID
+    self.nonce = nonce
+    self.flow = flow
+  }
+
+  /// The scope and flow only: never the app-user ID or the nonce.
+  public var description: String { "FetchRequest(\(scope), flow: \(flow.rawValue))" }
+}
+
+/// The server's answer.
+public struct FetchedCustomerInfo: Sendable, Hashable {
+  /// The response body: a CustomerInfo snapshot as JSON (DESIGN §3).
+  public var body: Data
+
+  /// An answer with `body`.
+  public init(body: Data) {
+    self.body = body
+  }
+}
+
+/// Why a fetch brought no CustomerInfo.
+public enum FetchFailure: Error, Sendable, Hashable, CustomStringConvertible {
+  /// Trying again later may work: no network, a timeout, a 5xx (its status, when there was a
+  /// response).
+  case transient(status: Int?)
+  /// The server refused the request (a 4xx, with its status); trying again unchanged will not
+  /// help, so retries back off all the same.
+  case rejected(status: Int)
+
+  /// `transient`, `transient (503)`, `rejected (401)`.
+  public var description: String {
+    switch self {
+    case .transient(nil): "transient"
+    case .transient(let status?): "transient (\(status))"
+    case .rejected(let status): "rejected (\(status))"
+    }
+  }
+
+  /// The note the cache records for support engineers.
+  var recordedReason: String {
+    switch self {
+    case .transient(nil): "transient"
+    case .transient(let status?): "transient_\(status)"
+    case .rejected(let status): "rejected_\(status)"
+    }
+  }
+}

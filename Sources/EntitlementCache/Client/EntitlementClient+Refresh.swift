@@ -1,0 +1,209 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+extension EntitlementClient {
+  /// How a wait for a flight ended.
+  enum FlightWait: Sendable {
+    case finished(RefreshOutcome?)
+    case timedOut
+    case cancelled
+  }
+
+  /// Starts a refresh of the current identity without waiting for it.
+  func launchRefresh(_ flow: RefreshFlow) {
+    core.withLock { core in
+      _ = spawn(&core) { client in _ = await client.refresh(flow, waitingAtMost: nil) }
+    }
+  }
+
+  /// Refreshes the current identity in `flow`, joining the flight in the air when the flow
+  /// allows, and waits for it, at most `timeout` when given.
+  ///
+  /// On a timeout the failure is recorded (the cached state then reads `offline`) unless the
+  /// answer is already being applied, and the flight goes on: its answer lands as
+  /// `lateStored`. Nil when the client is stopped or the caller was cancelled.
+  func refresh(_ flow: RefreshFlow, waitingAtMost timeout: Duration?) async -> RefreshOutcome? {
+    guard let flight = core.withLock({ joinOrStartFlight(&$0, flow: flow) }) else { return nil }
+    let waited = await wait(for: flight, atMost: timeout)
+    switch waited {
+    case .finished(let outcome):
+      return outcome
+    case .cancelled:
+      return nil
+    case .timedOut:
+      let scope = flight.identity.scope
+      let abandoned = flight.abandon {
+        try? cache.recordRefreshFailure(for: scope, reason: "timeout")
+      }
+      guard abandoned else { return nil }
+      report(
+        RefreshReport(
+          appUserID: flight.identity.appUserID, scope: scope, flow: flow, outcome: .timedOut))
+      core.withLock { publish(&$0) }
+      return .timedOut
+    }
+  }
+
+  /// Waits for `flight` to end, or `timeout` to pass, or the caller's task to be cancelled,
+  /// whichever comes first.
+  func wait(for flight: Flight, atMost timeout: Duration?) async -> FlightWait {
+    let first = FirstEvent<FlightWait>()
+    let timer: ClientTask? = timeout.flatMap { timeout in
+      core.withLock { core in
+        spawn(&core) { client in
+          do { try await client.runtime.sleep(for: timeout) } catch { return }
+          first.offer(.timedOut)
+        }
+      }
+    }
+    flight.whenFinished { outcome in
+      if first.offer(.finished(outcome)) { timer?.cancel() }
+    }
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { first.install($0) }
+    } onCancel: {
+      if first.offer(.cancelled) { timer?.cancel() }
+    }
+  }
+
+  /// The flight a refresh in `flow` joins: the one in the air, or for flows that need a fetch
+  /// started after them, the one queued behind it; a new one when there is none.
+  func joinOrStartFlight(_ core: inout ClientCore, flow: RefreshFlow) -> Flight? {
+    guard core.started, !core.stopped else { return nil }
+    let identity = core.identity
+    var flights = core.flights[identity.scope.key] ?? ScopeFlights()
+    defer { core.flights[identity.scope.key] = flights }
+    if let queued = flights.queued { return queued }
+    if let current = flights.current, !flow.needsFetchStartedAfterIt { return current }
+    let flight = Flight(identity: identity, epoch: core.epoch, flow: flow)
+    if flights.current == nil {
+      flights.current = flight
+      launch(flight, &core)
+    } else {
+      flights.queued = flight
+    }
+    return flight
+  }
+
+  /// Runs `flight`: the background delay when the app is in the background, the fetch, and
+  /// the answer applied under the scope the request captured.
+  func launch(_ flight: Flight, _ core: inout ClientCore) {
+    let jitter: Duration? =
+      core.phase == .background
+      ? .ceilingMilliseconds(configuration.backgroundJitter.seconds * runtime.randomFraction())
+      : nil
+    spawn(&core) { client in
+      let outcome = await client.fly(flight, after: jitter)
+      client.land(flight, outcome)
+    }
+  }
+
+  private func fly(_ flight: Flight, after jitter: Duration?) async -> RefreshOutcome? {
+    if let jitter, jitter > .zero {
+      do { try await runtime.sleep(for: jitter) } catch { return nil }
+    }
+    let request = FetchRequest(
+      scope: flight.identity.scope, appUserID: flight.identity.appUserID,
+      nonce: runtime.randomBytes(16), flow: flight.flow)
+    let answer: Result<FetchedCustomerInfo, FetchFailure>
+    do {
+      answer = .success(try await fetcher.fetchCustomerInfo(request))
+    } catch {
+      answer = .failure(error)
+    }
+    // A cancelled flight is a killed process: whatever came back is lost.
+    if Task.isCancelled { return nil }
+    let late = flight.beginApplying()
+    let outcome = apply(answer, for: flight)
+    return late && outcome == .stored ? .lateStored : outcome
+  }
+
+  /// Stores or records `answer` under the flight's scope (DESIGN §10 items 7–9).
+  private func apply(
+    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight
+  ) -> RefreshOutcome {
+    let scope = flight.identity.scope
+    let removedAfterRequest = core.withLock { core in
+      core.removedScopes[scope.key].map { $0 > flight.epoch } ?? false
+    }
+    if removedAfterRequest { return .discardedLoggedOut }
+    do throws(CacheError) {
+      let fetched: FetchedCustomerInfo
+      switch answer {
+      case .failure(let failure):
+        try cache.recordRefreshFailure(for: scope, reason: failure.recordedReason)
+        return .failed(failure)
+      case .success(let value):
+        fetched = value
+      }
+      let snapshot: CustomerInfoSnapshot
+      do {
+        snapshot = try CustomerInfoSnapshot(jsonData: fetched.body)
+      } catch {
+        try cache.recordRefreshFailure(for: scope, reason: "invalid_response")
+        return .invalidResponse
+      }
+      if let stored = try cache.load(scope)?.snapshot?.customerInfo {
+        if snapshot.customerInfo.requestDate < stored.requestDate { return .discardedOlder }
+        if snapshot.customerInfo.verification == .known(.failed),
+          stored.verification == .known(.verified)
+        {
+          try cache.recordRefreshFailure(for: scope, reason: "verification_failed")
+          return .verificationFailed
+        }
+      }
+      try cache.store(snapshot, for: scope)
+      return .stored
+    } catch {
+      return .storageFailed(error)
+    }
+  }
+
+  /// Ends `flight`: reports it, starts the flight queued behind it, retries after a failure
+  /// while its identity is current and the app in the foreground, and republishes.
+  private func land(_ flight: Flight, _ outcome: RefreshOutcome?) {
+    if let outcome {
+      report(
+        RefreshReport(
+          appUserID: flight.identity.appUserID, scope: flight.identity.scope, flow: flight.flow,
+          outcome: outcome))
+    }
+    core.withLock { core in
+      let key = flight.identity.scope.key
+      if var flights = core.flights[key], flights.current === flight {
+        flights.current = flights.queued
+        flights.queued = nil
+        core.flights[key] = flights.current == nil ? nil : flights
+        if let next = flights.current { launch(next, &core) }
+      }
+      if let outcome, core.identity.scope == flight.identity.scope {
+        scheduleRetry(&core, after: outcome)
+      }
+      publish(&core)
+    }
+    flight.finish(outcome)
+  }
+
+  /// After a failure, the next backed-off retry; after a success, none.
+  private func scheduleRetry(_ core: inout ClientCore, after outcome: RefreshOutcome) {
+    switch outcome {
+    case .stored, .lateStored, .discardedOlder:
+      core.retry.reset()
+    case .failed, .invalidResponse, .verificationFailed:
+      guard core.phase == .foreground, core.retry.pending == nil else { return }
+      let delay = core.retry.nextDelay(
+        initial: configuration.retryInitialDelay, maximum: configuration.retryMaxDelay,
+        randomFraction: runtime.randomFraction())
+      core.retry.pending = spawn(&core) { client in
+        do { try await client.runtime.sleep(for: delay) } catch { return }
+        client.core.withLock { $0.retry.pending = nil }
+        _ = await client.refresh(.retry, waitingAtMost: nil)
+      }
+    case .timedOut, .discardedLoggedOut, .storageFailed:
+      break
+    }
+  }
+}

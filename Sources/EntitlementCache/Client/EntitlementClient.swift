@@ -1,0 +1,334 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The refresh client: what an SDK runs on top of any ``CustomerInfoCache`` (DESIGN §10).
+///
+/// It fills the cache from the SDK's ``CustomerInfoFetcher`` in the flows the product documents
+/// name, and publishes the current identity's state to the app. It owns no storage.
+///
+/// ```swift
+/// let client = try EntitlementClient(
+///   cache: cache, fetcher: BackendFetcher(), identity: identity,
+///   configuration: configuration, runtime: SystemClientRuntime())
+/// client.start()                                  // publishes the cached state, then refreshes
+/// for await decision in client.accessUpdates(to: "pro") { show(decision.isGranted) }
+/// ```
+///
+/// What it promises:
+/// - ``start()`` publishes before any network call; with nothing cached it publishes
+///   `offlineUnavailable(noSnapshot)` at once.
+/// - Every stream replays the latest state, then each change, never the same state twice; a
+///   boundary crossed with no network (an expiry, `staleAfter`) republishes at its instant.
+/// - Concurrent refreshes of one scope share one fetch. Every answer is stored under the scope
+///   its request captured and reaches the stream only while that scope is current. An answer
+///   older than the stored snapshot is not stored, nor a failed verification over a verified
+///   one.
+/// - Failed fetches are retried with backoff in the foreground only.
+/// - In the foreground, a write by another process sharing the cache is published within
+///   ``ClientConfiguration/crossProcessCheckInterval``.
+///
+/// The client calls the cache while holding its own lock, so a cache (or its `onReadFailure`)
+/// must not call back into the client.
+public final class EntitlementClient: Sendable {
+  let cache: any CustomerInfoCache
+  let fetcher: any CustomerInfoFetcher
+  let configuration: ClientConfiguration
+  let runtime: any ClientRuntime
+  let core: Locked<ClientCore>
+
+  /// A client for `identity`; nothing happens until ``start()``.
+  ///
+  /// - Parameters:
+  ///   - cache: Where snapshots are kept. The client needs nothing else of it.
+  ///   - fetcher: The SDK's network.
+  ///   - identity: The app and its current app-user ID.
+  ///   - configuration: Watched entitlements, staleness, retries.
+  ///   - runtime: Clocks, waits, executor and randomness; give the cache the same clock.
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration.
+  public init(
+    cache: any CustomerInfoCache, fetcher: any CustomerInfoFetcher, identity: ClientIdentity,
+    configuration: ClientConfiguration = ClientConfiguration(),
+    runtime: any ClientRuntime = SystemClientRuntime()
+  ) throws(CacheError) {
+    try configuration.validate()
+    self.cache = cache
+    self.fetcher = fetcher
+    self.configuration = configuration
+    self.runtime = runtime
+    core = Locked(ClientCore(identity: identity))
+  }
+
+  // MARK: Reading
+
+  /// The decision for `entitlement` for the current identity now, from the cache. Never
+  /// touches the network.
+  public func access(to entitlement: String) -> AccessDecision {
+    let scope = core.withLock { $0.identity.scope }
+    return cache.access(to: entitlement, for: scope, policy: configuration.policy)
+  }
+
+  /// The current identity.
+  public var identity: ClientIdentity {
+    core.withLock { $0.identity }
+  }
+
+  /// The state last published; nil before ``start()``.
+  public var currentState: ClientState? {
+    core.withLock { $0.published }
+  }
+
+  /// The current identity's state under `fetchPolicy` (DESIGN §10 item 4).
+  ///
+  /// The state answered is the identity's that was current when the call began, even if the
+  /// app switched users while it waited.
+  public func customerInfo(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
+    let (identity, phase) = core.withLock { core in
+      publish(&core)
+      return (core.identity, core.phase)
+    }
+    switch fetchPolicy {
+    case .cacheOnly:
+      break
+    case .cachedOrFetched:
+      if isStale(identity, in: phase) { launchRefresh(.fetchPolicy) }
+    case .notStaleCachedOrFetched:
+      if isStale(identity, in: phase) { _ = await refresh(.fetchPolicy, waitingAtMost: nil) }
+    case .fetchCurrent(let timeout):
+      _ = await refresh(.fetchPolicy, waitingAtMost: timeout)
+    }
+    return state(of: identity)
+  }
+
+  // MARK: Streams
+
+  /// The current identity's state: the latest at once (when the client has started), then
+  /// every change, never the same state twice. Ends at ``stop()``.
+  public var updates: AsyncStream<ClientState> {
+    let (stream, continuation) = AsyncStream<ClientState>.makeStream()
+    let id = core.withLock { core in
+      let id = core.nextSubscriberID()
+      if let published = core.published { continuation.yield(published) }
+      if core.stopped {
+        continuation.finish()
+      } else {
+        core.stateSubscribers[id] = continuation
+      }
+      return id
+    }
+    continuation.onTermination = { [weak self] _ in
+      self?.core.withLock { _ = $0.stateSubscribers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  /// The decision for `entitlement`: the current one at once, then every change, never the
+  /// same decision twice; the `useAccess` hook of the product documents. Ends at ``stop()``.
+  public func accessUpdates(to entitlement: String) -> AsyncStream<AccessDecision> {
+    let (stream, continuation) = AsyncStream<AccessDecision>.makeStream()
+    let id = core.withLock { core in
+      let id = core.nextSubscriberID()
+      if core.stopped {
+        continuation.finish()
+        return id
+      }
+      var subscriber = AccessSubscriber(entitlement: entitlement, continuation: continuation)
+      if core.started {
+        subscriber.deliver(
+          cache.access(to: entitlement, for: core.identity.scope, policy: configuration.policy))
+      }
+      core.accessSubscribers[id] = subscriber
+      return id
+    }
+    continuation.onTermination = { [weak self] _ in
+      self?.core.withLock { _ = $0.accessSubscribers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  /// How each fetch ends, for diagnostics: no replay. Ends at ``stop()``.
+  public var refreshReports: AsyncStream<RefreshReport> {
+    let (stream, continuation) = AsyncStream<RefreshReport>.makeStream()
+    let id = core.withLock { core in
+      let id = core.nextSubscriberID()
+      if core.stopped { continuation.finish() } else { core.reportSubscribers[id] = continuation }
+      return id
+    }
+    continuation.onTermination = { [weak self] _ in
+      self?.core.withLock { _ = $0.reportSubscribers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  // MARK: Lifecycle
+
+  /// Publishes the cached state before any network call, then refreshes (the configure flow).
+  /// Launched in the background, it refreshes only when the snapshot is older than
+  /// ``ClientConfiguration/backgroundStaleAfter``, after the background delay. Calling it
+  /// again does nothing.
+  public func start(in phase: AppPhase = .foreground) {
+    let identity: ClientIdentity? = core.withLock { core in
+      guard !core.started, !core.stopped else { return nil }
+      core.started = true
+      core.phase = phase
+      publish(&core)
+      if phase == .foreground { startCrossProcessChecks(&core) }
+      return core.identity
+    }
+    guard let identity else { return }
+    if phase == .foreground || isStale(identity, in: .background) { launchRefresh(.start) }
+  }
+
+  /// The app came to the foreground: republishes, looks for other processes' writes again,
+  /// and refreshes when the snapshot is stale (not on every activation).
+  public func didEnterForeground() {
+    let identity: ClientIdentity? = core.withLock { core in
+      guard core.started, !core.stopped, core.phase != .foreground else { return nil }
+      core.phase = .foreground
+      publish(&core)
+      startCrossProcessChecks(&core)
+      return core.identity
+    }
+    if let identity, isStale(identity, in: .foreground) { launchRefresh(.foreground) }
+  }
+
+  /// The app went to the background: retries and the cross-process checks stop.
+  public func didEnterBackground() {
+    core.withLock { core in
+      guard core.started, !core.stopped else { return }
+      core.phase = .background
+      core.crossProcessCheck?.cancel()
+      core.crossProcessCheck = nil
+      core.retry.cancel()
+    }
+  }
+
+  /// The network came back: refreshes when access is being served offline (the last refresh
+  /// failed, or nothing is cached), at once rather than at the next backed-off retry.
+  public func networkAvailable() {
+    let identity: ClientIdentity? = core.withLock { core in
+      guard core.started, !core.stopped else { return nil }
+      return core.identity
+    }
+    guard let identity else { return }
+    let info = try? cache.evaluatedCustomerInfo(for: identity.scope, policy: configuration.policy)
+    guard info == nil || info?.freshness == .offline else { return }
+    core.withLock { $0.retry.cancel() }
+    launchRefresh(.networkAvailable)
+  }
+
+  /// Refreshes now (the explicit flow), sharing a fetch already in flight.
+  @discardableResult
+  public func refresh() async -> ClientState {
+    let identity = self.identity
+    _ = await refresh(.explicit, waitingAtMost: nil)
+    return state(of: identity)
+  }
+
+  /// A purchase completed: refreshes with a fetch that starts after it, and returns once that
+  /// refresh has ended.
+  @discardableResult
+  public func purchaseCompleted() async -> ClientState {
+    let identity = self.identity
+    _ = await refresh(.purchase, waitingAtMost: nil)
+    return state(of: identity)
+  }
+
+  /// Restores purchases: returns only after the refresh that follows, with its state.
+  @discardableResult
+  public func restorePurchases() async -> ClientState {
+    let identity = self.identity
+    _ = await refresh(.restore, waitingAtMost: nil)
+    return state(of: identity)
+  }
+
+  /// Syncs purchases: returns only after the refresh that follows, with its state.
+  @discardableResult
+  public func syncPurchases() async -> ClientState {
+    let identity = self.identity
+    _ = await refresh(.sync, waitingAtMost: nil)
+    return state(of: identity)
+  }
+
+  /// Switches to `appUserID`: publishes that user's cached state at once, then returns after
+  /// the refresh that follows. Fetches in flight for the previous user still land under that
+  /// user and never reach this one's stream. Logging in as the current user does nothing.
+  ///
+  /// - Throws: ``ScopeError`` when `appUserID` is empty; nothing changes.
+  @discardableResult
+  public func logIn(_ appUserID: String) async throws(ScopeError) -> ClientState {
+    let next = try identity.switching(to: appUserID)
+    let switched = core.withLock { core in
+      guard core.identity.appUserID != appUserID else { return false }
+      switchIdentity(&core, to: next)
+      return true
+    }
+    if switched { _ = await refresh(.identityChange, waitingAtMost: nil) }
+    return state(of: next)
+  }
+
+  /// Switches to a new anonymous app-user ID (`anonymousID`, or `$anonymous:` and 32 random
+  /// hex digits) and, when ``ClientConfiguration/removesSnapshotOnLogOut`` (the default),
+  /// removes the previous user's snapshot. A fetch still in flight for that user is then
+  /// dropped rather than stored. Returns after the refresh that follows.
+  ///
+  /// - Throws: ``CacheError`` when the previous snapshot could not be removed; the identity has
+  ///   switched all the same.
+  @discardableResult
+  public func logOut(to anonymousID: String? = nil) async throws(CacheError) -> ClientState {
+    let userID =
+      anonymousID.flatMap { $0.isEmpty ? nil : $0 }
+      ?? "$anonymous:" + runtime.randomBytes(16).map { hexDigits($0) }.joined()
+    let current = identity
+    let next: ClientIdentity
+    do {
+      next = try current.switching(to: userID)
+    } catch {
+      // The random ID is never empty, and an empty one passed in was replaced above.
+      return state(of: current)
+    }
+    let previous = core.withLock { core in
+      let previous = core.identity
+      switchIdentity(&core, to: next)
+      if configuration.removesSnapshotOnLogOut {
+        core.removedScopes[previous.scope.key] = core.epoch
+      }
+      return previous
+    }
+    var removalError: CacheError?
+    if configuration.removesSnapshotOnLogOut {
+      do { try cache.remove(previous.scope) } catch { removalError = error }
+    }
+    _ = await refresh(.identityChange, waitingAtMost: nil)
+    if let removalError { throw removalError }
+    return state(of: next)
+  }
+
+  /// Stops the client: every fetch, timer and retry is cancelled (an answer arriving after is
+  /// dropped, as when the process is killed) and every stream ends. A stopped client stays
+  /// stopped; start a new one on the same cache.
+  public func stop() {
+    let (tasks, flights, subscribers) = core.withLock { core in
+      core.stopped = true
+      let tasks = Array(core.tasks.values)
+      core.tasks = [:]
+      core.crossProcessCheck = nil
+      core.boundaryTimer = nil
+      core.retry.cancel()
+      let flights = core.flights.values.flatMap { [$0.current, $0.queued].compactMap { $0 } }
+      core.flights = [:]
+      let subscribers = core.takeSubscribers()
+      return (tasks, flights, subscribers)
+    }
+    for task in tasks { task.cancel() }
+    for flight in flights { flight.finish(nil) }
+    subscribers()
+  }
+}
+
+private func hexDigits(_ byte: UInt8) -> String {
+  let digits = Array("0123456789abcdef")
+  return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
+}

@@ -1,0 +1,57 @@
+/// The flow that asked for a refresh (DESIGN §10 item 6); the fetcher sees it, and each
+/// ``RefreshReport`` names it.
+public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
+  /// ``EntitlementClient/start()``: the configure flow.
+  case start
+  /// The app entered the foreground with a stale snapshot.
+  case foreground
+  /// A purchase completed.
+  case purchase
+  /// ``EntitlementClient/restorePurchases()``.
+  case restore
+  /// ``EntitlementClient/syncPurchases()``.
+  case sync
+  /// The app-user ID changed: ``EntitlementClient/logIn(_:)`` or ``EntitlementClient/logOut()``.
+  case identityChange
+  /// The network came back after access was served offline.
+  case networkAvailable
+  /// A read with a fetch policy that fetches: ``EntitlementClient/customerInfo(fetchPolicy:)``.
+  case fetchPolicy
+  /// ``EntitlementClient/refresh()``.
+  case explicit
+  /// A retry after a failure, backed off.
+  case retry
+
+  /// Flows that must see the server's state after the event that started them: they never
+  /// join a fetch already in flight, which may have left before the purchase or the restore.
+  var needsFetchStartedAfterIt: Bool {
+    switch self {
+    case .purchase, .restore, .sync, .identityChange: true
+    default: false
+    }
+  }
+}
+
+/// How ``EntitlementClient/customerInfo(fetchPolicy:)`` balances the cache and the network
+/// (DESIGN §10 item 4).
+public enum FetchPolicy: Sendable, Hashable {
+  /// The cached state; never the network.
+  case cacheOnly
+  /// The cached state now, and a refresh in the background when it is stale. The default.
+  case cachedOrFetched
+  /// The cached state when it is fresh; otherwise waits for a refresh.
+  case notStaleCachedOrFetched
+  /// Waits for a fetch up to `timeout` (the product documents' `forceFetch`). On a timeout or
+  /// a failure it answers the cached state marked offline; the fetch goes on, and its answer
+  /// is stored when it comes.
+  case fetchCurrent(timeout: Duration)
+}
+
+/// Whether the app is in front of the user: the client refreshes, polls for other processes'
+/// writes and retries only in the foreground.
+public enum AppPhase: String, Sendable, Hashable {
+  /// The app is visible.
+  case foreground
+  /// The app is in the background (or was launched there).
+  case background
+}

@@ -1,0 +1,66 @@
+/// How one fetch ended, or a forced wait for it (DESIGN §10).
+public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
+  /// The answer was stored.
+  case stored
+  /// The answer was stored after a ``FetchPolicy/fetchCurrent(timeout:)`` caller stopped
+  /// waiting for it.
+  case lateStored
+  /// A ``FetchPolicy/fetchCurrent(timeout:)`` caller stopped waiting; the fetch goes on.
+  case timedOut
+  /// The fetch failed; a failed refresh was recorded.
+  case failed(FetchFailure)
+  /// The body is not a valid snapshot; a failed refresh was recorded and nothing stored.
+  case invalidResponse
+  /// The answer's `requestDate` is older than the stored snapshot's; it was not stored.
+  case discardedOlder
+  /// The answer failed verification and the stored snapshot is verified; a failed refresh was
+  /// recorded, reason `verification_failed`.
+  case verificationFailed
+  /// The answer is for a user logged out since the request left, whose snapshot was removed;
+  /// storing it would undo the removal.
+  case discardedLoggedOut
+  /// The cache refused the write or the failure record.
+  case storageFailed(CacheError)
+
+  /// The outcome's name: `stored`, `failed`, `discardedOlder`, ...
+  public var name: String {
+    switch self {
+    case .stored: "stored"
+    case .lateStored: "lateStored"
+    case .timedOut: "timedOut"
+    case .failed: "failed"
+    case .invalidResponse: "invalidResponse"
+    case .discardedOlder: "discardedOlder"
+    case .verificationFailed: "verificationFailed"
+    case .discardedLoggedOut: "discardedLoggedOut"
+    case .storageFailed: "storageFailed"
+    }
+  }
+
+  /// The name, with the failure for `failed` and `storageFailed`.
+  public var description: String {
+    switch self {
+    case .failed(let failure): "failed: \(failure)"
+    case .storageFailed(let error): "storageFailed: \(error)"
+    default: name
+    }
+  }
+
+  /// Whether a snapshot was written.
+  public var stored: Bool { self == .stored || self == .lateStored }
+}
+
+/// What a fetch did, for diagnostics: ``EntitlementClient/refreshReports``.
+public struct RefreshReport: Sendable, Hashable, CustomStringConvertible {
+  /// The app-user ID the request was for (the SDK's own; never printed by ``description``).
+  public var appUserID: String
+  /// The scope the request was for.
+  public var scope: CacheScope
+  /// The flow that started the fetch.
+  public var flow: RefreshFlow
+  /// How it ended.
+  public var outcome: RefreshOutcome
+
+  /// The scope, flow and outcome; never the app-user ID.
+  public var description: String { "\(scope) \(flow.rawValue): \(outcome)" }
+}

@@ -1,0 +1,173 @@
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// A fetcher whose every request waits until the test answers it by hand.
+final class HandAnsweredFetcher: CustomerInfoFetcher {
+  struct Pending {
+    let request: FetchRequest
+    let continuation: CheckedContinuation<Result<FetchedCustomerInfo, FetchFailure>, Never>
+  }
+
+  private let state = Mutex<(pending: [Pending], made: [FetchRequest])>(([], []))
+
+  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
+    -> FetchedCustomerInfo
+  {
+    let result = await withCheckedContinuation { continuation in
+      state.withLock {
+        $0.pending.append(Pending(request: request, continuation: continuation))
+        $0.made.append(request)
+      }
+    }
+    return try result.get()
+  }
+
+  /// Every request made so far, in order.
+  var requests: [FetchRequest] { state.withLock { $0.made } }
+  /// The requests still waiting for an answer.
+  var waiting: [FetchRequest] { state.withLock { $0.pending.map(\.request) } }
+
+  /// Answers the oldest waiting request for `user` (any user when nil).
+  func answer(
+    user: String? = nil, _ result: Result<FetchedCustomerInfo, FetchFailure>,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let pending: Pending? = state.withLock { state in
+      guard
+        let index = state.pending.firstIndex(where: { user == nil || $0.request.appUserID == user })
+      else { return nil }
+      return state.pending.remove(at: index)
+    }
+    guard let pending else {
+      Issue.record("no request waiting for \(user ?? "anyone")", sourceLocation: sourceLocation)
+      return
+    }
+    pending.continuation.resume(returning: result)
+  }
+
+  /// Answers the oldest waiting request for `user` with `json`.
+  func answer(user: String? = nil, json: String, sourceLocation: SourceLocation = #_sourceLocation)
+  {
+    answer(
+      user: user, .success(FetchedCustomerInfo(body: Data(json.utf8))),
+      sourceLocation: sourceLocation)
+  }
+}
+
+/// Snapshots for client tests: one `pro` entitlement.
+enum ClientFixture {
+  static let start = Fixture.date("2026-11-30T12:00:00Z")
+
+  static func identity(_ user: String) -> ClientIdentity {
+    do {
+      return try ClientIdentity(
+        sdkKey: "sdk_live_123", installationID: "install-1", environment: .production,
+        appUserID: user)
+    } catch {
+      preconditionFailure("bad fixture identity: \(error)")
+    }
+  }
+
+  /// A snapshot taken at `requestDate` granting `pro` until `proExpiresAt`.
+  static func json(
+    requestDate: Date = start, proExpiresAt: Date? = nil, verification: String = "verified",
+    status: String = "active", product: String = "pro_monthly"
+  ) -> String {
+    let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * 86_400))
+    return """
+      {"requestDate":"\(ISO8601.format(requestDate))","verification":"\(verification)",
+       "entitlements":{"pro":{"status":"\(status)","expiresAt":"\(ISO8601.format(expires))",
+       "verifiedAt":"\(ISO8601.format(requestDate))","productId":"\(product)","source":"purchase"}}}
+      """
+  }
+}
+
+/// A client on a simulated runtime, with every published state, decision and report recorded.
+final class ClientHarness: Sendable {
+  let runtime: SimulatedRuntime
+  let fetcher = HandAnsweredFetcher()
+  let cache: any CustomerInfoCache
+  let client: EntitlementClient
+  private let recorded = Mutex<
+    (states: [ClientState], pro: [AccessDecision], reports: [RefreshReport])
+  >(([], [], []))
+
+  init(
+    user: String = "alice", cache makeCache: ((CacheClock) throws -> any CustomerInfoCache)? = nil,
+    configure: (inout ClientConfiguration) -> Void = { _ in }
+  ) throws {
+    runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    cache = try makeCache?(runtime.clock) ?? InMemoryCustomerInfoCache(clock: runtime.clock)
+    var configuration = ClientConfiguration()
+    configuration.watchedEntitlements = ["pro"]
+    configure(&configuration)
+    client = try EntitlementClient(
+      cache: cache, fetcher: fetcher, identity: ClientFixture.identity(user),
+      configuration: configuration, runtime: runtime)
+    let client = self.client
+    runtime.spawn { [self] in
+      for await state in client.updates { recorded.withLock { $0.states.append(state) } }
+    }
+    runtime.spawn { [self] in
+      for await decision in client.accessUpdates(to: "pro") {
+        recorded.withLock { $0.pro.append(decision) }
+      }
+    }
+    runtime.spawn { [self] in
+      for await report in client.refreshReports { recorded.withLock { $0.reports.append(report) } }
+    }
+    runtime.runUntilIdle()
+  }
+
+  var states: [ClientState] { recorded.withLock { $0.states } }
+  var proDecisions: [AccessDecision] { recorded.withLock { $0.pro } }
+  var reports: [RefreshReport] { recorded.withLock { $0.reports } }
+  /// `user: outcome` for every report.
+  var outcomes: [String] { reports.map { "\($0.appUserID): \($0.outcome.name)" } }
+  /// The state of `pro` in every published state.
+  var publishedPro: [String] {
+    states.map { state in
+      "\(state.appUserID): \(state.decisions["pro"].map { label($0.state) } ?? "-")"
+    }
+  }
+
+  /// Runs `body` on the simulation and returns a handle whose value is read once it ended.
+  func run<Value: Sendable>(_ body: @escaping @Sendable (EntitlementClient) async -> Value)
+    -> Outcome<Value>
+  {
+    let outcome = Outcome<Value>()
+    let client = self.client
+    runtime.spawn { outcome.set(await body(client)) }
+    runtime.runUntilIdle()
+    return outcome
+  }
+
+  /// Stores `json` for `user` straight into the cache, as another process would.
+  func storeDirectly(_ json: String, user: String) throws {
+    try cache.store(
+      CustomerInfoSnapshot(jsonData: Data(json.utf8)), for: ClientFixture.identity(user).scope)
+  }
+}
+
+/// The result of a task run on the simulation, once it has ended.
+final class Outcome<Value: Sendable>: Sendable {
+  private let value = Mutex<Value?>(nil)
+  func set(_ newValue: Value) { value.withLock { $0 = newValue } }
+  var result: Value? { value.withLock { $0 } }
+  var isFinished: Bool { value.withLock { $0 != nil } }
+}
+
+/// `granted`, `denied(expired)`, `offlineUnavailable(noSnapshot)`: a state as tests compare it.
+func label(_ state: AccessState) -> String {
+  switch state {
+  case .granted: "granted"
+  case .denied(let reason): "denied(\(reason.rawValue))"
+  case .offlineUnavailable(let reason): "offlineUnavailable(\(reason.rawValue))"
+  case .deviceBlocked: "deviceBlocked"
+  }
+}

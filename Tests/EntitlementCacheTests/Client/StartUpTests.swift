@@ -1,0 +1,41 @@
+import EntitlementCacheTesting
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+@Suite("Refresh client: start-up publishes before the network (DESIGN §10 item 1)")
+struct StartUpTests {
+  @Test("with nothing cached, start publishes offlineUnavailable(noSnapshot) at once")
+  func nothingCached() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    // Published synchronously, before any task ran: the app never waits on silence.
+    #expect(
+      harness.client.currentState?.decisions["pro"]?.state == .offlineUnavailable(.noSnapshot))
+    #expect(harness.fetcher.requests.isEmpty)
+    harness.runtime.runUntilIdle()
+    #expect(harness.publishedPro == ["alice: offlineUnavailable(no_snapshot)"])
+    #expect(harness.fetcher.waiting.map(\.flow) == [.start])
+  }
+
+  @Test("with a cached grant, start publishes it before the fetch, then the fetched state")
+  func cachedGrantThenRefresh() throws {
+    let harness = try ClientHarness()
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.runtime.advance(by: .seconds(3600))  // an hour later the app launches offline
+    harness.client.start()
+    #expect(harness.client.currentState?.decisions["pro"]?.state == .granted)
+    #expect(harness.client.currentState?.customerInfo?.freshness == .stale)
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.waiting.count == 1)
+    harness.fetcher.answer(
+      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(3600)))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: stored"])
+    #expect(harness.states.map { $0.customerInfo?.freshness } == [.stale, .fresh])
+    // The decision itself did not change, so the per-key stream did not repeat it... except
+    // that its evidence did (a new storedAt): it says something new.
+    #expect(harness.proDecisions.count == 2)
+  }
+}
