@@ -42,9 +42,19 @@ public final class ManualClock: Sendable {
   /// interval moves only the wall clock back (the boot clock never runs backwards).
   public func advance(by interval: TimeInterval) {
     current.withLock { readings in
-      readings.wall = readings.wall.addingTimeInterval(interval)
-      if interval > 0 { readings.boot?.sinceBoot += interval }
+      readings.wall = Date(
+        timeIntervalSinceReferenceDate: Self.microseconds(
+          readings.wall.timeIntervalSinceReferenceDate + interval))
+      if interval > 0, let boot = readings.boot {
+        readings.boot?.sinceBoot = Self.microseconds(boot.sinceBoot + interval)
+      }
     }
+  }
+
+  /// `seconds` to the nearest microsecond. Sums of many steps in floating point drift; the
+  /// cache floors times to whole milliseconds, so a drift below one would move a boundary.
+  private static func microseconds(_ seconds: Double) -> Double {
+    (seconds * 1_000_000).rounded() / 1_000_000
   }
 
   /// Sets the wall clock to `date`, as a person or a time server does: the boot clock does not

@@ -76,8 +76,8 @@ extension EntitlementClient {
     let identity = core.identity
     var flights = core.flights[identity.scope.key] ?? ScopeFlights()
     defer { core.flights[identity.scope.key] = flights }
-    if let queued = flights.queued { return queued }
     if let current = flights.current, !flow.needsFetchStartedAfterIt { return current }
+    if let queued = flights.queued { return queued }
     let flight = Flight(identity: identity, epoch: core.epoch, flow: flow)
     if flights.current == nil {
       flights.current = flight

@@ -73,8 +73,11 @@ public struct BootInstant: Sendable, Hashable {
 extension BootInstant {
   /// ``sinceBoot`` in whole milliseconds, floored, as the file keeps it; clamped rather than
   /// trapping on a non-finite or out-of-range value from an injected clock.
+  ///
+  /// Rounded to the microsecond first: a reading summed in floating point lands a hair below a
+  /// whole millisecond (1.234 s is 1233.9999… ms), which a plain floor would lose.
   var milliseconds: Int64 {
-    Int64(clamping: (sinceBoot * 1000).rounded(.down))
+    Int64(clamping: ((sinceBoot * 1_000_000).rounded() / 1000).rounded(.down))
   }
 
   /// The reading as the file keeps it, so memory holds exactly what a read of the row gives.

@@ -94,15 +94,24 @@ final class ClientHarness: Sendable {
   let cache: any CustomerInfoCache
   let client: EntitlementClient
   private let recorded = Mutex<
-    (states: [ClientState], pro: [AccessDecision], reports: [RefreshReport])
-  >(([], [], []))
+    (states: [ClientState], pro: [AccessDecision], reports: [RefreshReport], times: [Date])
+  >(([], [], [], []))
+
+  /// Where an SQLite cache's file lives, kept as long as the harness.
+  let directory: TemporaryDirectory
 
   init(
-    user: String = "alice", cache makeCache: ((CacheClock) throws -> any CustomerInfoCache)? = nil,
-    configure: (inout ClientConfiguration) -> Void = { _ in }
+    user: String = "alice", on kind: CacheKind = .inMemory,
+    configure: (inout ClientConfiguration) -> Void = { _ in },
+    cache makeCache: ((CacheClock, TemporaryDirectory) throws -> any CustomerInfoCache)? = nil
   ) throws {
     runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
-    cache = try makeCache?(runtime.clock) ?? InMemoryCustomerInfoCache(clock: runtime.clock)
+    directory = try TemporaryDirectory()
+    if let makeCache {
+      cache = try makeCache(runtime.clock, directory)
+    } else {
+      cache = try kind.make(clock: runtime.clock, in: directory)
+    }
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = ["pro"]
     configure(&configuration)
@@ -111,7 +120,13 @@ final class ClientHarness: Sendable {
       configuration: configuration, runtime: runtime)
     let client = self.client
     runtime.spawn { [self] in
-      for await state in client.updates { recorded.withLock { $0.states.append(state) } }
+      for await state in client.updates {
+        let now = runtime.manualClock.now
+        recorded.withLock {
+          $0.states.append(state)
+          $0.times.append(now)
+        }
+      }
     }
     runtime.spawn { [self] in
       for await decision in client.accessUpdates(to: "pro") {
@@ -125,6 +140,8 @@ final class ClientHarness: Sendable {
   }
 
   var states: [ClientState] { recorded.withLock { $0.states } }
+  /// The virtual wall-clock time each state was published at.
+  var publishTimes: [Date] { recorded.withLock { $0.times } }
   var proDecisions: [AccessDecision] { recorded.withLock { $0.pro } }
   var reports: [RefreshReport] { recorded.withLock { $0.reports } }
   /// `user: outcome` for every report.
@@ -169,5 +186,28 @@ func label(_ state: AccessState) -> String {
   case .denied(let reason): "denied(\(reason.rawValue))"
   case .offlineUnavailable(let reason): "offlineUnavailable(\(reason.rawValue))"
   case .deviceBlocked: "deviceBlocked"
+  }
+}
+
+/// The two caches every client behaviour is checked on.
+enum CacheKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+  case inMemory
+  case sqlite
+
+  var testDescription: String { rawValue }
+
+  func make(clock: CacheClock, in directory: TemporaryDirectory) throws -> any CustomerInfoCache {
+    switch self {
+    case .inMemory:
+      return InMemoryCustomerInfoCache(clock: clock)
+    case .sqlite:
+      var configuration = CacheConfiguration()
+      configuration.pruneOnOpen = false
+      // The cache's own check for other connections' writes runs on the real monotonic clock;
+      // the client's runs on the simulated one. Checking on every read leaves only the client's.
+      configuration.crossProcessCheckInterval = 0
+      return try SQLiteCustomerInfoCache(
+        path: directory.path("cache.sqlite"), configuration: configuration, clock: clock)
+    }
   }
 }

@@ -1,0 +1,120 @@
+import EntitlementCacheTesting
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// DESIGN §10 items 2 and 3: streams replay the latest state and never repeat one; time crossing
+/// a boundary republishes at its instant, with no network.
+@Suite("Refresh client: streams and boundaries")
+struct BoundaryRepublishTests {
+  @Test(
+    "offline, pro flips to expired at the exact instant of expiresAt", arguments: CacheKind.allCases
+  )
+  func expiryWhileOffline(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind) { $0.crossProcessCheckInterval = nil }
+    let expiresAt = ClientFixture.start.addingTimeInterval(600)
+    try harness.storeDirectly(ClientFixture.json(proExpiresAt: expiresAt), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    #expect(harness.publishedPro == ["alice: granted", "alice: granted"])  // fresh, then offline
+
+    harness.runtime.advance(by: .milliseconds(599_999))
+    #expect(harness.proDecisions.last?.isGranted == true)
+    harness.runtime.advance(by: .milliseconds(1))
+    #expect(harness.publishedPro.last == "alice: denied(expired)")
+    #expect(harness.publishTimes.last == expiresAt)
+    #expect(harness.proDecisions.last?.state == .denied(.expired))
+    #expect(harness.proDecisions.last?.evidence.validUntil == expiresAt)
+    // No network was asked for the flip: only the start fetch and its backed-off retry.
+    #expect(harness.fetcher.requests.allSatisfy { $0.flow == .start || $0.flow == .retry })
+  }
+
+  @Test("a server clock ahead of the device moves the flip to the device time of the boundary")
+  func expiryWithServerAhead() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    // The server's clock reads ten minutes ahead: its requestDate is the device's +10 min.
+    let serverNow = ClientFixture.start.addingTimeInterval(600)
+    let expiresAt = serverNow.addingTimeInterval(60)
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(
+      json: ClientFixture.json(requestDate: serverNow, proExpiresAt: expiresAt))
+    harness.runtime.runUntilIdle()
+    harness.runtime.advance(by: .seconds(61))
+    #expect(harness.publishedPro.last == "alice: denied(expired)")
+    #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(60))
+  }
+
+  @Test("staleAfter republishes with freshness stale at its instant, deciding the same")
+  func staleBoundary() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    let before = harness.states.count
+    harness.runtime.advance(by: .seconds(300))
+    #expect(harness.states.count == before + 1)
+    #expect(harness.states.last?.customerInfo?.freshness == .stale)
+    #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(300))
+  }
+
+  @Test("a subscriber gets the latest state at once, then only changes")
+  func replayAndNoRepeats() throws {
+    let harness = try ClientHarness()
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    let late = Outcome<[ClientState]>()
+    harness.runtime.spawn { [client = harness.client] in
+      var seen: [ClientState] = []
+      for await state in client.updates {
+        seen.append(state)
+        late.set(seen)
+      }
+    }
+    harness.runtime.runUntilIdle()
+    #expect(late.result?.count == 1)
+    #expect(late.result?.first?.customerInfo?.freshness == .fresh)
+    // A minute of cross-process checks finds nothing new: nothing is published.
+    let published = harness.states.count
+    harness.runtime.advance(by: .seconds(60))
+    #expect(harness.states.count == published)
+    #expect(late.result?.count == 1)
+    for (earlier, later) in zip(harness.states, harness.states.dropFirst()) {
+      #expect(!earlier.saysTheSame(as: later))
+    }
+  }
+
+  @Test(
+    "a per-key stream for a key nobody configured decides it, and stops deciding it when dropped")
+  func accessStreamForAnyKey() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let premium = Outcome<[String]>()
+    let listener = harness.runtime.spawn { [client = harness.client] in
+      var seen: [String] = []
+      for await decision in client.accessUpdates(to: "premium") {
+        seen.append(label(decision.state))
+        premium.set(seen)
+      }
+    }
+    harness.runtime.runUntilIdle()
+    #expect(premium.result == ["offlineUnavailable(no_snapshot)"])
+    #expect(harness.client.currentState?.decisions.keys.sorted() == ["pro"])
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(premium.result == ["offlineUnavailable(no_snapshot)", "denied(not_entitled)"])
+    #expect(harness.client.currentState?.decisions.keys.sorted() == ["premium", "pro"])
+    listener.cancel()
+    harness.runtime.runUntilIdle()
+    _ = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
+    #expect(harness.client.currentState?.decisions.keys.sorted() == ["pro"])
+  }
+}

@@ -1,0 +1,197 @@
+import EntitlementCacheTesting
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// DESIGN §10 items 4, 5 and 8: fetch policies, one flight per scope, never backwards.
+@Suite("Refresh client: fetch policies, one flight, never backwards")
+struct FlightTests {
+  static let hourLater = ClientFixture.start.addingTimeInterval(3600)
+
+  @Test("two concurrent refreshes of one scope make one fetch", arguments: CacheKind.allCases)
+  func oneFlight(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    harness.client.start()
+    let first = harness.run { client in await client.refresh().appUserID }
+    let second = harness.run { client in
+      await client.customerInfo(fetchPolicy: .notStaleCachedOrFetched).appUserID
+    }
+    #expect(harness.fetcher.requests.count == 1)
+    #expect(!first.isFinished && !second.isFinished)
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(first.isFinished && second.isFinished)
+    #expect(harness.fetcher.requests.count == 1)
+    #expect(harness.outcomes == ["alice: stored"])
+  }
+
+  @Test(
+    "a forced fetch that times out answers the cached state marked offline; its late answer is stored and published",
+    arguments: CacheKind.allCases)
+  func forcedFetchTimesOut(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.runtime.advance(by: .seconds(3600))
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let forced = harness.run { client in
+      await client.customerInfo(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
+    }
+    harness.runtime.advance(by: .milliseconds(2999))
+    #expect(!forced.isFinished)
+    harness.runtime.advance(by: .milliseconds(1))
+    #expect(forced.result?.customerInfo?.freshness == .offline)
+    #expect(forced.result?.decisions["pro"]?.isGranted == true)
+    #expect(forced.result?.decisions["pro"]?.evidence.isComputedOffline == true)
+    #expect(harness.outcomes == ["alice: timedOut"])
+    #expect(
+      try harness.cache.load(ClientFixture.identity("alice").scope)?.bookkeeping
+        .lastRefreshFailureReason == "timeout")
+
+    harness.runtime.advance(by: .seconds(10))
+    harness.fetcher.answer(
+      json: ClientFixture.json(requestDate: Self.hourLater.addingTimeInterval(13)))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: timedOut", "alice: lateStored"])
+    #expect(harness.states.map { $0.customerInfo?.freshness } == [.stale, .offline, .fresh])
+    #expect(
+      try harness.cache.load(ClientFixture.identity("alice").scope)?.bookkeeping.lastRefreshFailedAt
+        == nil)
+  }
+
+  @Test("a forced fetch answered in time is stored and answered fresh")
+  func forcedFetchInTime() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    let forced = harness.run { client in
+      await client.customerInfo(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
+    }
+    harness.runtime.advance(by: .seconds(2))
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(forced.result?.customerInfo?.freshness == .fresh)
+    #expect(harness.outcomes == ["alice: stored"])
+    // The timeout's wait was cancelled with the answer: nothing is left to fire.
+    harness.runtime.advance(by: .seconds(5))
+    #expect(harness.outcomes == ["alice: stored"])
+  }
+
+  @Test("cacheOnly never fetches; cachedOrFetched answers at once and refreshes when stale")
+  func cachePolicies() throws {
+    let harness = try ClientHarness()
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.requests.count == 1)
+
+    let cached = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
+    let fresh = harness.run { client in await client.customerInfo() }
+    #expect(cached.isFinished && fresh.isFinished)
+    #expect(harness.fetcher.requests.count == 1)
+
+    harness.runtime.advance(by: .seconds(301))
+    let cachedOnly = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
+    #expect(cachedOnly.result?.customerInfo?.freshness == .stale)
+    #expect(harness.fetcher.requests.count == 1)
+    let stale = harness.run { client in await client.customerInfo() }
+    #expect(stale.result?.customerInfo?.freshness == .stale)
+    #expect(harness.fetcher.waiting.map(\.flow) == [.fetchPolicy])
+
+    let waitsForFresh = harness.run { client in
+      await client.customerInfo(fetchPolicy: .notStaleCachedOrFetched)
+    }
+    #expect(!waitsForFresh.isFinished)
+    harness.fetcher.answer(
+      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(301)))
+    harness.runtime.runUntilIdle()
+    #expect(waitsForFresh.result?.customerInfo?.freshness == .fresh)
+  }
+
+  @Test(
+    "restore and sync return only after a fetch that started after them",
+    arguments: [RefreshFlow.restore, .sync, .purchase])
+  func restoreWaitsForItsOwnFetch(flow: RefreshFlow) throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    let call = harness.run { client -> String in
+      switch flow {
+      case .restore: await client.restorePurchases().appUserID
+      case .sync: await client.syncPurchases().appUserID
+      default: await client.purchaseCompleted().appUserID
+      }
+    }
+    let joiner = harness.run { client in await client.refresh().appUserID }
+    #expect(harness.fetcher.waiting.map(\.flow) == [.start])
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(!call.isFinished)
+    #expect(joiner.isFinished)
+    #expect(harness.fetcher.waiting.map(\.flow) == [flow])
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(call.result == "alice")
+    #expect(harness.fetcher.requests.map(\.flow) == [.start, flow])
+  }
+
+  @Test("an answer older than the stored snapshot is not stored", arguments: CacheKind.allCases)
+  func olderAnswerDiscarded(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    try harness.storeDirectly(ClientFixture.json(requestDate: Self.hourLater), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(
+      json: ClientFixture.json(requestDate: ClientFixture.start, status: "expired"))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: discardedOlder"])
+    let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
+    #expect(stored?.snapshot?.customerInfo.requestDate == Self.hourLater)
+    #expect(harness.client.access(to: "pro").isGranted)
+  }
+
+  @Test("a failed verification never replaces a verified snapshot", arguments: CacheKind.allCases)
+  func failedVerificationKept(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(
+      json: ClientFixture.json(
+        requestDate: Self.hourLater, verification: "failed", status: "expired"))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: verificationFailed"])
+    let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
+    #expect(stored?.snapshot?.customerInfo.verification == .known(.verified))
+    #expect(stored?.bookkeeping.lastRefreshFailureReason == "verification_failed")
+    #expect(harness.client.currentState?.customerInfo?.freshness == .offline)
+    #expect(harness.client.access(to: "pro").isGranted)
+  }
+
+  @Test("a failed verification is stored over an unverified snapshot: it replaces no trust")
+  func failedVerificationOverUnverified() throws {
+    let harness = try ClientHarness()
+    try harness.storeDirectly(ClientFixture.json(verification: "not_requested"), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(
+      json: ClientFixture.json(requestDate: Self.hourLater, verification: "failed"))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: stored"])
+  }
+
+  @Test("a body that is not a snapshot is recorded as a failed refresh and stores nothing")
+  func invalidBody() throws {
+    let harness = try ClientHarness()
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: #"{"entitlements": 3}"#)
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: invalidResponse"])
+    let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
+    #expect(stored?.bookkeeping.lastRefreshFailureReason == "invalid_response")
+    #expect(stored?.snapshot?.customerInfo.requestDate == ClientFixture.start)
+  }
+}

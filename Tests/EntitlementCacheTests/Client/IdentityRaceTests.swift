@@ -1,0 +1,153 @@
+import EntitlementCacheTesting
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// DESIGN §10 item 7: each request captures its scope; a late answer lands under it and reaches
+/// a stream only while that scope is current.
+@Suite("Refresh client: a late answer stays with its user")
+struct IdentityRaceTests {
+  @Test(
+    "a late answer for A after logIn(B) is stored under A and never reaches B",
+    arguments: CacheKind.allCases)
+  func lateAnswerAfterLogIn(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let login = harness.run { client in (try? await client.logIn("bob"))?.appUserID }
+    #expect(harness.fetcher.waiting.map(\.appUserID) == ["alice", "bob"])
+
+    harness.fetcher.answer(user: "alice", json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: stored"])
+    #expect(harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope).isGranted)
+    #expect(
+      harness.publishedPro == [
+        "alice: offlineUnavailable(no_snapshot)", "bob: offlineUnavailable(no_snapshot)",
+      ])
+    #expect(harness.proDecisions.allSatisfy { !$0.isGranted })
+    #expect(!harness.client.access(to: "pro").isGranted)
+    #expect(!login.isFinished)
+
+    harness.fetcher.answer(user: "bob", .failure(.rejected(status: 401)))
+    harness.runtime.runUntilIdle()
+    #expect(login.result == "bob")
+    #expect(harness.outcomes == ["alice: stored", "bob: failed"])
+    #expect(harness.states.last?.appUserID == "bob")
+    #expect(
+      harness.states.allSatisfy {
+        $0.appUserID == "alice" || !$0.activeEntitlementKeys.contains("pro")
+      })
+  }
+
+  @Test(
+    "a late answer for A after logOut() is dropped, and A's snapshot stays removed",
+    arguments: CacheKind.allCases)
+  func lateAnswerAfterLogOut(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.runtime.advance(by: .seconds(3600))
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let logout = harness.run { client in (try? await client.logOut(to: "guest"))?.appUserID }
+    #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
+
+    harness.fetcher.answer(
+      user: "alice",
+      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(3600)))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: discardedLoggedOut"])
+    #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
+    #expect(harness.publishedPro == ["alice: granted", "guest: offlineUnavailable(no_snapshot)"])
+
+    harness.fetcher.answer(user: "guest", json: ClientFixture.json(status: "expired"))
+    harness.runtime.runUntilIdle()
+    #expect(logout.result == "guest")
+    #expect(
+      harness.publishedPro.last == "guest: denied(not_entitled)"
+        || harness.publishedPro.last == "guest: denied(expired)")
+  }
+
+  @Test("logOut keeps the previous snapshot when configured to")
+  func logOutKeepsSnapshot() throws {
+    let harness = try ClientHarness(configure: { $0.removesSnapshotOnLogOut = false })
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    _ = harness.run { client in try? await client.logOut(to: "guest") }
+    harness.fetcher.answer(user: "alice", json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: stored"])
+    #expect(harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope).isGranted)
+  }
+
+  @Test(
+    "A→B→A: the first session's late answer lands under A and is published once A is current again",
+    arguments: CacheKind.allCases)
+  func backToTheFirstUser(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    _ = harness.run { client in try? await client.logIn("bob") }
+    let backToAlice = harness.run { client in try? await client.logIn("alice") }
+    // Alice's first fetch is still out; the identity change waits for a fetch of its own, which
+    // leaves after it, rather than joining one that left before the switch.
+    #expect(harness.fetcher.waiting.map(\.appUserID) == ["alice", "bob"])
+
+    harness.fetcher.answer(user: "alice", json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.publishedPro.last == "alice: granted")
+    #expect(
+      harness.fetcher.waiting.map { "\($0.appUserID) \($0.flow)" } == [
+        "bob identityChange", "alice identityChange",
+      ])
+    #expect(!backToAlice.isFinished)
+
+    // Bob's answer arrives while Alice is current: stored under Bob, never published.
+    harness.fetcher.answer(user: "bob", json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.cache.access(to: "pro", for: ClientFixture.identity("bob").scope).isGranted)
+    #expect(
+      harness.states.filter { $0.appUserID == "bob" }.allSatisfy {
+        !$0.activeEntitlementKeys.contains("pro")
+      })
+
+    harness.fetcher.answer(
+      user: "alice", json: ClientFixture.json(requestDate: ClientFixture.start, status: "expired"))
+    harness.runtime.runUntilIdle()
+    #expect(backToAlice.isFinished)
+    #expect(harness.outcomes == ["alice: stored", "bob: stored", "alice: stored"])
+    #expect(
+      harness.publishedPro.last == "alice: denied(expired)"
+        || harness.publishedPro.last == "alice: denied(not_entitled)")
+  }
+
+  @Test("logging in as the current user changes nothing and fetches nothing")
+  func logInAsSelf() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let login = harness.run { client in (try? await client.logIn("alice"))?.appUserID }
+    #expect(login.result == "alice")
+    #expect(harness.fetcher.requests.count == 1)
+    #expect(harness.states.count == 1)
+  }
+
+  @Test("an empty app-user ID is rejected and nothing changes")
+  func emptyUser() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let login = harness.run { client -> String in
+      do {
+        _ = try await client.logIn("")
+        return "switched"
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(login.result == "invalid scope: app-user ID is empty")
+    #expect(harness.client.identity.appUserID == "alice")
+  }
+}

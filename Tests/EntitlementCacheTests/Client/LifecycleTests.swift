@@ -1,0 +1,223 @@
+import EntitlementCacheTesting
+import Foundation
+import Testing
+
+@testable import EntitlementCache
+
+/// DESIGN §10 items 6, 9 and 10: which flows refresh, backoff, the background, other processes.
+@Suite("Refresh client: flows, failures and the app's lifecycle")
+struct LifecycleTests {
+  @Test("failures back off from about 1 s, doubling to 5 min, with jitter; a success resets them")
+  func backoff() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    var waits: [Double] = []
+    for _ in 0..<12 {
+      harness.fetcher.answer(.failure(.transient(status: 503)))
+      harness.runtime.runUntilIdle()
+      guard let wait = harness.runtime.pendingWaits.first else {
+        Issue.record("no retry scheduled")
+        return
+      }
+      waits.append(wait.seconds)
+      harness.runtime.advance(by: wait)
+      #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
+    }
+    for (attempt, wait) in waits.enumerated() {
+      let base = min(pow(2, Double(attempt)), 300)
+      #expect(
+        wait >= base * 0.75 && wait <= min(base * 1.25, 300) + 0.001,
+        "retry \(attempt + 1): \(wait) s")
+    }
+    #expect(waits.last == waits.dropLast().last.map { _ in waits.last } ?? nil)
+    #expect(Set(waits.map { ($0 * 1000).rounded() }).count > 6, "jitter spreads the delays")
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.runtime.pendingWaits == [.seconds(300)])  // only staleAfter
+    #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
+    #expect(
+      try harness.cache.load(ClientFixture.identity("alice").scope)?.bookkeeping
+        .lastRefreshFailureReason == nil)
+  }
+
+  @Test("a rejected fetch is recorded with its status and retried only with backoff")
+  func rejected() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.rejected(status: 401)))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: failed"])
+    #expect(harness.reports.last?.outcome == .failed(.rejected(status: 401)))
+    let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
+    #expect(stored?.bookkeeping.lastRefreshFailureReason == "rejected_401")
+    #expect(harness.client.currentState?.decisions["pro"]?.evidence.isComputedOffline == true)
+    #expect(harness.fetcher.waiting.isEmpty)
+    harness.runtime.advance(by: .milliseconds(700))
+    #expect(harness.fetcher.waiting.isEmpty)
+  }
+
+  @Test("in the background retries stop; back in the foreground a stale snapshot refreshes")
+  func backgroundStopsRetries() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    #expect(!harness.runtime.pendingWaits.isEmpty)
+    harness.client.didEnterBackground()
+    harness.runtime.runUntilIdle()
+    harness.runtime.advance(by: .seconds(3600))
+    #expect(harness.fetcher.requests.count == 1)
+    harness.client.didEnterForeground()
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.waiting.map(\.flow) == [.foreground])
+  }
+
+  @Test("entering the foreground with a fresh snapshot does not fetch")
+  func foregroundWhenFresh() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    harness.client.didEnterBackground()
+    harness.runtime.advance(by: .seconds(60))
+    harness.client.didEnterForeground()
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.requests.count == 1)
+    harness.client.didEnterBackground()
+    harness.runtime.advance(by: .seconds(600))
+    harness.client.didEnterForeground()
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.waiting.map(\.flow) == [.foreground])
+  }
+
+  @Test(
+    "launched in the background: no fetch under 25 h; past it, one after a random delay of at most 5 s"
+  )
+  func backgroundLaunch() throws {
+    let recent = try ClientHarness()
+    try recent.storeDirectly(ClientFixture.json(), user: "alice")
+    recent.runtime.advance(by: .seconds(24 * 3600))
+    recent.client.start(in: .background)
+    recent.runtime.runUntilIdle()
+    #expect(recent.client.currentState?.decisions["pro"]?.isGranted == true)
+    #expect(recent.fetcher.requests.isEmpty)
+
+    let old = try ClientHarness()
+    try old.storeDirectly(ClientFixture.json(), user: "alice")
+    old.runtime.advance(by: .seconds(25 * 3600))
+    old.client.start(in: .background)
+    old.runtime.runUntilIdle()
+    #expect(old.fetcher.requests.isEmpty)
+    let delay = old.runtime.pendingWaits.first
+    #expect(delay.map { $0 > .zero && $0 <= .seconds(5) } == true)
+    old.runtime.advance(by: .seconds(5))
+    #expect(old.fetcher.waiting.map(\.flow) == [.start])
+  }
+
+  @Test("the network coming back refreshes at once after offline access, and not otherwise")
+  func networkAvailable() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    harness.client.networkAvailable()
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.waiting.map(\.flow) == [.networkAvailable])
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    // The retry that was pending was cancelled, and a fresh snapshot needs nothing.
+    harness.client.networkAvailable()
+    harness.runtime.advance(by: .seconds(10))
+    #expect(harness.fetcher.requests.map(\.flow) == [.start, .networkAvailable])
+  }
+
+  @Test("another process's write is published within 1 s in the foreground, not in the background")
+  func otherProcessWrite() throws {
+    let harness = try ClientHarness(on: .sqlite)
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    // A widget sharing the file: its own connection, its own cache.
+    let widget = try CacheKind.sqlite.make(clock: harness.runtime.clock, in: harness.directory)
+    try widget.store(
+      try CustomerInfoSnapshot(jsonData: Data(ClientFixture.json().utf8)),
+      for: ClientFixture.identity("alice").scope)
+    #expect(harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope).isGranted)
+    harness.runtime.advance(by: .milliseconds(999))
+    #expect(harness.publishedPro.last == "alice: offlineUnavailable(no_snapshot)")
+    harness.runtime.advance(by: .milliseconds(1))
+    #expect(harness.publishedPro.last == "alice: granted")
+    #expect(
+      harness.publishTimes.last.map { $0.timeIntervalSince(ClientFixture.start) <= 1 } == true)
+
+    harness.client.didEnterBackground()
+    harness.runtime.runUntilIdle()
+    try widget.remove(ClientFixture.identity("alice").scope)
+    harness.runtime.advance(by: .seconds(30))
+    #expect(harness.publishedPro.last == "alice: granted")
+    harness.client.didEnterForeground()
+    harness.runtime.runUntilIdle()
+    #expect(harness.publishedPro.last == "alice: offlineUnavailable(no_snapshot)")
+  }
+
+  @Test("stop cancels the fetch in flight, drops its answer and ends every stream")
+  func stop() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let waiting = harness.run { client in await client.refresh().appUserID }
+    harness.client.stop()
+    harness.runtime.runUntilIdle()
+    #expect(waiting.result == "alice")
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes.isEmpty)
+    #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
+    let ended = harness.run { client in
+      var count = 0
+      for await _ in client.updates { count += 1 }
+      return count
+    }
+    #expect(ended.result == 1)  // the last state, then the end
+    harness.client.start()
+    #expect(harness.runtime.pendingWaits.isEmpty)
+  }
+
+  @Test("configuration values out of range are rejected, naming the field")
+  func configuration() throws {
+    var configuration = ClientConfiguration()
+    configuration.retryInitialDelay = .zero
+    #expect(
+      throws: CacheError.invalidConfiguration(
+        field: "retryInitialDelay", problem: "must be positive")
+    ) {
+      try configuration.validate()
+    }
+    configuration = ClientConfiguration()
+    configuration.backgroundJitter = .seconds(-1)
+    #expect(
+      throws: CacheError.invalidConfiguration(
+        field: "backgroundJitter", problem: "must not be negative")
+    ) {
+      try configuration.validate()
+    }
+    configuration = ClientConfiguration()
+    configuration.policy = OfflinePolicy(staleAfter: .nan)
+    #expect(throws: CacheError.self) { try configuration.validate() }
+    configuration = ClientConfiguration()
+    configuration.retryMaxDelay = .milliseconds(10)
+    #expect(
+      throws: CacheError.invalidConfiguration(
+        field: "retryMaxDelay", problem: "must not be less than retryInitialDelay")
+    ) {
+      try configuration.validate()
+    }
+  }
+}
