@@ -1,0 +1,103 @@
+// The README's "Plugging EntitlementCache into an SDK" shows the code between the two README
+// markers below, byte for byte (SDKIntegrationTests checks it), so the example always
+// compiles and does what the README says.
+
+// README: begin
+import EntitlementCache
+import EntitlementCacheTesting
+import Foundation
+import Observation
+import Testing
+
+/// The SDK's transport: URLSession in an app; anything that can GET a path.
+protocol HTTPTransport: Sendable {
+  func get(_ path: String, headers: [String: String]) async throws -> (status: Int, body: Data)
+}
+
+/// 1. The network is the SDK's: map its answers to what the client needs.
+struct BackendFetcher: CustomerInfoFetcher {
+  let transport: any HTTPTransport
+  let apiKey: String
+
+  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
+    -> FetchedCustomerInfo
+  {
+    let path =
+      "/v1/subscribers/"
+      + (request.appUserID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "")
+    let headers = [
+      "Authorization": "Bearer \(apiKey)",
+      "X-Nonce": Data(request.nonce).base64EncodedString(),  // the server signs it (DESIGN §12)
+      "X-Flow": request.flow.rawValue,
+    ]
+    let answer: (status: Int, body: Data)
+    do {
+      answer = try await transport.get(path, headers: headers)
+    } catch {
+      throw .transient(status: nil)  // no network, timeout, cancelled
+    }
+    switch answer.status {
+    case 200..<300: return FetchedCustomerInfo(body: answer.body)
+    case 400..<500: throw .rejected(status: answer.status)
+    default: throw .transient(status: answer.status)
+    }
+  }
+}
+
+/// 2. The SDK's entry point: one cache file, one client, the flows the app calls.
+final class Purchases: Sendable {
+  let client: EntitlementClient
+
+  init(
+    apiKey: String, appUserID: String, installationID: String, cacheFile: String,
+    transport: any HTTPTransport, runtime: any ClientRuntime = SystemClientRuntime()
+  ) throws {
+    let cache = try SQLiteCustomerInfoCache(path: cacheFile, clock: runtime.clock)
+    var configuration = ClientConfiguration()
+    configuration.watchedEntitlements = ["pro"]
+    client = try EntitlementClient(
+      cache: cache, fetcher: BackendFetcher(transport: transport, apiKey: apiKey),
+      identity: ClientIdentity(
+        sdkKey: apiKey, installationID: installationID, environment: .production,
+        appUserID: appUserID),
+      configuration: configuration, runtime: runtime)
+    client.start()  // publishes the cached state at once, then refreshes
+  }
+
+  // 3. The app's lifecycle, wired once (UIApplication / NSApplication notifications, and
+  // NWPathMonitor for the network).
+  func applicationDidBecomeActive() { client.didEnterForeground() }
+  func applicationDidEnterBackground() { client.didEnterBackground() }
+  func networkBecameReachable() { client.networkAvailable() }
+
+  // 4. The flows an app calls. Each answers the state after its refresh.
+  func logIn(_ appUserID: String) async throws -> ClientState { try await client.logIn(appUserID) }
+  func logOut() async throws -> ClientState { try await client.logOut() }
+  func restorePurchases() async -> ClientState { await client.restorePurchases() }
+  func purchaseCompleted() async -> ClientState { await client.purchaseCompleted() }
+  func customerInfo(forceFetch: Bool = false) async -> ClientState {
+    await client.customerInfo(
+      fetchPolicy: forceFetch ? .fetchCurrent(timeout: .seconds(5)) : .cachedOrFetched)
+  }
+}
+
+/// 5. A SwiftUI-style observer: `.task { await model.watch(purchases) }` on the paywall.
+@MainActor @Observable final class ProAccessModel {
+  private(set) var isUnlocked = false
+  private(set) var message = "Checking your subscription…"
+
+  func watch(_ purchases: Purchases) async {
+    for await decision in purchases.client.accessUpdates(to: "pro") {
+      isUnlocked = decision.isGranted
+      switch decision.state {
+      case .granted:
+        message = decision.evidence.isComputedOffline == true ? "Pro (offline)" : "Pro"
+      case .denied(.expired): message = "Your subscription ended"
+      case .denied: message = decision.recovery == nil ? "Upgrade to Pro" : "Restore purchases"
+      case .deviceBlocked: message = "Pro is in use on another device"
+      case .offlineUnavailable: message = "Can't check your subscription: try again online"
+      }
+    }
+  }
+}
+// README: end

@@ -1,0 +1,91 @@
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// A transport the test answers by path, in the README's shape.
+final class ScriptedTransport: HTTPTransport {
+  private let answers = Mutex<[(status: Int, body: Data)]>([])
+  private let paths = Mutex<[String]>([])
+
+  func queue(status: Int, body: String) {
+    answers.withLock { $0.append((status, Data(body.utf8))) }
+  }
+  var requestedPaths: [String] { paths.withLock { $0 } }
+
+  func get(_ path: String, headers: [String: String]) async throws -> (status: Int, body: Data) {
+    paths.withLock { $0.append(path) }
+    guard let answer = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+      throw URLError(.notConnectedToInternet)
+    }
+    return answer
+  }
+}
+
+@Suite("README: plugging EntitlementCache into an SDK")
+struct SDKIntegrationTests {
+  @Test("the README shows exactly the example this file compiles")
+  func readmeShowsTheExample() throws {
+    let here = URL(fileURLWithPath: #filePath)
+    let root = here.deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+    let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+    let example = try String(
+      contentsOf: here.deletingLastPathComponent().appending(path: "SDKIntegrationExample.swift"),
+      encoding: .utf8)
+    guard let begin = example.range(of: "// README: begin\n"),
+      let end = example.range(of: "// README: end\n")
+    else {
+      Issue.record("markers missing")
+      return
+    }
+    let code = example[begin.upperBound..<end.lowerBound]
+    let shown = readme.contains("```swift\n" + code + "```\n")
+    #expect(shown, "README's integration example drifted from SDKIntegrationExample.swift")
+  }
+
+  @MainActor
+  @Test("the example: cached access at launch, the model follows the stream, logIn switches")
+  func exampleWorks() async throws {
+    let directory = try TemporaryDirectory()
+    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let transport = ScriptedTransport()
+    transport.queue(status: 200, body: ClientFixture.json())
+    let purchases = try Purchases(
+      apiKey: "sdk_live_123", appUserID: "alice", installationID: "install-1",
+      cacheFile: directory.path("purchases.sqlite"), transport: transport, runtime: runtime)
+    let model = ProAccessModel()
+    let watching = Task { await model.watch(purchases) }
+    await settle(runtime)
+    #expect(model.isUnlocked)
+    #expect(model.message == "Pro")
+    #expect(transport.requestedPaths == ["/v1/subscribers/alice"])
+
+    transport.queue(status: 404, body: "{}")
+    let login = runtime.spawn { try? await purchases.logIn("bob") }
+    await settle(runtime)
+    #expect(await login.value?.appUserID == "bob")
+    #expect(!model.isUnlocked)
+    #expect(model.message == "Can't check your subscription: try again online")
+
+    // Offline: the transport has nothing queued.
+    let back = runtime.spawn { try? await purchases.logIn("alice") }
+    await settle(runtime)
+    #expect(await back.value?.decisions["pro"]?.isGranted == true)
+    #expect(model.message == "Pro (offline)")
+    watching.cancel()
+    purchases.client.stop()
+  }
+
+  /// Runs the simulation until idle and lets the main actor take what it delivered.
+  @MainActor
+  private func settle(_ runtime: SimulatedRuntime) async {
+    for _ in 0..<5 {
+      runtime.runUntilIdle()
+      await Task.yield()
+    }
+  }
+}
