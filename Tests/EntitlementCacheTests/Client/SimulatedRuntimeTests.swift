@@ -1,0 +1,88 @@
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import EntitlementCache
+
+@Suite("SimulatedRuntime: virtual time that only moves when told")
+struct SimulatedRuntimeTests {
+  static let start = ClientFixture.start
+
+  @Test(
+    "waits end in deadline order, the earlier-started first on a tie, the clock at each deadline")
+  func deadlineOrder() {
+    let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
+    let log = Mutex<[String]>([])
+    for (name, seconds) in [("c", 3), ("a", 1), ("b1", 2), ("b2", 2)] {
+      runtime.spawn {
+        try? await runtime.sleep(for: .seconds(seconds))
+        let at = runtime.manualClock.now.timeIntervalSince(Self.start)
+        log.withLock { $0.append("\(name)@\(at)") }
+      }
+    }
+    runtime.runUntilIdle()
+    #expect(runtime.pendingWaits == [.seconds(1), .seconds(2), .seconds(2), .seconds(3)])
+    runtime.advance(by: .milliseconds(2500))
+    #expect(log.withLock { $0 } == ["a@1.0", "b1@2.0", "b2@2.0"])
+    #expect(runtime.elapsed == .milliseconds(2500))
+    #expect(runtime.manualClock.bootInstant?.sinceBoot == 2.5)
+    runtime.advance(by: .seconds(10))
+    #expect(log.withLock { $0 } == ["a@1.0", "b1@2.0", "b2@2.0", "c@3.0"])
+  }
+
+  @Test("a wait started while an earlier one ends is run in the same advance when it is due")
+  func waitsStartedDuringAnAdvance() {
+    let runtime = SimulatedRuntime(start: Self.start)
+    let log = Mutex<[Double]>([])
+    runtime.spawn {
+      for _ in 0..<3 {
+        try? await runtime.sleep(for: .seconds(1))
+        log.withLock { $0.append(runtime.elapsed.seconds) }
+      }
+    }
+    runtime.advance(by: .seconds(3))
+    #expect(log.withLock { $0 } == [1, 2, 3])
+  }
+
+  @Test("a cancelled wait throws CancellationError and leaves nothing pending")
+  func cancellation() {
+    let runtime = SimulatedRuntime(start: Self.start)
+    let outcome = Mutex<String?>(nil)
+    let task = runtime.spawn {
+      do {
+        try await runtime.sleep(for: .seconds(60))
+        outcome.withLock { $0 = "woke" }
+      } catch {
+        outcome.withLock { $0 = "\(type(of: error))" }
+      }
+    }
+    runtime.runUntilIdle()
+    #expect(runtime.pendingWaits == [.seconds(60)])
+    task.cancel()
+    runtime.runUntilIdle()
+    #expect(outcome.withLock { $0 } == "CancellationError")
+    #expect(runtime.pendingWaits.isEmpty)
+  }
+
+  @Test("the same seed gives the same random numbers; another seed others")
+  func seededRandom() {
+    let one = SimulatedRuntime(start: Self.start, seed: 7)
+    let same = SimulatedRuntime(start: Self.start, seed: 7)
+    let other = SimulatedRuntime(start: Self.start, seed: 8)
+    let first = (0..<4).map { _ in one.nextRandom() }
+    #expect(first == (0..<4).map { _ in same.nextRandom() })
+    #expect(first != (0..<4).map { _ in other.nextRandom() })
+    #expect(Set(first).count == 4)
+  }
+
+  @Test("nothing runs until the simulation is drained")
+  func onlyWhenDrained() {
+    let runtime = SimulatedRuntime(start: Self.start)
+    let ran = Mutex(false)
+    runtime.spawn { ran.withLock { $0 = true } }
+    #expect(!ran.withLock { $0 })
+    runtime.runUntilIdle()
+    #expect(ran.withLock { $0 })
+  }
+}
