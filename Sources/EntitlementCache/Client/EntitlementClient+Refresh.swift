@@ -24,26 +24,39 @@ extension EntitlementClient {
   ///
   /// On a timeout the failure is recorded (the cached state then reads `offline`) unless the
   /// answer is already being applied, and the flight goes on: its answer lands as
-  /// `lateStored`. Nil when the client is stopped or the caller was cancelled.
-  func refresh(_ flow: RefreshFlow, waitingAtMost timeout: Duration?) async -> RefreshOutcome? {
-    guard let flight = core.withLock({ joinOrStartFlight(&$0, flow: flow) }) else { return nil }
-    let waited = await wait(for: flight, atMost: timeout)
-    switch waited {
+  /// `lateStored`. Answers the identity the refresh was for (the flight's), and a nil outcome
+  /// when the client is stopped or the caller was cancelled.
+  func refresh(
+    _ flow: RefreshFlow, waitingAtMost timeout: Duration?
+  ) async -> (identity: ClientIdentity, outcome: RefreshOutcome?) {
+    let (identity, flight) = core.withLock { core in
+      (core.identity, joinOrStartFlight(&core, flow: flow))
+    }
+    return await wait(for: flight, of: identity, in: flow, atMost: timeout)
+  }
+
+  /// Waits for `flight`, which `identity` joined in `flow` (see `refresh(_:waitingAtMost:)`).
+  func wait(
+    for flight: Flight?, of identity: ClientIdentity, in flow: RefreshFlow,
+    atMost timeout: Duration?
+  ) async -> (identity: ClientIdentity, outcome: RefreshOutcome?) {
+    guard let flight else { return (identity, nil) }
+    switch await wait(for: flight, atMost: timeout) {
     case .finished(let outcome):
-      return outcome
+      return (identity, outcome)
     case .cancelled:
-      return nil
+      return (identity, nil)
     case .timedOut:
-      let scope = flight.identity.scope
+      let scope = identity.scope
       let abandoned = flight.abandon {
         try? cache.recordRefreshFailure(for: scope, reason: "timeout")
       }
-      guard abandoned else { return nil }
+      guard abandoned else { return (identity, nil) }
       report(
         RefreshReport(
-          appUserID: flight.identity.appUserID, scope: scope, flow: flow, outcome: .timedOut))
+          appUserID: identity.appUserID, scope: scope, flow: flow, outcome: .timedOut))
       core.withLock { publish(&$0) }
-      return .timedOut
+      return (identity, .timedOut)
     }
   }
 

@@ -82,8 +82,8 @@ public final class EntitlementClient: Sendable {
 
   /// The current identity's state under `fetchPolicy` (DESIGN §10 item 4).
   ///
-  /// The state answered is the identity's that was current when the call began, even if the
-  /// app switched users while it waited.
+  /// The state answered is that of the identity the call read or fetched for, even if the app
+  /// switched users while it waited.
   public func customerInfo(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
     let (identity, phase) = core.withLock { core in
       publish(&core)
@@ -91,15 +91,16 @@ public final class EntitlementClient: Sendable {
     }
     switch fetchPolicy {
     case .cacheOnly:
-      break
+      return state(of: identity)
     case .cachedOrFetched:
       if isStale(identity, in: phase) { launchRefresh(.fetchPolicy) }
+      return state(of: identity)
     case .notStaleCachedOrFetched:
-      if isStale(identity, in: phase) { _ = await refresh(.fetchPolicy, waitingAtMost: nil) }
+      guard isStale(identity, in: phase) else { return state(of: identity) }
+      return state(of: await refresh(.fetchPolicy, waitingAtMost: nil).identity)
     case .fetchCurrent(let timeout):
-      _ = await refresh(.fetchPolicy, waitingAtMost: timeout)
+      return state(of: await refresh(.fetchPolicy, waitingAtMost: timeout).identity)
     }
-    return state(of: identity)
   }
 
   // MARK: Streams
@@ -222,34 +223,26 @@ public final class EntitlementClient: Sendable {
   /// Refreshes now (the explicit flow), sharing a fetch already in flight.
   @discardableResult
   public func refresh() async -> ClientState {
-    let identity = self.identity
-    _ = await refresh(.explicit, waitingAtMost: nil)
-    return state(of: identity)
+    await refreshed(.explicit)
   }
 
   /// A purchase completed: refreshes with a fetch that starts after it, and returns once that
   /// refresh has ended.
   @discardableResult
   public func purchaseCompleted() async -> ClientState {
-    let identity = self.identity
-    _ = await refresh(.purchase, waitingAtMost: nil)
-    return state(of: identity)
+    await refreshed(.purchase)
   }
 
   /// Restores purchases: returns only after the refresh that follows, with its state.
   @discardableResult
   public func restorePurchases() async -> ClientState {
-    let identity = self.identity
-    _ = await refresh(.restore, waitingAtMost: nil)
-    return state(of: identity)
+    await refreshed(.restore)
   }
 
   /// Syncs purchases: returns only after the refresh that follows, with its state.
   @discardableResult
   public func syncPurchases() async -> ClientState {
-    let identity = self.identity
-    _ = await refresh(.sync, waitingAtMost: nil)
-    return state(of: identity)
+    await refreshed(.sync)
   }
 
   /// Switches to `appUserID`: publishes that user's cached state at once, then returns after
@@ -260,12 +253,14 @@ public final class EntitlementClient: Sendable {
   @discardableResult
   public func logIn(_ appUserID: String) async throws(ScopeError) -> ClientState {
     let next = try identity.switching(to: appUserID)
-    let switched = core.withLock { core in
-      guard core.identity.appUserID != appUserID else { return false }
+    // The switch and the fetch it needs are one step under the lock, so another switch cannot
+    // come between them and send this user's refresh for someone else.
+    let flight: Flight?? = core.withLock { core in
+      guard core.identity.appUserID != appUserID else { return .none }
       switchIdentity(&core, to: next)
-      return true
+      return .some(joinOrStartFlight(&core, flow: .identityChange))
     }
-    if switched { _ = await refresh(.identityChange, waitingAtMost: nil) }
+    if let flight { _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil) }
     return state(of: next)
   }
 
@@ -289,19 +284,19 @@ public final class EntitlementClient: Sendable {
       // The random ID is never empty, and an empty one passed in was replaced above.
       return state(of: current)
     }
-    let previous = core.withLock { core in
+    let (previous, flight) = core.withLock { core in
       let previous = core.identity
       switchIdentity(&core, to: next)
       if configuration.removesSnapshotOnLogOut {
         core.removedScopes[previous.scope.key] = core.epoch
       }
-      return previous
+      return (previous, joinOrStartFlight(&core, flow: .identityChange))
     }
     var removalError: CacheError?
     if configuration.removesSnapshotOnLogOut {
       do { try cache.remove(previous.scope) } catch { removalError = error }
     }
-    _ = await refresh(.identityChange, waitingAtMost: nil)
+    _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil)
     if let removalError { throw removalError }
     return state(of: next)
   }
@@ -325,6 +320,13 @@ public final class EntitlementClient: Sendable {
     for task in tasks { task.cancel() }
     for flight in flights { flight.finish(nil) }
     subscribers()
+  }
+}
+
+extension EntitlementClient {
+  /// Refreshes in `flow` and answers the state of the identity the refresh was for.
+  fileprivate func refreshed(_ flow: RefreshFlow) async -> ClientState {
+    state(of: await refresh(flow, waitingAtMost: nil).identity)
   }
 }
 
