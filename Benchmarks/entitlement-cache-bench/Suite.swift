@@ -20,6 +20,7 @@ struct Suite {
     let plan: SamplingPlan = options.quick ? .quick : .full
     let harness = Harness(plan: plan)
     let cache = CacheCases()
+    let client = ClientCases()
     let baselines = Baselines(jsonSamples: plan.samples / 4)
     let writeSamples = options.quick ? 400 : 1_000
     // A cold open takes a few hundred microseconds: one operation a batch, and as many
@@ -58,12 +59,15 @@ struct Suite {
       entitlements: Workload.headlineEntitlements, makeDirectory: true)
     // hot_access_under_writes alternates with hot_access like the baseline does. Its writer
     // thread runs for the whole of this group's measurement, so the load it puts on the
-    // machine lands on all three cases, as any other change in load does, and the ratio to
-    // hot_access is what the writes cost reads of the same cache instance.
+    // machine lands on all four cases, as any other change in load does, and the ratio to
+    // hot_access is what the writes cost reads of the same cache instance. client_access, the
+    // same read through the refresh client on a cache of its own over the headline file,
+    // alternates with them too, so its ratio to hot_access is what the client adds.
     try together([
       ("hot_access", { try cache.hotAccess(headline) }),
       ("baseline_locked_dictionary", { try baselines.lockedDictionary(headline) }),
       ("hot_access_under_writes", { try cache.hotAccessUnderWrites(underWrites) }),
+      ("client_access", { try client.clientAccess(headline) }),
     ])
     try together([
       ("read_through_access", { try cache.readThroughAccess(headline) }),
@@ -86,12 +90,16 @@ struct Suite {
     ])
 
     // Each side opens a one-scope file of its own, so neither can leave anything in the
-    // other's way; both files are built the same way.
+    // other's way; the files are built the same way. The client's start-up is the cache's cold
+    // open plus what the client adds, so it alternates with both.
     let coldCache = try Workload.create(
       in: path + "/cold-open-cache", scopes: 1, entitlements: Workload.headlineEntitlements,
       makeDirectory: true)
     let coldRaw = try Workload.create(
       in: path + "/cold-open-raw", scopes: 1, entitlements: Workload.headlineEntitlements,
+      makeDirectory: true)
+    let coldClient = try Workload.create(
+      in: path + "/client-start", scopes: 1, entitlements: Workload.headlineEntitlements,
       makeDirectory: true)
     // The cases before leave megabytes of written pages in the page cache. Releasing the
     // cache can sync, and on ext4 the journal commit of a sync writes out such pages of other
@@ -100,6 +108,10 @@ struct Suite {
     try together([
       ("cold_open_first_decision", { try cache.coldOpenFirstDecision(coldCache, samples: cold) }),
       ("baseline_raw_c_cold_open", { try baselines.rawColdOpen(coldRaw, samples: cold) }),
+      (
+        "client_start_first_publish",
+        { try client.clientStartFirstPublish(coldClient, samples: cold) }
+      ),
     ])
 
     let scaled = [
@@ -119,6 +131,10 @@ struct Suite {
         // One scope with 1,000 entitlements is compared with one of 10, so they alternate too.
         let wide = try Workload.create(in: path, scopes: 1, entitlements: 1_000)
         hot.append(("hot_access", { try cache.hotAccess(wide) }))
+        // The client reads only its identity's scope, where the headline hot_access walks 100:
+        // here both read one scope, so this pair shows what the client adds with the memory
+        // each touches the same.
+        hot.append(("client_access", { try client.clientAccess(workload) }))
       }
       try together(hot)
       try together([

@@ -1,5 +1,5 @@
-/// The performance targets of issue 5, as ratios between cases of one run, so a slower or
-/// busier machine moves both sides together.
+/// The performance targets of issues 5, 10 and 11, as ratios between cases of one run, so a
+/// slower or busier machine moves both sides together.
 struct Target: Sendable {
   enum Comparison: String {
     case atMost = "<="
@@ -55,6 +55,15 @@ struct Target: Sendable {
     Target(name: "hot_access_under_writes p99 (µs)", comparison: .atMost, bound: 2) {
       find($0, "hot_access_under_writes")?.p99.map { $0 / 1_000 }
     },
+    // Issue 11: what the refresh client adds to a hot decision, and its start on a one-scope
+    // file up to the first published state, against the cache's own cold open.
+    Target(name: "client_access p50 / hot_access p50", comparison: .atMost, bound: 1.2) {
+      ratio($0, "client_access", "hot_access")
+    },
+    Target(
+      name: "client_start_first_publish p50 / cold_open_first_decision p50", comparison: .atMost,
+      bound: 1.5
+    ) { ratio($0, "client_start_first_publish", "cold_open_first_decision", scopes: 1) },
   ]
 
   /// How much a case grows from 1 scope to `scopes`, over how much its baseline grows: issue
