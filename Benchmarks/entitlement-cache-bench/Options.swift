@@ -15,7 +15,7 @@ struct Options {
   static let usage = """
     usage: entitlement-cache-bench [--quick] [--json FILE] [--check-targets] [--cli PATH]
                                    [--sqlite3 PATH] [--only NAME]
-                                   [--profile hot|read-through|baseline|raw-point-read COUNT [--scopes N]]
+                                   [--profile KIND COUNT [--scopes N]]
       --quick          fewer samples, same cases (CI)
       --json FILE      write {"cases": [...], "targets": [...]} to FILE
       --check-targets  exit 1 when a target ratio is more than 2x worse than its target
@@ -23,8 +23,10 @@ struct Options {
                        (default: entitlement-cache next to this executable)
       --sqlite3 PATH   the sqlite3 shell for baseline_sqlite3_cli (default /usr/bin/sqlite3)
       --only NAME      run only cases whose name contains NAME
-      --profile hot|read-through|baseline|raw-point-read COUNT
-                       run COUNT operations and nothing else, for callgrind
+      --profile KIND COUNT
+                       run COUNT operations of one loop and nothing else, for callgrind;
+                       KIND is hot, read-through, client, client-start, baseline or
+                       raw-point-read
       --scopes N       how many scopes --profile uses (default 100)
     """
 

@@ -7,7 +7,7 @@ import Foundation
 /// `valgrind --tool=callgrind --toggle-collect='*Loop*' entitlement-cache-bench --profile
 /// read-through 20000`.
 enum Profile {
-  static let kinds = "hot|read-through|baseline|raw-point-read"
+  static let kinds = "hot|read-through|client|client-start|baseline|raw-point-read"
 
   static func run(_ kind: String, count: Int, scopes: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appending(
@@ -31,6 +31,12 @@ enum Profile {
       return
     case "raw-point-read":
       try profileRawPointRead(workload, count: count)
+      return
+    case "client":
+      try profileClient(workload, cache, count: count)
+      return
+    case "client-start":
+      try profileClientStart(workload, count: count)
       return
     default: throw BenchError.usage("--profile \(kinds) COUNT")
     }
@@ -69,6 +75,68 @@ enum Profile {
     }
     guard granted == count else { throw BenchError.wrongAnswer("profile raw point read") }
     print("\(count) raw point reads, all granted")
+  }
+
+  /// `client_access`: the hot read through a started client whose identity is the
+  /// workload's first scope, set up as ``ClientCases/clientAccess(_:)`` sets it up.
+  private static func profileClient(
+    _ workload: Workload, _ cache: SQLiteCustomerInfoCache, count: Int
+  ) throws {
+    let client = try EntitlementClient(
+      cache: cache, fetcher: SilentFetcher(),
+      identity: try ClientCases.identity(workload, "profile client"),
+      configuration: ClientCases.configuration, runtime: SystemClientRuntime(clock: cache.clock))
+    client.start()
+    var sink = Sink()
+    clientProfileLoop(client, &sink, count: count)
+    client.stop()
+    guard sink.granted == count else {
+      throw BenchError.wrongAnswer("profile: \(sink.granted) of \(count) granted")
+    }
+    print("\(count) client operations, all granted")
+  }
+
+  @inline(never)
+  private static func clientProfileLoop(
+    _ client: EntitlementClient, _ sink: inout Sink, count: Int
+  ) {
+    for _ in 0..<count {
+      sink.consume(granted: client.access(to: Workload.entitlement).isGranted)
+    }
+  }
+
+  /// `client_start_first_publish`: COUNT starts, each as
+  /// ``ClientCases/clientStartFirstPublish(_:samples:)`` makes one (open, client, `start()`, the
+  /// first published state, `stop()`, close), on the workload's file (`--scopes 1` for the
+  /// case's one-scope file).
+  private static func profileClientStart(_ workload: Workload, count: Int) throws {
+    let identity = try ClientCases.identity(workload, "profile client-start")
+    let granted = try clientStartProfileLoop(workload, identity, count: count)
+    guard granted == count else {
+      throw BenchError.wrongAnswer("profile: \(granted) of \(count) starts granted")
+    }
+    print("\(count) client starts, all granted")
+  }
+
+  @inline(never)
+  private static func clientStartProfileLoop(
+    _ workload: Workload, _ identity: ClientIdentity, count: Int
+  ) throws -> Int {
+    let clock = CacheClock.fixed(Workload.now)
+    let runtime = SystemClientRuntime(clock: clock)
+    var granted = 0
+    for _ in 0..<count {
+      let cache = try SQLiteCustomerInfoCache(
+        path: workload.path, configuration: Workload.configuration, clock: clock)
+      let client = try EntitlementClient(
+        cache: cache, fetcher: SilentFetcher(), identity: identity,
+        configuration: ClientCases.configuration, runtime: runtime)
+      client.start()
+      if client.currentState?.access(to: Workload.entitlement)?.isGranted == true { granted += 1 }
+      client.stop()
+      try cache.close()
+    }
+    return granted
   }
 
   @inline(never)
