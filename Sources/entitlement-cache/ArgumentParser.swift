@@ -174,7 +174,8 @@ enum ArgumentParser {
     lines += [
       "",
       "SCOPE is --sdk-key K --installation I --environment production|sandbox|local --user U.",
-      "Every command takes --db PATH, --now TIME, --json and --help.",
+      "Every command takes --json and --help; all but simulate (whose script sets both)",
+      "take --db PATH and --now TIME.",
       "Exit status: 0 success (check: granted), 1 check not granted, 2 usage or input error,",
       "3 storage error.",
       "",

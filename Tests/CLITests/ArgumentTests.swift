@@ -5,7 +5,7 @@ import Testing
 /// The command line itself: help, and every way of getting it wrong (exit 2, one line).
 @Suite struct ArgumentTests {
   static let commands = [
-    "put", "refresh-failed", "check", "show", "scopes", "purge", "doctor", "demo",
+    "put", "refresh-failed", "check", "show", "scopes", "purge", "doctor", "demo", "simulate",
   ]
 
   let directory: TemporaryDirectory

@@ -9,4 +9,5 @@ protocol Command: Sendable {
 let allCommands: [any Command.Type] = [
   PutCommand.self, RefreshFailedCommand.self, CheckCommand.self, ShowCommand.self,
   ScopesCommand.self, PurgeCommand.self, DoctorCommand.self, DemoCommand.self,
+  SimulateCommand.self,
 ]

@@ -33,6 +33,38 @@ indirect enum JSONOutput: Sendable {
     return output + "\n"
   }
 
+  /// On one line with no spaces and every object's keys sorted, whatever order they were
+  /// written in, with a final newline: one line of a JSON-lines log that is the same byte for
+  /// byte on every run.
+  func sortedLine() -> String {
+    var output = ""
+    writeSorted(to: &output)
+    return output + "\n"
+  }
+
+  private func writeSorted(to output: inout String) {
+    switch self {
+    case .null, .bool, .integer, .string:
+      write(to: &output, indent: "")
+    case .array(let items):
+      output += "["
+      for (index, item) in items.enumerated() {
+        if index > 0 { output += "," }
+        item.writeSorted(to: &output)
+      }
+      output += "]"
+    case .object(let fields):
+      output += "{"
+      for (index, (key, value)) in fields.sorted(by: { $0.0 < $1.0 }).enumerated() {
+        if index > 0 { output += "," }
+        Self.quote(key, into: &output)
+        output += ":"
+        value.writeSorted(to: &output)
+      }
+      output += "}"
+    }
+  }
+
   private func write(to output: inout String, indent: String) {
     switch self {
     case .null: output += "null"

@@ -1,0 +1,132 @@
+import EntitlementCache
+
+/// A simulation's events as `simulate` prints them: one JSON object a line with `--json`, one
+/// readable line each otherwise, with the same content.
+enum SimulationOutput {
+  // MARK: JSON lines
+
+  /// Every event as one line of JSON, keys sorted.
+  static func jsonLines(_ events: [SimulationEvent]) -> String {
+    events.map { json($0).sortedLine() }.joined()
+  }
+
+  /// `{"at","type":"update","user","decisions":{key: check object}}`,
+  /// `{"at","type":"fetch","user","flow","outcome"}` (with `status` when the failure had one),
+  /// `{"at","type":"check","user","decision"}`.
+  static func json(_ event: SimulationEvent) -> JSONOutput {
+    var fields: [(String, JSONOutput)] = [
+      ("at", .string(SimulationTime.date(event.at).iso8601)), ("user", .string(event.user)),
+    ]
+    switch event.kind {
+    case .update(let decisions):
+      fields.append(("type", .string("update")))
+      fields.append(
+        ("decisions", .object(decisions.map { ($0.key, DecisionOutput.json($0.value)) })))
+    case .fetch(let flow, let outcome):
+      fields.append(("type", .string("fetch")))
+      fields.append(("flow", .string(flow.rawValue)))
+      fields.append(("outcome", .string(outcome.name)))
+      if let status = status(outcome) { fields.append(("status", .integer(status))) }
+    case .check(let decision):
+      fields.append(("type", .string("check")))
+      fields.append(("decision", DecisionOutput.json(decision)))
+    }
+    return .object(fields)
+  }
+
+  /// The HTTP status of a failed fetch, when the failure had one.
+  static func status(_ outcome: RefreshOutcome) -> Int? {
+    switch outcome {
+    case .failed(.rejected(let status)), .failed(.transient(let status?)): status
+    default: nil
+    }
+  }
+
+  // MARK: Text
+
+  /// One line an event: the time, the kind, the user, then what happened.
+  ///
+  /// ```text
+  /// 2026-11-30T12:00:00Z  update  alice  pro: granted, high trust (fresh, verified, ...)
+  /// 2026-11-30T12:00:02Z  fetch   alice  start: failed (transient)
+  /// ```
+  static func text(_ events: [SimulationEvent]) -> String {
+    guard !events.isEmpty else { return "(nothing happened: no publish, fetch or check)\n" }
+    // Columns line up: a time with milliseconds (a jittered retry) is longer than one without.
+    let times = events.map { SimulationTime.date($0.at).iso8601 }
+    let timeWidth = times.map(\.count).max() ?? 0
+    let userWidth = events.map(\.user.count).max() ?? 0
+    return zip(times, events).map { time, event in
+      let (kind, content) = textParts(event.kind)
+      return "\(pad(time, timeWidth))  \(kind)  \(pad(event.user, userWidth))  \(content)\n"
+    }.joined()
+  }
+
+  private static func textParts(_ kind: SimulationEvent.Kind) -> (String, String) {
+    switch kind {
+    case .update(let decisions):
+      let parts = decisions.keys.sorted().compactMap { key in decisions[key].map(summary) }
+      return ("update", parts.isEmpty ? "(no watched entitlements)" : parts.joined(separator: "; "))
+    case .fetch(let flow, let outcome):
+      return ("fetch ", "\(flow.rawValue): \(outcomeText(outcome))")
+    case .check(let decision):
+      return ("check ", summary(decision))
+    }
+  }
+
+  /// `stored`, `failed (transient)`, `failed (rejected, status 401)`.
+  static func outcomeText(_ outcome: RefreshOutcome) -> String {
+    switch outcome {
+    case .failed(.transient(nil)): "failed (transient)"
+    case .failed(.transient(let status?)): "failed (transient, status \(status))"
+    case .failed(.rejected(let status)): "failed (rejected, status \(status))"
+    case .storageFailed(let error): "storageFailed (\(error))"
+    default: outcome.name
+    }
+  }
+
+  private static func pad(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+  }
+
+  /// `pro: granted, high trust (fresh, verified, stored at ..., valid until ..., source
+  /// purchase)`: what the check object says, in words.
+  static func summary(_ decision: AccessDecision) -> String {
+    "\(decision.entitlement): \(DecisionOutput.verdict(decision)) (\(evidence(decision)))"
+  }
+
+  /// The evidence that is there, in the check object's order; false flags and a zero offset
+  /// are left out.
+  static func evidence(_ decision: AccessDecision) -> String {
+    let evidence = decision.evidence
+    var parts: [String] = []
+    if let freshness = evidence.freshness { parts.append(freshness.rawValue) }
+    if let verification = evidence.verification { parts.append(verification.rawValue) }
+    if evidence.isComputedOffline == true { parts.append("computed offline") }
+    if let storedAt = evidence.storedAt { parts.append("stored at \(storedAt.iso8601)") }
+    if let verifiedAt = evidence.verifiedAt { parts.append("verified at \(verifiedAt.iso8601)") }
+    if let validUntil = evidence.validUntil {
+      let label =
+        switch decision.state {
+        case .granted: "valid until"
+        case .deviceBlocked: "entitled until"
+        case .denied, .offlineUnavailable: "ended"
+        }
+      parts.append("\(label) \(validUntil.iso8601)")
+    }
+    if let source = evidence.source { parts.append("source \(source.rawValue)") }
+    if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
+    if let offset = evidence.clockOffset, offset != 0 {
+      parts.append("clock offset \(TextOutput.signedDuration(offset))")
+    }
+    if let recovery = decision.recovery { parts.append("recovery \(recovery.rawValue)") }
+    if let device = decision.device {
+      if let next = device.nextAllowedAt { parts.append("next device change \(next.iso8601)") }
+      if let budget = device.changeBudget {
+        parts.append("budget \(DecisionOutput.budgetText(budget))")
+      }
+      parts.append("\(device.devices.count) devices listed")
+    }
+    return parts.isEmpty ? "no evidence: nothing stored" : parts.joined(separator: ", ")
+  }
+}

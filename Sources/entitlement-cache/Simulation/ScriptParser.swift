@@ -1,0 +1,285 @@
+import EntitlementCache
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Reads a `simulate` script (DESIGN §10) and checks every field before anything runs: a bad
+/// script is one ``ScriptError`` naming the first bad field by its JSON path.
+enum ScriptParser {
+  /// The longest latency or timeout a script may give. A real request gives up within a minute
+  /// or two; a day is far beyond, and keeps a run that retries while an answer is awaited
+  /// from waking millions of times.
+  static let longestWait: Duration = .seconds(86_400)
+
+  /// Parses the script's JSON bytes.
+  ///
+  /// - Throws: ``ScriptError`` for JSON that does not parse (path empty) or the first bad field.
+  static func parse(_ data: Data) throws(ScriptError) -> SimulationScript {
+    let value: JSONValue
+    do {
+      value = try JSONDecoder().decode(JSONValue.self, from: data)
+    } catch {
+      let detail = syntaxDetail(error)
+      // Foundation's generic sentence says only what the problem already says.
+      let said = detail.isEmpty || detail.hasPrefix("The given data was not valid JSON")
+      throw ScriptError(path: "", problem: "not valid JSON" + (said ? "" : " (\(detail))"))
+    }
+    let root = try ScriptNode(value: value, path: "").object()
+    try root.rejectingOthers(than: [
+      "start", "db", "policy", "watch", "identity", "server", "steps",
+    ])
+    let startNode = try root.required("start")
+    let start = try iso8601(startNode)
+    guard let startMilliseconds = SimulationTime.milliseconds(start) else {
+      throw startNode.error("not a time")
+    }
+    let times = TimeReader(start: startMilliseconds)
+    let script = SimulationScript(
+      start: start,
+      database: try root.optional("db")?.string(),
+      policy: try root.optional("policy")?.choice(
+        "policy", ["conservative": OfflinePolicy.conservative, "serverSnapshot": .serverSnapshot])
+        ?? .conservative,
+      watched: try watched(root.optional("watch")),
+      identity: try identity(root.required("identity")),
+      server: try server(root.optional("server")),
+      steps: try steps(root.required("steps"), times: times))
+    return script
+  }
+
+  // MARK: Sections
+
+  private static func watched(_ node: ScriptNode?) throws(ScriptError) -> Set<String> {
+    guard let node else { return [] }
+    var keys: Set<String> = []
+    for item in try node.array() { keys.insert(try item.string()) }
+    return keys
+  }
+
+  private static func identity(_ node: ScriptNode) throws(ScriptError) -> SimulationScript.Identity
+  {
+    let object = try node.object()
+    try object.rejectingOthers(than: ["sdkKey", "installation", "environment", "user"])
+    return SimulationScript.Identity(
+      sdkKey: try object.required("sdkKey").string(),
+      installation: try object.required("installation").string(),
+      environment: try object.required("environment").choice(
+        "environment",
+        ["production": StoreEnvironment.production, "sandbox": .sandbox, "local": .local]),
+      user: try object.required("user").string())
+  }
+
+  private static func server(_ node: ScriptNode?) throws(ScriptError) -> [String: [ScriptedAnswer]]
+  {
+    guard let node else { return [:] }
+    let object = try node.object()
+    var answers: [String: [ScriptedAnswer]] = [:]
+    // Sorted, so the first bad answer reported is the same on every run.
+    for user in object.fields.keys.sorted() {
+      guard let list = object.optional(user) else { continue }
+      var parsed: [ScriptedAnswer] = []
+      for item in try list.array() { parsed.append(try answer(item)) }
+      answers[user] = parsed
+    }
+    return answers
+  }
+
+  private static func answer(_ node: ScriptNode) throws(ScriptError) -> ScriptedAnswer {
+    let object = try node.object()
+    switch (object.has("snapshot"), object.has("fail")) {
+    case (true, true):
+      throw node.error("has both \"snapshot\" and \"fail\"; give one")
+    case (false, false):
+      throw node.error("needs \"snapshot\" or \"fail\"")
+    case (true, false):
+      try object.rejectingOthers(than: ["snapshot", "latency"])
+      let snapshot = try object.required("snapshot").object()
+      return ScriptedAnswer(reply: .snapshot(snapshot.fields), latency: try latency(object))
+    case (false, true):
+      try object.rejectingOthers(than: ["fail", "status", "latency"])
+      enum Kind { case transient, rejected }
+      let kind = try object.required("fail").choice(
+        "failure", ["transient": Kind.transient, "rejected": .rejected])
+      var status: Int?
+      if let node = object.optional("status") { status = try httpStatus(node) }
+      let failure: FetchFailure
+      switch kind {
+      case .transient:
+        failure = .transient(status: status)
+      case .rejected:
+        guard let status else {
+          throw ScriptError(
+            path: node.path + ".status",
+            problem: "missing (a rejected answer has its status, such as 401)")
+        }
+        failure = .rejected(status: status)
+      }
+      return ScriptedAnswer(reply: .failure(failure), latency: try latency(object))
+    }
+  }
+
+  private static func latency(_ answer: ScriptObject) throws(ScriptError) -> Duration {
+    guard let node = answer.optional("latency") else { return .zero }
+    return try wait(node)
+  }
+
+  private static func httpStatus(_ node: ScriptNode) throws(ScriptError) -> Int {
+    let value = try node.integer()
+    guard (100...599).contains(value) else { throw node.error("not an HTTP status (100 to 599)") }
+    return Int(value)
+  }
+
+  private static func steps(_ node: ScriptNode, times: TimeReader) throws(ScriptError)
+    -> [ScriptStep]
+  {
+    var steps: [ScriptStep] = []
+    for (index, item) in try node.array().enumerated() {
+      let object = try item.object()
+      let atNode = try object.required("at")
+      let at = try times.offset(atNode)
+      if let previous = steps.last, at < previous.at {
+        throw atNode.error("earlier than steps[\(index - 1)]")
+      }
+      steps.append(ScriptStep(at: at, action: try action(object, times: times)))
+    }
+    return steps
+  }
+
+  private static func action(_ object: ScriptObject, times: TimeReader) throws(ScriptError)
+    -> ScriptAction
+  {
+    let doNode = try object.required("do")
+    guard case .string(let name) = doNode.value else { throw doNode.error("not a string") }
+    guard let fields = ScriptAction.fields.first(where: { $0.key == name })?.value else {
+      let hint = ArgumentParser.nearest(name, in: ScriptAction.fields.map(\.key)).map {
+        "; did you mean \"\($0)\"?"
+      }
+      throw doNode.error("unknown action \"\(name)\"" + (hint ?? ""))
+    }
+    // A misspelt field is named as such, not reported as the field it meant being missing.
+    try object.rejectingOthers(than: ["at", "do"] + fields)
+    switch name {
+    case "start": return .start
+    case "foreground": return .foreground
+    case "background": return .background
+    case "logIn": return .logIn(user: try object.required("user").string())
+    case "logOut": return .logOut
+    case "refresh": return .refresh(try fetchPolicy(object))
+    case "purchase":
+      return .purchase(
+        transaction: try object.required("transaction").string(),
+        product: try object.required("product").string())
+    case "restore": return .restore
+    case "sync": return .sync
+    case "networkAvailable": return .networkAvailable
+    case "relaunch": return .relaunch
+    case "check": return .check(entitlement: try object.required("entitlement").string())
+    case "setClock":
+      return .setClock(to: try times.instant(object.required("to"), allowingEarlier: true))
+    default:
+      // Every name in ScriptAction.fields has a case above.
+      throw doNode.error("unknown action \"\(name)\"")
+    }
+  }
+
+  private static func fetchPolicy(_ object: ScriptObject) throws(ScriptError) -> FetchPolicy? {
+    enum Name { case cacheOnly, cachedOrFetched, notStaleCachedOrFetched, fetchCurrent }
+    let name = try object.optional("policy")?.choice(
+      "policy",
+      [
+        "cacheOnly": Name.cacheOnly, "cachedOrFetched": .cachedOrFetched,
+        "notStaleCachedOrFetched": .notStaleCachedOrFetched, "fetchCurrent": .fetchCurrent,
+      ])
+    guard name == .fetchCurrent else {
+      if let timeout = object.optional("timeout") {
+        throw timeout.error("only a fetchCurrent refresh takes a timeout")
+      }
+      switch name {
+      case .cacheOnly: return .cacheOnly
+      case .cachedOrFetched: return .cachedOrFetched
+      case .notStaleCachedOrFetched: return .notStaleCachedOrFetched
+      case .fetchCurrent, nil: return nil
+      }
+    }
+    let timeout = try wait(object.required("timeout", "fetchCurrent waits at most a timeout"))
+    return .fetchCurrent(timeout: timeout)
+  }
+
+  // MARK: Values
+
+  /// A duration such as `500ms`, `2s`, `10m`, `1h` or `30d`.
+  static func duration(_ node: ScriptNode) throws(ScriptError) -> Duration {
+    guard case .string(let text) = node.value else {
+      throw node.error("not a duration (a string such as \"500ms\", \"2s\", \"10m\" or \"1h\")")
+    }
+    guard let duration = DurationText.parseMilliseconds(text) else {
+      throw node.error("not a duration: \"\(text)\" (write 500ms, 2s, 10m, 1h or 30d)")
+    }
+    return duration
+  }
+
+  /// A latency or a timeout: a duration of at most ``longestWait``.
+  private static func wait(_ node: ScriptNode) throws(ScriptError) -> Duration {
+    let value = try duration(node)
+    guard value <= longestWait else { throw node.error("longer than 1d") }
+    return value
+  }
+
+  static func iso8601(_ node: ScriptNode) throws(ScriptError) -> Date {
+    guard case .string(let text) = node.value, let date = Date(iso8601: text) else {
+      throw node.error("not an ISO-8601 time with a UTC offset, such as 2026-11-30T12:00:00Z")
+    }
+    return date
+  }
+
+  /// Where the JSON parser stopped, as Foundation describes it.
+  private static func syntaxDetail(_ error: any Error) -> String {
+    guard case DecodingError.dataCorrupted(let context) = error else { return "unreadable" }
+    return context.underlyingError.map { String(describing: $0) } ?? context.debugDescription
+  }
+}
+
+/// Times of a script: ISO-8601, or `+DURATION` from `start`; `setClock` also takes
+/// `-DURATION`. Every time lies within years 0000-9999, which the output can write.
+struct TimeReader: Sendable {
+  /// The start, in milliseconds since the Unix epoch.
+  let start: Int64
+
+  /// A step's time, as virtual time since the start.
+  func offset(_ node: ScriptNode) throws(ScriptError) -> Duration {
+    .milliseconds(try milliseconds(node, allowingEarlier: false) - start)
+  }
+
+  /// An instant; before the start only when `allowingEarlier`.
+  func instant(_ node: ScriptNode, allowingEarlier: Bool) throws(ScriptError) -> Date {
+    SimulationTime.date(try milliseconds(node, allowingEarlier: allowingEarlier))
+  }
+
+  private func milliseconds(_ node: ScriptNode, allowingEarlier: Bool) throws(ScriptError)
+    -> Int64
+  {
+    let problem = "not a time (ISO-8601 such as 2026-11-30T12:00:00Z, or +DURATION from start)"
+    guard case .string(let text) = node.value else { throw node.error(problem) }
+    let sign = text.first
+    guard sign == "+" || (sign == "-" && allowingEarlier) else {
+      guard let date = Date(iso8601: text), let milliseconds = SimulationTime.milliseconds(date)
+      else { throw node.error(problem) }
+      if !allowingEarlier, milliseconds < start { throw node.error("earlier than start") }
+      return milliseconds
+    }
+    guard let duration = DurationText.parseMilliseconds(String(text.dropFirst())) else {
+      throw node.error(problem)
+    }
+    let magnitude = SimulationTime.milliseconds(duration)
+    let (milliseconds, overflow) =
+      sign == "+"
+      ? start.addingReportingOverflow(magnitude) : start.subtractingReportingOverflow(magnitude)
+    guard !overflow, SimulationTime.range.contains(milliseconds) else {
+      throw node.error("outside years 0000 to 9999")
+    }
+    return milliseconds
+  }
+}

@@ -1,0 +1,78 @@
+import EntitlementCache
+import EntitlementCacheTesting
+import Synchronization
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The server of a script, as the client's ``CustomerInfoFetcher``: each fetch for a user takes
+/// that user's next scripted answer and sends it after its latency, on the virtual clock.
+///
+/// The user is the request's raw app-user ID, which in a simulation is the script's label.
+/// With no answer left for the user, the fetch fails `transient` at once: the network is gone.
+final class ScriptedServer: CustomerInfoFetcher {
+  private struct State {
+    var remaining: [String: [ScriptedAnswer]]
+    var inFlight = 0
+  }
+
+  private let state: Mutex<State>
+  private let runtime: SimulatedRuntime
+  /// The start in milliseconds: a request arrives at the start plus virtual time elapsed.
+  private let start: Int64
+
+  init(answers: [String: [ScriptedAnswer]], runtime: SimulatedRuntime, start: Int64) {
+    state = Mutex(State(remaining: answers))
+    self.runtime = runtime
+    self.start = start
+  }
+
+  /// How many answers are on their way: requests that took an answer whose latency has not
+  /// passed. The run goes on while one is, so a late answer is not cut off by the last step.
+  var answersInFlight: Int { state.withLock { $0.inFlight } }
+
+  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
+    -> FetchedCustomerInfo
+  {
+    let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
+    let answer: ScriptedAnswer? = state.withLock { state in
+      guard var answers = state.remaining[request.appUserID], !answers.isEmpty else { return nil }
+      let next = answers.removeFirst()
+      state.remaining[request.appUserID] = answers
+      state.inFlight += 1
+      return next
+    }
+    guard let answer else { throw .transient(status: nil) }
+    defer { state.withLock { $0.inFlight -= 1 } }
+    if answer.latency > .zero {
+      do {
+        try await runtime.sleep(for: answer.latency)
+      } catch {
+        // The client cancelled the fetch (it stopped: a relaunch kills the process). The
+        // server's answer is lost with it, as it would be; the client drops whatever it gets.
+        throw .transient(status: nil)
+      }
+    }
+    switch answer.reply {
+    case .failure(let failure):
+      throw failure
+    case .snapshot(var fields):
+      if fields["requestDate"] == nil {
+        fields["requestDate"] = .string(SimulationTime.date(arrived).iso8601)
+      }
+      return FetchedCustomerInfo(body: Self.encode(fields))
+    }
+  }
+
+  /// The snapshot object as JSON bytes, keys sorted so the bytes are the same on every run.
+  private static func encode(_ fields: [String: JSONValue]) -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Values parsed from JSON always encode (they hold no non-finite number); should one not,
+    // the empty body reaches the client as the invalid response it would be.
+    return (try? encoder.encode(JSONValue.object(fields))) ?? Data()
+  }
+}

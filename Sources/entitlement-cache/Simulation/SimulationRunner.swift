@@ -1,0 +1,257 @@
+import EntitlementCache
+import EntitlementCacheTesting
+import Synchronization
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Runs a script: the real ``EntitlementClient`` on a `SimulatedRuntime`, against the scripted
+/// server, with an ``SQLiteCustomerInfoCache`` whose clock is the runtime's, and records what
+/// the app would have seen.
+///
+/// Each step runs at its time as a task of the simulation, and the simulation is drained after
+/// it: a step that waits (a restore, a `fetchCurrent`, a log-in) goes on while later steps run.
+/// After the last step the virtual clock moves from wait to wait while an answer is on its way
+/// or a step still waits for one; then the run ends, and timers due later never fire.
+struct SimulationRunner {
+  let script: SimulationScript
+
+  /// What a run recorded, and the failure that cut it short, if one did.
+  struct Outcome: Sendable {
+    var events: [SimulationEvent]
+    /// A storage failure (the cache could not be opened again, or a log-out could not remove
+    /// the previous snapshot): the events before it are still worth printing.
+    var failure: CLIError?
+  }
+
+  /// The device's boot session: one boot clock for the whole run, since a relaunch is a new
+  /// process, not a reboot, so the time model's boot clock (DESIGN §5.1 rule 6) carries
+  /// across it, as on a phone. Each run is a boot of its own: a kept database's readings from
+  /// an earlier run, whose boot clock also started at zero, must not look like this boot's. The
+  /// name is never printed and never equals a stored one, so the output does not depend on it.
+  static func bootSession() -> String { "simulated-boot-" + UUID().uuidString }
+
+  /// Runs every step, then closes the cache and removes a throw-away database.
+  ///
+  /// - Throws: ``CLIError`` when the database cannot be created or opened.
+  func run() throws(CLIError) -> Outcome {
+    let scratch = script.database == nil ? try ScratchDirectory.make("simulate") : nil
+    defer {
+      if let scratch { ScratchDirectory.remove(scratch) }
+    }
+    let path = script.database ?? (scratch ?? "") + "/simulation.sqlite"
+    let device = try SimulatedDevice(script: script, path: path)
+    return device.run()
+  }
+}
+
+/// The device of one run: the virtual clocks, the server, the app running on them, and the log.
+private final class SimulatedDevice: Sendable {
+  /// The app as one process sees it: its cache and its client. A relaunch replaces both.
+  struct App: Sendable {
+    let cache: SQLiteCustomerInfoCache
+    let client: EntitlementClient
+  }
+
+  private struct State {
+    var app: App?
+    /// Steps started and not yet returned.
+    var waitingSteps = 0
+    var failure: CLIError?
+  }
+
+  let script: SimulationScript
+  let path: String
+  let runtime: SimulatedRuntime
+  let server: ScriptedServer
+  let log: EventLog
+  let recorders = ImmediateExecutor()
+  private let state = Mutex(State())
+  private let start: Int64
+
+  init(script: SimulationScript, path: String) throws(CLIError) {
+    self.script = script
+    self.path = path
+    let runtime = SimulatedRuntime(
+      start: script.start, bootSession: SimulationRunner.bootSession())
+    // The script's start parsed, so it is within the years the output writes.
+    let start = SimulationTime.milliseconds(script.start) ?? 0
+    self.runtime = runtime
+    self.start = start
+    server = ScriptedServer(answers: script.server, runtime: runtime, start: start)
+    log = EventLog(now: { start + SimulationTime.milliseconds(runtime.elapsed) })
+    let identity: ClientIdentity
+    do {
+      identity = try ClientIdentity(
+        sdkKey: script.identity.sdkKey, installationID: script.identity.installation,
+        environment: script.identity.environment, appUserID: script.identity.user)
+    } catch {
+      // The parser rejects empty parts, the only thing a scope refuses.
+      throw CLIError.usage("identity: \(error)")
+    }
+    let app = try launch(identity)
+    state.withLock { $0.app = app }
+  }
+
+  func run() -> SimulationRunner.Outcome {
+    for (index, step) in script.steps.enumerated() {
+      runtime.advance(by: step.at - runtime.elapsed)
+      guard failure == nil else { break }
+      log.begin(step: index)
+      state.withLock { $0.waitingSteps += 1 }
+      runtime.spawn { [self] in
+        await perform(step.action)
+        state.withLock { $0.waitingSteps -= 1 }
+      }
+      runtime.runUntilIdle()
+    }
+    // An answer on its way (or a step waiting for one, in its background delay) still lands
+    // and is printed; timers with nothing in flight (boundaries, retries) are left unrun.
+    while failure == nil, server.answersInFlight > 0 || waitingSteps > 0,
+      let next = runtime.pendingWaits.first
+    {
+      runtime.advance(by: next)
+    }
+    let app = state.withLock { state in
+      defer { state.app = nil }
+      return state.app
+    }
+    if let app {
+      app.client.stop()
+      runtime.runUntilIdle()
+      close(app.cache)
+    }
+    return SimulationRunner.Outcome(events: log.events, failure: failure)
+  }
+
+  private var failure: CLIError? { state.withLock { $0.failure } }
+  private var waitingSteps: Int { state.withLock { $0.waitingSteps } }
+
+  private func fail(_ error: CLIError) {
+    state.withLock { state in
+      if state.failure == nil { state.failure = error }
+    }
+  }
+
+  // MARK: Steps
+
+  private func perform(_ action: ScriptAction) async {
+    guard let client = state.withLock({ $0.app?.client }) else { return }
+    switch action {
+    case .start:
+      client.start()
+    case .foreground:
+      client.didEnterForeground()
+    case .background:
+      client.didEnterBackground()
+    case .logIn(let user):
+      // The parser rejects an empty user, the only ID a log-in refuses.
+      _ = try? await client.logIn(user)
+    case .logOut:
+      do {
+        _ = try await client.logOut(to: SimulationScript.anonymousUser)
+      } catch {
+        fail(CLIError(error, path: path))
+      }
+    case .refresh(nil):
+      _ = await client.refresh()
+    case .refresh(let policy?):
+      _ = await client.customerInfo(fetchPolicy: policy)
+    case .purchase:
+      // The purchase queue (DESIGN §11) is not built yet: the step runs the refresh a
+      // completed purchase starts, and prints no `purchase` line. The transaction and product
+      // are parsed and kept so scripts written now run unchanged once the queue posts them.
+      _ = await client.purchaseCompleted()
+    case .restore:
+      _ = await client.restorePurchases()
+    case .sync:
+      _ = await client.syncPurchases()
+    case .networkAvailable:
+      client.networkAvailable()
+    case .relaunch:
+      relaunch()
+    case .check(let entitlement):
+      log.record(user: client.identity.appUserID, .check(client.access(to: entitlement)))
+    case .setClock(let date):
+      runtime.manualClock.set(date)
+    }
+  }
+
+  /// Kills the app and launches it again on the same file, as the same user: the client is
+  /// stopped (its fetches in flight are lost, as in a kill), the cache closed, and a new cache
+  /// and client opened, subscribed to and started.
+  private func relaunch() {
+    guard let old = state.withLock({ $0.app }) else { return }
+    let identity = old.client.identity
+    old.client.stop()
+    close(old.cache)
+    do {
+      let app = try launch(identity)
+      state.withLock { $0.app = app }
+      app.client.start()
+    } catch {
+      state.withLock { $0.app = nil }
+      fail(error)
+    }
+  }
+
+  // MARK: The app
+
+  /// Opens the cache and a client on it for `identity`, and subscribes the log to both of the
+  /// client's streams before anything can be published.
+  private func launch(_ identity: ClientIdentity) throws(CLIError) -> App {
+    var cacheConfiguration = CacheConfiguration()
+    cacheConfiguration.policy = script.policy
+    let cache: SQLiteCustomerInfoCache
+    do {
+      cache = try SQLiteCustomerInfoCache(
+        path: path, configuration: cacheConfiguration, clock: runtime.clock)
+    } catch {
+      throw CLIError(error, path: path)
+    }
+    if let damage = cache.damageReport {
+      Console.warning(
+        "\(path): not a usable database (\(damage.cause.message)); moved aside to "
+          + "\(damage.movedTo) and replaced with an empty one")
+    }
+    var configuration = ClientConfiguration()
+    configuration.watchedEntitlements = script.watched
+    configuration.policy = script.policy
+    // One process owns the file, so there is no other writer to look for; polling for one
+    // every second would wake the virtual clock 86,400 times a simulated day.
+    configuration.crossProcessCheckInterval = nil
+    let client: EntitlementClient
+    do {
+      client = try EntitlementClient(
+        cache: cache, fetcher: server, identity: identity, configuration: configuration,
+        runtime: runtime)
+    } catch {
+      throw CLIError(error, path: path)
+    }
+    let updates = client.updates
+    let reports = client.refreshReports
+    let log = self.log
+    Task(executorPreference: recorders) {
+      for await state in updates {
+        log.record(user: state.appUserID, .update(decisions: state.decisions))
+      }
+    }
+    Task(executorPreference: recorders) {
+      for await report in reports {
+        log.record(user: report.appUserID, .fetch(flow: report.flow, outcome: report.outcome))
+      }
+    }
+    return App(cache: cache, client: client)
+  }
+
+  private func close(_ cache: SQLiteCustomerInfoCache) {
+    do {
+      try cache.close()
+    } catch {
+      fail(CLIError(error, path: path))
+    }
+  }
+}

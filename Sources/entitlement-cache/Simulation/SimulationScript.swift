@@ -1,0 +1,100 @@
+import EntitlementCache
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// A `simulate` script, parsed and checked (DESIGN §10, `entitlement-cache simulate`): who the
+/// app is, what the server answers, and what happens when.
+struct SimulationScript: Sendable {
+  /// The true time when the simulation starts: every `+DURATION` counts from it.
+  var start: Date
+  /// The cache file to start from and keep; nil for a throw-away database.
+  var database: String?
+  /// The offline policy the cache and the client read with.
+  var policy: OfflinePolicy
+  /// The entitlement keys every published state decides (`watch`).
+  var watched: Set<String>
+  /// The app, and the label of the user it starts as.
+  var identity: Identity
+  /// Each user label's answers, in the order fetches take them.
+  var server: [String: [ScriptedAnswer]]
+  /// The steps, in time order.
+  var steps: [ScriptStep]
+
+  /// The app's identity. The user label is the raw app-user ID the client sends.
+  struct Identity: Sendable {
+    var sdkKey: String
+    var installation: String
+    var environment: StoreEnvironment
+    var user: String
+  }
+
+  /// The user label the client switches to on `logOut`, whose answers the server gives under
+  /// this key.
+  static let anonymousUser = "anonymous"
+}
+
+/// One answer of the scripted server to one fetch.
+struct ScriptedAnswer: Sendable {
+  /// What the server sends.
+  enum Reply: Sendable {
+    /// A CustomerInfo snapshot: its JSON object, sent as written, with `requestDate` set to
+    /// the time the request arrived when the script leaves it out.
+    case snapshot([String: JSONValue])
+    /// A failure, as the SDK's network layer reports it.
+    case failure(FetchFailure)
+  }
+
+  var reply: Reply
+  /// How long after the request arrived the answer comes back, on the virtual clock.
+  var latency: Duration
+}
+
+/// One step of a script: an action at an instant.
+struct ScriptStep: Sendable {
+  /// When the step happens, as virtual time since the start.
+  var at: Duration
+  var action: ScriptAction
+}
+
+/// What a step does to the app; each is one call on the client, or on the simulated device.
+enum ScriptAction: Sendable {
+  /// `start()`.
+  case start
+  /// `didEnterForeground()`.
+  case foreground
+  /// `didEnterBackground()`.
+  case background
+  /// `logIn(user)`.
+  case logIn(user: String)
+  /// `logOut(to: "anonymous")`.
+  case logOut
+  /// `customerInfo(fetchPolicy:)`, or `refresh()` without a policy.
+  case refresh(FetchPolicy?)
+  /// `purchaseCompleted()`; the transaction and product are kept for the purchase queue.
+  case purchase(transaction: String, product: String)
+  /// `restorePurchases()`.
+  case restore
+  /// `syncPurchases()`.
+  case sync
+  /// `networkAvailable()`.
+  case networkAvailable
+  /// The process is killed and the app launched again on the same file.
+  case relaunch
+  /// The cache-only decision for one entitlement (no network).
+  case check(entitlement: String)
+  /// A person or a time server sets the device's wall clock; true time and the boot clock do
+  /// not move.
+  case setClock(to: Date)
+
+  /// Each action's name in a script, and the fields it takes besides `at` and `do`.
+  static let fields: KeyValuePairs<String, [String]> = [
+    "start": [], "foreground": [], "background": [], "logIn": ["user"], "logOut": [],
+    "refresh": ["policy", "timeout"], "purchase": ["transaction", "product"], "restore": [],
+    "sync": [], "networkAvailable": [], "relaunch": [], "check": ["entitlement"],
+    "setClock": ["to"],
+  ]
+}
