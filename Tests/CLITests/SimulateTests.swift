@@ -537,6 +537,45 @@ enum SimScript {
       ])
   }
 
+  // MARK: The demo chapter
+
+  @Test func theDemoChapterShowsTheClientFlowsInOrder() throws {
+    let result = try CLI.run(["demo"], in: directory.path, environment: ["TMPDIR": directory.path])
+    #expect(result.status == 0)
+    let output = result.stdout
+    let expected = [
+      "11. The refresh client launches offline",
+      "2026-11-30T12:00:00Z  alice's stream: pro → granted, high trust",
+      "2026-11-30T12:00:00Z  alice: start fetch → failed (transient)",
+      "2026-11-30T12:00:00Z  alice's stream: pro → granted, not high trust",
+      "12. A forced fetch that times out",
+      "2026-11-30T12:00:03Z  alice: fetchPolicy fetch → timedOut",
+      "2026-11-30T12:00:08Z  alice: fetchPolicy fetch → lateStored",
+      "2026-11-30T12:00:08Z  alice's stream: pro → granted, high trust",
+      "13. A late answer after a user switch",
+      "2026-11-30T12:01:05Z  bob's stream: pro → offline unavailable: no_snapshot",
+      "2026-11-30T12:01:07Z  bob: identityChange fetch → stored",
+      "2026-11-30T12:01:20Z  alice: explicit fetch → stored",
+      "2026-11-30T12:01:20Z  alice: her late answer is in the file, stored at 2026-11-30T12:01:20Z",
+      "14. Expiry flips the stream, offline",
+      "2026-11-30T13:00:00Z  bob's stream: pro → denied: expired",
+      "2026-11-30T13:01:00Z  bob, cache only: pro → denied: expired",
+      "Replay your own field report: entitlement-cache simulate --help",
+    ]
+    // In this order, each once.
+    var rest = Substring(output)
+    for line in expected {
+      guard let found = rest.range(of: line) else {
+        Issue.record("missing, or out of order: \(line)")
+        continue
+      }
+      rest = rest[found.upperBound...]
+    }
+    // After Bob logs in, Alice's stream publishes nothing: her late answer never reaches his.
+    let afterSwitch = try #require(output.range(of: "13. A late answer after a user switch"))
+    #expect(!output[afterSwitch.upperBound...].contains("alice's stream"))
+  }
+
   // MARK: The database
 
   @Test func aKeptDatabaseIsReusedByTheNextRun() throws {

@@ -6,13 +6,6 @@ import EntitlementCacheTesting
 #else
   import Foundation
 #endif
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
 
 /// `demo`: a guided run of every offline rule on a throw-away database.
 enum DemoCommand: Command {
@@ -23,7 +16,10 @@ enum DemoCommand: Command {
     discussion: """
       Stores snapshots, moves a manual clock and prints each decision with its evidence:
       a fresh grant, staleness, a failed refresh, expiry offline, the lifetime window, an
-      expired access context, a device block, a user switch and a clock rollback.
+      expired access context, a device block, a user switch and a clock rollback. Then the
+      refresh client runs on a virtual clock against a scripted server (the simulate
+      engine): an offline launch, a forced fetch that times out, a late answer after a user
+      switch, and an expiry that flips the stream with no network.
       Without --db the database lives in a temporary directory and is deleted at the end.
       The story starts at --now (default \(defaultStart.iso8601)), so every run prints the same.
       """,
@@ -46,9 +42,9 @@ enum DemoCommand: Command {
     if let kept, FileManager.default.fileExists(atPath: kept) {
       throw CLIError.usage("demo: \(kept) exists; give a new path so nothing is overwritten")
     }
-    let directory = kept == nil ? try temporaryDirectory() : nil
+    let directory = kept == nil ? try ScratchDirectory.make("demo") : nil
     defer {
-      if let directory { try? FileManager.default.removeItem(atPath: directory) }
+      if let directory { ScratchDirectory.remove(directory) }
     }
     let path = kept ?? (directory ?? "") + "/demo.sqlite"
 
@@ -62,22 +58,19 @@ enum DemoCommand: Command {
     } catch {
       throw CLIError(error, path: path)
     }
-    let steps = try DemoScript(cache: cache, clock: clock, start: start).run()
+    var steps = try DemoScript(cache: cache, clock: clock, start: start).run()
+    let chapter = DemoClientChapter(path: path, start: start)
+    try chapter.seed(cache, clock: clock)
+    // The chapter opens the file as a simulated app: it is that app's only process.
+    do {
+      try cache.close()
+    } catch {
+      throw CLIError(error, path: path)
+    }
+    steps += try chapter.run()
     invocation.emit(
       text: text(steps, start: start, kept: kept), json: json(steps, start: start))
     return .success
-  }
-
-  private static func temporaryDirectory() throws(CLIError) -> String {
-    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-    var template = Array((base + "/entitlement-cache-demo-XXXXXX").utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { buffer in
-      buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
-    }
-    guard let made else {
-      throw CLIError.storage("\(base): cannot create a temporary directory")
-    }
-    return made
   }
 
   // MARK: Output
@@ -97,6 +90,7 @@ enum DemoCommand: Command {
       }
     }
     output += "\nTry it on your own snapshot: entitlement-cache put --help\n"
+    output += "Replay your own field report: entitlement-cache simulate --help\n"
     return output
   }
 
