@@ -413,6 +413,39 @@ enum SimScript {
       ])
   }
 
+  @Test func answersTheClientRefusesAreReportedAndChangeNothing() throws {
+    let invalid =
+      #"{ "snapshot": { "entitlements": { "pro": { "expiresAt": "2026-12-30T12:00:00Z" } } } }"#
+    let unverified = """
+      { "snapshot": \(SimScript.snapshot(requestDate: "2026-11-30T12:02:00Z", verification: "failed")) }
+      """
+    let script = SimScript.make(
+      server: """
+        { "alice": [ \(SimScript.answer()), \(invalid), \(unverified),
+                     \(SimScript.answer(requestDate: "2026-11-30T12:03:10Z", latency: "10s")) ] }
+        """,
+      steps: [
+        SimScript.step("+0s", "start"), SimScript.step("+0s", "background"),
+        SimScript.step("+1m", "refresh"), SimScript.step("+2m", "refresh"),
+        SimScript.step("+3m", "refresh"), SimScript.step("+185s", "logOut"),
+      ])
+    let lines = try events(script)
+    #expect(
+      lines.filter { $0.contains(" fetch ") } == [
+        "12:00:00Z fetch alice start stored",
+        // In the background each refresh first waits a random 0-5 s (seeded).
+        "12:01:01.824Z fetch alice explicit invalidResponse",
+        "12:02:01.850Z fetch alice explicit verificationFailed",
+        "12:03:06.975Z fetch anonymous identityChange failed",
+        // Alice logged out while her answer was on its way: it is not stored back.
+        "12:03:14.271Z fetch alice explicit discardedLoggedOut",
+      ])
+    #expect(!lines.contains { $0.hasPrefix("12:03:14.271Z update") })
+    // Neither the invalid nor the unverified answer replaced the verified grant.
+    let lastAlice = lines.last { $0.contains(" update alice ") }
+    #expect(lastAlice?.hasSuffix("update alice pro=granted/offline") == true)
+  }
+
   @Test func theStreamFlipsAtExpiryAndCheckReadsTheCacheOnly() throws {
     let script = SimScript.make(
       server: #"{ "alice": [ \#(SimScript.answer(proUntil: "2026-11-30T13:00:00Z")) ] }"#,
