@@ -35,9 +35,9 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
     }
     let value: JSONValue
     do {
-      value = try JSONDecoder().decode(JSONValue.self, from: jsonData)
+      value = try JSONParser.parse(jsonData)
     } catch {
-      throw SnapshotError(path: "", problem: .malformedJSON(detail: Self.syntaxDetail(error)))
+      throw SnapshotError(path: "", problem: .malformedJSON(detail: error.description))
     }
     customerInfo = try CustomerInfo(json: value, path: "")
     self.jsonData = jsonData
@@ -63,13 +63,5 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
       throw SnapshotError(path: "", problem: .unencodable)
     }
     try self.init(jsonData: data, sizeLimit: sizeLimit)
-  }
-
-  /// Where the JSON parser stopped, without quoting the input (it may hold a token).
-  private static func syntaxDetail(_ error: any Error) -> String {
-    guard case DecodingError.dataCorrupted(let context) = error else {
-      return "unreadable"
-    }
-    return context.underlyingError.map { String(describing: $0) } ?? context.debugDescription
   }
 }

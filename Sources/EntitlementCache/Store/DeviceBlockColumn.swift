@@ -40,7 +40,7 @@ enum DeviceBlockColumn {
     let path = "deviceAccess"
     let value: JSONValue
     do {
-      value = try JSONDecoder().decode(JSONValue.self, from: Data(column.utf8))
+      value = try JSONParser.parse(Data(column.utf8))
     } catch {
       throw SnapshotError(path: path, problem: .malformedJSON(detail: "stored device block"))
     }
