@@ -435,10 +435,10 @@ enum SimScript {
         "12:00:00Z fetch alice start stored",
         // In the background each refresh first waits a random 0-5 s (seeded).
         "12:01:01.824Z fetch alice explicit invalidResponse",
-        "12:02:01.850Z fetch alice explicit verificationFailed",
-        "12:03:06.975Z fetch anonymous identityChange failed",
+        "12:02:00.810Z fetch alice explicit verificationFailed",
+        "12:03:05.883Z fetch anonymous identityChange failed",
         // Alice logged out while her answer was on its way: it is not stored back.
-        "12:03:14.271Z fetch alice explicit discardedLoggedOut",
+        "12:03:11.732Z fetch alice explicit discardedLoggedOut",
       ])
     #expect(!lines.contains { $0.hasPrefix("12:03:14.271Z update") })
     // Neither the invalid nor the unverified answer replaced the verified grant.
@@ -540,7 +540,7 @@ enum SimScript {
       fetches.map(Self.brief) == [
         // In the background each refresh first waits a random 0-5 s (seeded), then the latency.
         "12:00:00Z fetch alice start failed 401", "12:01:02.204Z fetch alice explicit failed 503",
-        "12:02:01.310Z fetch alice explicit failed",
+        "12:02:00.863Z fetch alice explicit failed",
       ])
     #expect(!result.stdout.contains(#""outcome":"failed","status":null"#))
   }

@@ -16,8 +16,13 @@ public struct ClientConfiguration: Sendable {
   /// The longest retry delay. Default 5 minutes.
   public var retryMaxDelay: Duration = .seconds(300)
   /// How often, in the foreground, the client looks for a write by another process sharing
-  /// the cache (a widget, an extension) and publishes it. Nil: never. Default 1 second.
-  public var crossProcessCheckInterval: Duration? = .seconds(1)
+  /// the cache (a widget, an extension) and publishes it. Nil: never. Default 0.9 seconds, so
+  /// with the SQLite cache's own check (50 ms) a write is published within 1 s.
+  public var crossProcessCheckInterval: Duration? = .milliseconds(900)
+  /// How long a fetch may take before it counts as a transient failure and the scope's flight
+  /// ends, so one fetch that never answers cannot hold every later refresh. Nil: no limit.
+  /// Default 60 seconds.
+  public var fetchTimeout: Duration? = .seconds(60)
   /// Whether ``EntitlementClient/logOut()`` removes the previous user's snapshot (shared
   /// devices). Default true.
   public var removesSnapshotOnLogOut = true
@@ -32,7 +37,7 @@ public struct ClientConfiguration: Sendable {
     let durations: [(String, Duration?)] = [
       ("backgroundStaleAfter", backgroundStaleAfter), ("backgroundJitter", backgroundJitter),
       ("retryInitialDelay", retryInitialDelay), ("retryMaxDelay", retryMaxDelay),
-      ("crossProcessCheckInterval", crossProcessCheckInterval),
+      ("crossProcessCheckInterval", crossProcessCheckInterval), ("fetchTimeout", fetchTimeout),
     ]
     for (field, value) in durations {
       if let value, value < .zero {
@@ -49,6 +54,10 @@ public struct ClientConfiguration: Sendable {
     if let interval = crossProcessCheckInterval, interval <= .zero {
       throw .invalidConfiguration(
         field: "crossProcessCheckInterval", problem: "must be positive (nil turns it off)")
+    }
+    if let timeout = fetchTimeout, timeout <= .zero {
+      throw .invalidConfiguration(
+        field: "fetchTimeout", problem: "must be positive (nil turns it off)")
     }
     if let policy { try policy.validate(prefix: "policy.") }
   }

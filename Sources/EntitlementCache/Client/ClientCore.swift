@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// The refresh client's mutable state, held under its one lock.
 struct ClientCore {
   var identity: ClientIdentity
@@ -9,6 +15,9 @@ struct ClientCore {
   var stopped = false
   /// The state last published, which new subscribers get first.
   var published: ClientState?
+  /// Numbers the reads `publish` makes outside the lock, and the newest one applied.
+  var readGeneration: UInt64 = 0
+  var appliedGeneration: UInt64 = 0
   var stateSubscribers: [Int: AsyncStream<ClientState>.Continuation] = [:]
   var accessSubscribers: [Int: AccessSubscriber] = [:]
   var reportSubscribers: [Int: AsyncStream<RefreshReport>.Continuation] = [:]
@@ -90,16 +99,28 @@ struct AccessSubscriber {
 /// 0.75..<1.25 (and still capped) so devices that failed together do not retry together.
 struct RetrySchedule {
   var failures = 0
+  /// The retry waiting for its delay, and the token it must still hold when the delay ends:
+  /// cancelling a task whose sleep has just ended does not stop it, so it checks.
   var pending: ClientTask?
+  var token: UInt64 = 0
+  /// Until when, on the wall clock, automatic refreshes wait for the retry.
+  var notBefore: Date?
 
   mutating func cancel() {
     pending?.cancel()
     pending = nil
+    token &+= 1
   }
 
   mutating func reset() {
     cancel()
     failures = 0
+    notBefore = nil
+  }
+
+  /// Whether a failure's backoff is still running.
+  func isBackingOff(now: Date) -> Bool {
+    notBefore.map { now < $0 } ?? false
   }
 
   /// The delay before the retry after one more failure.

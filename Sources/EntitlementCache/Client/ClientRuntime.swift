@@ -76,9 +76,13 @@ public struct SystemClientRuntime: ClientRuntime {
 extension Duration {
   /// `seconds` as a duration rounded up to whole milliseconds, so a timer set for a boundary
   /// never fires before it; non-finite or negative values are zero, huge ones a century.
+  ///
+  /// Rounded to the microsecond first: a difference of dates lands a hair above a whole
+  /// millisecond (539.067 s is 539067.0000001 ms), which a plain ceiling would make 1 ms late.
   static func ceilingMilliseconds(_ seconds: TimeInterval) -> Duration {
     guard seconds.isFinite, seconds > 0 else { return .zero }
-    let milliseconds = min((seconds * 1000).rounded(.up), 100 * 365 * 86_400_000)
+    let microseconds = min((seconds * 1_000_000).rounded(), 100 * 365 * 86_400_000_000)
+    let milliseconds = (microseconds / 1000).rounded(.up)
     return .milliseconds(Int64(milliseconds))
   }
 

@@ -56,7 +56,12 @@ extension EvaluatedCustomerInfo {
     var copy = self
     copy.estimatedServerTime = .distantPast
     copy.timeToNextBoundary = nil
+    // When the last attempt failed and why is bookkeeping for support; the freshness (offline)
+    // and the decisions say what the app shows, so a retry failing again is no new state.
     copy.bookkeeping.deviceHighWaterMark = .distantPast
+    copy.bookkeeping.lastRefreshAttemptAt = nil
+    copy.bookkeeping.lastRefreshFailedAt = nil
+    copy.bookkeeping.lastRefreshFailureReason = nil
     copy.decisions = decisions.mapValues { decision in
       var decision = decision
       decision.evidence.estimatedServerTime = nil

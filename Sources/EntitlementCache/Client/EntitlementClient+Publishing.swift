@@ -30,25 +30,37 @@ extension EntitlementClient {
   /// Re-reads the current identity's state and publishes it when it says something new, then
   /// sets the boundary timer for the next instant time alone could change it.
   ///
-  /// Called under the lock, so two publishes never cross: a stream sees states in the order
-  /// they were read.
-  func publish(_ core: inout ClientCore, reschedulingWhenUnchanged: Bool = true) {
-    guard core.started, !core.stopped else { return }
-    let state = state(of: core.identity, keys: watchedKeys(core))
-    let changed = core.published.map { !$0.saysTheSame(as: state) } ?? true
-    if changed {
-      core.published = state
-      for continuation in core.stateSubscribers.values { continuation.yield(state) }
+  /// The cache is read with no lock held: a cache of an SDK's own may take its time, or call
+  /// out. Each read takes a generation number first, and only a read newer than the last one
+  /// applied is published, so a slow read never overwrites a newer state, and one for a user the
+  /// app has switched away from is dropped.
+  func publish(reschedulingWhenUnchanged: Bool = true) {
+    let read: (ClientIdentity, Set<String>, UInt64)? = core.withLock { core in
+      guard core.started, !core.stopped else { return nil }
+      core.readGeneration += 1
+      return (core.identity, watchedKeys(core), core.readGeneration)
     }
-    let scope = core.identity.scope
-    for id in core.accessSubscribers.keys {
-      guard let key = core.accessSubscribers[id]?.entitlement else { continue }
-      let decision =
-        state.decisions[key] ?? cache.access(to: key, for: scope, policy: configuration.policy)
-      core.accessSubscribers[id]?.deliver(decision)
-    }
-    if changed || reschedulingWhenUnchanged || core.boundaryTimer == nil {
-      scheduleBoundary(&core, after: state.customerInfo?.timeToNextBoundary)
+    guard let (identity, keys, generation) = read else { return }
+    let state = state(of: identity, keys: keys)
+    core.withLock { core in
+      guard !core.stopped, core.identity.scope == identity.scope,
+        generation > core.appliedGeneration
+      else { return }
+      core.appliedGeneration = generation
+      let changed = core.published.map { !$0.saysTheSame(as: state) } ?? true
+      if changed {
+        core.published = state
+        for continuation in core.stateSubscribers.values { continuation.yield(state) }
+      }
+      for id in core.accessSubscribers.keys {
+        guard let key = core.accessSubscribers[id]?.entitlement,
+          let decision = state.decisions[key]
+        else { continue }
+        core.accessSubscribers[id]?.deliver(decision)
+      }
+      if changed || reschedulingWhenUnchanged || core.boundaryTimer == nil {
+        scheduleBoundary(&core, after: state.customerInfo?.timeToNextBoundary)
+      }
     }
   }
 
@@ -59,12 +71,11 @@ extension EntitlementClient {
     core.boundaryTimer = nil
     guard let wait else { return }
     let delay = Duration.ceilingMilliseconds(wait)
-    core.boundaryTimer = spawn(&core) { client in
-      do { try await client.runtime.sleep(for: delay) } catch { return }
-      client.core.withLock { core in
-        core.boundaryTimer = nil
-        client.publish(&core)
-      }
+    core.boundaryTimer = spawn(&core) { [weak self, runtime] in
+      do { try await runtime.sleep(for: delay) } catch { return }
+      guard let self else { return }
+      self.core.withLock { $0.boundaryTimer = nil }
+      self.publish()
     }
   }
 
@@ -74,25 +85,27 @@ extension EntitlementClient {
   func startCrossProcessChecks(_ core: inout ClientCore) {
     guard let interval = configuration.crossProcessCheckInterval, core.crossProcessCheck == nil
     else { return }
-    core.crossProcessCheck = spawn(&core) { client in
+    core.crossProcessCheck = spawn(&core) { [weak self, runtime] in
       while true {
-        do { try await client.runtime.sleep(for: interval) } catch { return }
-        client.core.withLock { client.publish(&$0, reschedulingWhenUnchanged: false) }
+        do { try await runtime.sleep(for: interval) } catch { return }
+        guard let client = self else { return }
+        client.publish(reschedulingWhenUnchanged: false)
       }
     }
   }
 
   /// Starts `body` as a task of the client's on the runtime's executor, tracked so `stop()`
-  /// can cancel it. A stopped client starts nothing.
+  /// and `deinit` can cancel it. A stopped client starts nothing. The task holds the client
+  /// only as `body` does: timers capture it weakly, so a dropped client is freed.
   @discardableResult
   func spawn(
-    _ core: inout ClientCore, _ body: @escaping @Sendable (EntitlementClient) async -> Void
+    _ core: inout ClientCore, _ body: @escaping @Sendable () async -> Void
   ) -> ClientTask? {
     guard !core.stopped else { return nil }
     let id = core.nextSubscriberID()
-    let task = Task(executorPreference: runtime.taskExecutor) { [self] in
-      await body(self)
-      _ = self.core.withLock { $0.tasks.removeValue(forKey: id) }
+    let task = Task(executorPreference: runtime.taskExecutor) { [weak self] in
+      await body()
+      _ = self?.core.withLock { $0.tasks.removeValue(forKey: id) }
     }
     core.tasks[id] = task
     return ClientTask(id: id, task: task)
@@ -116,13 +129,12 @@ extension EntitlementClient {
     }
   }
 
-  /// Makes `next` the current identity: its cached state is published at once, retries for
-  /// the previous one stop.
+  /// Makes `next` the current identity and stops the previous one's retries. The caller
+  /// publishes once the lock is released.
   func switchIdentity(_ core: inout ClientCore, to next: ClientIdentity) {
     core.identity = next
     core.epoch += 1
     core.retry.reset()
-    publish(&core)
   }
 
   /// Tells the report streams.

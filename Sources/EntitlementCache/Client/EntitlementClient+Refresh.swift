@@ -15,7 +15,7 @@ extension EntitlementClient {
   /// Starts a refresh of the current identity without waiting for it.
   func launchRefresh(_ flow: RefreshFlow) {
     core.withLock { core in
-      _ = spawn(&core) { client in _ = await client.refresh(flow, waitingAtMost: nil) }
+      _ = spawn(&core) { [self] in _ = await refresh(flow, waitingAtMost: nil) }
     }
   }
 
@@ -49,13 +49,17 @@ extension EntitlementClient {
     case .timedOut:
       let scope = identity.scope
       let abandoned = flight.abandon {
-        try? cache.recordRefreshFailure(for: scope, reason: "timeout")
+        writes.withLock { _ in
+          // Not for a user logged out since: the record would bring back the removed scope.
+          guard !wasRemoved(scope, after: flight.epoch) else { return }
+          try? cache.recordRefreshFailure(for: scope, reason: "timeout")
+        }
       }
       guard abandoned else { return (identity, nil) }
       report(
         RefreshReport(
           appUserID: identity.appUserID, scope: scope, flow: flow, outcome: .timedOut))
-      core.withLock { publish(&$0) }
+      publish()
       return (identity, .timedOut)
     }
   }
@@ -66,8 +70,8 @@ extension EntitlementClient {
     let first = FirstEvent<FlightWait>()
     let timer: ClientTask? = timeout.flatMap { timeout in
       core.withLock { core in
-        spawn(&core) { client in
-          do { try await client.runtime.sleep(for: timeout) } catch { return }
+        spawn(&core) { [runtime] in
+          do { try await runtime.sleep(for: timeout) } catch { return }
           first.offer(.timedOut)
         }
       }
@@ -108,9 +112,9 @@ extension EntitlementClient {
       core.phase == .background
       ? .ceilingMilliseconds(configuration.backgroundJitter.seconds * runtime.randomFraction())
       : nil
-    spawn(&core) { client in
-      let outcome = await client.fly(flight, after: jitter)
-      client.land(flight, outcome)
+    spawn(&core) { [self] in
+      let outcome = await fly(flight, after: jitter)
+      land(flight, outcome)
     }
   }
 
@@ -121,28 +125,67 @@ extension EntitlementClient {
     let request = FetchRequest(
       scope: flight.identity.scope, appUserID: flight.identity.appUserID,
       nonce: runtime.randomBytes(16), flow: flight.flow)
-    let answer: Result<FetchedCustomerInfo, FetchFailure>
-    do {
-      answer = .success(try await fetcher.fetchCustomerInfo(request))
-    } catch {
-      answer = .failure(error)
-    }
     // A cancelled flight is a killed process: whatever came back is lost.
-    if Task.isCancelled { return nil }
+    guard let answer = await fetch(request), !Task.isCancelled else { return nil }
     let late = flight.beginApplying()
     let outcome = apply(answer, for: flight)
     return late && outcome == .stored ? .lateStored : outcome
   }
 
-  /// Stores or records `answer` under the flight's scope (DESIGN §10 items 7–9).
+  /// The fetcher's answer to `request`, or a transient failure once
+  /// ``ClientConfiguration/fetchTimeout`` passes: a fetcher that never answers must not hold
+  /// the scope's flight, which every later refresh of the scope would join. Nil when the
+  /// flight is cancelled. A fetcher that ignores cancellation answers into the void.
+  private func fetch(
+    _ request: FetchRequest
+  ) async -> Result<FetchedCustomerInfo, FetchFailure>? {
+    let first = FirstEvent<Result<FetchedCustomerInfo, FetchFailure>?>()
+    let (fetching, deadline) = core.withLock { core in
+      let fetching = spawn(&core) { [fetcher] in
+        do throws(FetchFailure) {
+          let fetched = try await fetcher.fetchCustomerInfo(request)
+          first.offer(.success(fetched))
+        } catch {
+          first.offer(.failure(error))
+        }
+      }
+      let deadline = configuration.fetchTimeout.flatMap { limit in
+        spawn(&core) { [runtime] in
+          do { try await runtime.sleep(for: limit) } catch { return }
+          first.offer(.failure(.transient(status: nil)))
+        }
+      }
+      return (fetching, deadline)
+    }
+    guard fetching != nil else { return nil }
+    let answer = await withTaskCancellationHandler {
+      await withCheckedContinuation { first.install($0) }
+    } onCancel: {
+      first.offer(nil)
+    }
+    fetching?.cancel()
+    deadline?.cancel()
+    return answer
+  }
+
+  /// Whether `logOut` removed `scope` after a request made at `epoch`.
+  func wasRemoved(_ scope: CacheScope, after epoch: UInt64) -> Bool {
+    core.withLock { core in core.removedScopes[scope.key].map { $0 > epoch } ?? false }
+  }
+
+  /// Stores or records `answer` under the flight's scope (DESIGN §10 items 7–9), holding the
+  /// write lock from the logged-out check to the write.
   private func apply(
     _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight
   ) -> RefreshOutcome {
+    writes.withLock { _ in applyHoldingWriteLock(answer, for: flight) }
+  }
+
+  private func applyHoldingWriteLock(
+    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight
+  ) -> RefreshOutcome {
     let scope = flight.identity.scope
-    let removedAfterRequest = core.withLock { core in
-      core.removedScopes[scope.key].map { $0 > flight.epoch } ?? false
-    }
-    if removedAfterRequest { return .discardedLoggedOut }
+    if wasRemoved(scope, after: flight.epoch) { return .discardedLoggedOut }
     do throws(CacheError) {
       let fetched: FetchedCustomerInfo
       switch answer {
@@ -161,9 +204,10 @@ extension EntitlementClient {
       }
       if let stored = try cache.load(scope)?.snapshot?.customerInfo {
         if snapshot.customerInfo.requestDate < stored.requestDate { return .discardedOlder }
-        if snapshot.customerInfo.verification == .known(.failed),
+        let storedIsVerified =
           stored.verification == .known(.verified)
-        {
+          || stored.verification == .known(.verifiedOnDevice)
+        if snapshot.customerInfo.verification == .known(.failed), storedIsVerified {
           try cache.recordRefreshFailure(for: scope, reason: "verification_failed")
           return .verificationFailed
         }
@@ -178,26 +222,38 @@ extension EntitlementClient {
   /// Ends `flight`: reports it, starts the flight queued behind it, retries after a failure
   /// while its identity is current and the app in the foreground, and republishes.
   private func land(_ flight: Flight, _ outcome: RefreshOutcome?) {
-    if let outcome {
-      report(
-        RefreshReport(
-          appUserID: flight.identity.appUserID, scope: flight.identity.scope, flow: flight.flow,
-          outcome: outcome))
-    }
-    core.withLock { core in
+    let dropped: Flight? = core.withLock { core in
+      var dropped: Flight?
       let key = flight.identity.scope.key
       if var flights = core.flights[key], flights.current === flight {
         flights.current = flights.queued
         flights.queued = nil
+        // A fetch queued for a user logged out since would send their ID to the server after
+        // logout, for an answer that is dropped anyway.
+        if let next = flights.current,
+          core.removedScopes[key].map({ $0 > next.epoch }) ?? false
+        {
+          dropped = next
+          flights.current = nil
+        }
         core.flights[key] = flights.current == nil ? nil : flights
         if let next = flights.current { launch(next, &core) }
       }
       if let outcome, core.identity.scope == flight.identity.scope {
         scheduleRetry(&core, after: outcome)
       }
-      publish(&core)
+      return dropped
     }
+    // The report first: a log of fetches and states then reads cause before effect.
+    if let outcome {
+      report(
+        RefreshReport(
+          appUserID: flight.identity.appUserID, scope: flight.identity.scope, flow: flight.flow,
+          outcome: outcome))
+    }
+    publish()
     flight.finish(outcome)
+    dropped?.finish(.discardedLoggedOut)
   }
 
   /// After a failure, the next backed-off retry; after a success, none.
@@ -206,14 +262,28 @@ extension EntitlementClient {
     case .stored, .lateStored, .discardedOlder:
       core.retry.reset()
     case .failed, .invalidResponse, .verificationFailed:
-      guard core.phase == .foreground, core.retry.pending == nil else { return }
+      guard core.retry.pending == nil else { return }
       let delay = core.retry.nextDelay(
         initial: configuration.retryInitialDelay, maximum: configuration.retryMaxDelay,
         randomFraction: runtime.randomFraction())
-      core.retry.pending = spawn(&core) { client in
-        do { try await client.runtime.sleep(for: delay) } catch { return }
-        client.core.withLock { $0.retry.pending = nil }
-        _ = await client.refresh(.retry, waitingAtMost: nil)
+      core.retry.notBefore = runtime.clock.now().addingTimeInterval(delay.seconds)
+      guard core.phase == .foreground else { return }
+      core.retry.token &+= 1
+      let token = core.retry.token
+      let epoch = core.epoch
+      core.retry.pending = spawn(&core) { [weak self, runtime] in
+        do { try await runtime.sleep(for: delay) } catch { return }
+        guard let self else { return }
+        // The sleep may have ended just before a move to the background, an identity change or
+        // a newer retry: only the retry still scheduled, for the same user, in the foreground
+        // may fetch, and it joins the flight in the same step.
+        let flight: Flight? = self.core.withLock { core in
+          guard core.retry.token == token, core.epoch == epoch, core.phase == .foreground
+          else { return nil }
+          core.retry.pending = nil
+          return self.joinOrStartFlight(&core, flow: .retry)
+        }
+        if let flight { _ = await self.wait(for: flight, atMost: nil) }
       }
     case .timedOut, .discardedLoggedOut, .storageFailed:
       break

@@ -38,6 +38,10 @@ public final class EntitlementClient: Sendable {
   let configuration: ClientConfiguration
   let runtime: any ClientRuntime
   let core: Locked<ClientCore>
+  /// Held around every cache write the client makes and around `logOut`'s removal, so a
+  /// removal cannot fall between an answer's "was this user logged out?" check and its write.
+  /// Lock order: a flight's lock, then this, then `core`.
+  let writes = Locked(())
 
   /// A client for `identity`; nothing happens until ``start()``.
   ///
@@ -61,6 +65,16 @@ public final class EntitlementClient: Sendable {
     core = Locked(ClientCore(identity: identity))
   }
 
+  /// A client dropped without ``stop()`` cancels its timers and ends its streams; its waits
+  /// hold it only weakly, so dropping it is enough.
+  deinit {
+    let (tasks, endStreams) = core.withLock { core in
+      (Array(core.tasks.values), core.takeSubscribers())
+    }
+    for task in tasks { task.cancel() }
+    endStreams()
+  }
+
   // MARK: Reading
 
   /// The decision for `entitlement` for the current identity now, from the cache. Never
@@ -82,31 +96,36 @@ public final class EntitlementClient: Sendable {
 
   /// The current identity's state under `fetchPolicy` (DESIGN §10 item 4).
   ///
-  /// The state answered is that of the identity the call read or fetched for, even if the app
-  /// switched users while it waited.
+  /// The state answered is the identity's that is current when the call returns: if the app
+  /// switched users while it waited, it gets the new user's state (see ``ClientState/appUserID``),
+  /// never the previous user's.
   public func customerInfo(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
-    let (identity, phase) = core.withLock { core in
-      publish(&core)
-      return (core.identity, core.phase)
+    publish()
+    let (identity, phase, backingOff) = core.withLock { core in
+      (core.identity, core.phase, core.retry.isBackingOff(now: runtime.clock.now()))
     }
     switch fetchPolicy {
     case .cacheOnly:
-      return state(of: identity)
+      break
     case .cachedOrFetched:
-      if isStale(identity, in: phase) { launchRefresh(.fetchPolicy) }
-      return state(of: identity)
+      // After a failure the backed-off retry refreshes; a screen reading on every render must
+      // not turn into a fetch a render.
+      if !backingOff, isStale(identity, in: phase) { launchRefresh(.fetchPolicy) }
     case .notStaleCachedOrFetched:
-      guard isStale(identity, in: phase) else { return state(of: identity) }
-      return state(of: await refresh(.fetchPolicy, waitingAtMost: nil).identity)
+      if isStale(identity, in: phase) { _ = await refresh(.fetchPolicy, waitingAtMost: nil) }
     case .fetchCurrent(let timeout):
-      return state(of: await refresh(.fetchPolicy, waitingAtMost: timeout).identity)
+      _ = await refresh(.fetchPolicy, waitingAtMost: timeout)
     }
+    return state(of: self.identity)
   }
 
   // MARK: Streams
 
   /// The current identity's state: the latest at once (when the client has started), then
   /// every change, never the same state twice. Ends at ``stop()``.
+  ///
+  /// The buffer is unbounded so a subscriber sees every change in order; the client publishes
+  /// only changes, so it stays short unless a subscriber stops reading without cancelling.
   public var updates: AsyncStream<ClientState> {
     let (stream, continuation) = AsyncStream<ClientState>.makeStream()
     let id = core.withLock { core in
@@ -133,19 +152,17 @@ public final class EntitlementClient: Sendable {
       let id = core.nextSubscriberID()
       if core.stopped {
         continuation.finish()
-        return id
+      } else {
+        core.accessSubscribers[id] = AccessSubscriber(
+          entitlement: entitlement, continuation: continuation)
       }
-      var subscriber = AccessSubscriber(entitlement: entitlement, continuation: continuation)
-      if core.started {
-        subscriber.deliver(
-          cache.access(to: entitlement, for: core.identity.scope, policy: configuration.policy))
-      }
-      core.accessSubscribers[id] = subscriber
       return id
     }
     continuation.onTermination = { [weak self] _ in
       self?.core.withLock { _ = $0.accessSubscribers.removeValue(forKey: id) }
     }
+    // The key is watched from now on: a publish decides it and delivers the first decision.
+    publish()
     return stream
   }
 
@@ -174,11 +191,11 @@ public final class EntitlementClient: Sendable {
       guard !core.started, !core.stopped else { return nil }
       core.started = true
       core.phase = phase
-      publish(&core)
       if phase == .foreground { startCrossProcessChecks(&core) }
       return core.identity
     }
     guard let identity else { return }
+    publish()
     if phase == .foreground || isStale(identity, in: .background) { launchRefresh(.start) }
   }
 
@@ -188,11 +205,12 @@ public final class EntitlementClient: Sendable {
     let identity: ClientIdentity? = core.withLock { core in
       guard core.started, !core.stopped, core.phase != .foreground else { return nil }
       core.phase = .foreground
-      publish(&core)
       startCrossProcessChecks(&core)
       return core.identity
     }
-    if let identity, isStale(identity, in: .foreground) { launchRefresh(.foreground) }
+    guard let identity else { return }
+    publish()
+    if isStale(identity, in: .foreground) { launchRefresh(.foreground) }
   }
 
   /// The app went to the background: retries and the cross-process checks stop.
@@ -233,13 +251,17 @@ public final class EntitlementClient: Sendable {
     await refreshed(.purchase)
   }
 
-  /// Restores purchases: returns only after the refresh that follows, with its state.
+  /// Restores purchases: a fetch in the `restore` flow, started after this call, and its state
+  /// once it ends. The fetcher sees ``RefreshFlow/restore``: an SDK whose restore posts the
+  /// store's receipt does so there and returns the CustomerInfo that follows. How it ended is
+  /// on ``refreshReports``.
   @discardableResult
   public func restorePurchases() async -> ClientState {
     await refreshed(.restore)
   }
 
-  /// Syncs purchases: returns only after the refresh that follows, with its state.
+  /// Syncs purchases: a fetch in the `sync` flow, started after this call, and its state once
+  /// it ends; as ``restorePurchases()``, the fetcher does the flow's own request.
   @discardableResult
   public func syncPurchases() async -> ClientState {
     await refreshed(.sync)
@@ -260,8 +282,11 @@ public final class EntitlementClient: Sendable {
       switchIdentity(&core, to: next)
       return .some(joinOrStartFlight(&core, flow: .identityChange))
     }
-    if let flight { _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil) }
-    return state(of: next)
+    if let flight {
+      publish()
+      _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil)
+    }
+    return state(of: self.identity)
   }
 
   /// Switches to a new anonymous app-user ID (`anonymousID`, or `$anonymous:` and 32 random
@@ -284,21 +309,11 @@ public final class EntitlementClient: Sendable {
       // The random ID is never empty, and an empty one passed in was replaced above.
       return state(of: current)
     }
-    let (previous, flight) = core.withLock { core in
-      let previous = core.identity
-      switchIdentity(&core, to: next)
-      if configuration.removesSnapshotOnLogOut {
-        core.removedScopes[previous.scope.key] = core.epoch
-      }
-      return (previous, joinOrStartFlight(&core, flow: .identityChange))
-    }
-    var removalError: CacheError?
-    if configuration.removesSnapshotOnLogOut {
-      do { try cache.remove(previous.scope) } catch { removalError = error }
-    }
+    let (flight, removalError) = writes.withLock { _ in switchForLogOut(to: next) }
+    publish()
     _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil)
     if let removalError { throw removalError }
-    return state(of: next)
+    return state(of: self.identity)
   }
 
   /// Stops the client: every fetch, timer and retry is cancelled (an answer arriving after is
@@ -324,9 +339,32 @@ public final class EntitlementClient: Sendable {
 }
 
 extension EntitlementClient {
-  /// Refreshes in `flow` and answers the state of the identity the refresh was for.
+  /// `logOut`'s switch, the removal and the fetch it needs; called holding the write lock, so
+  /// no answer for the previous user is written between its removal and its check.
+  fileprivate func switchForLogOut(
+    to next: ClientIdentity
+  ) -> (flight: Flight?, removalError: CacheError?) {
+    let (previous, flight) = core.withLock { core in
+      let previous = core.identity
+      switchIdentity(&core, to: next)
+      if configuration.removesSnapshotOnLogOut {
+        core.removedScopes[previous.scope.key] = core.epoch
+      }
+      return (previous, joinOrStartFlight(&core, flow: .identityChange))
+    }
+    guard configuration.removesSnapshotOnLogOut else { return (flight, nil) }
+    do {
+      try cache.remove(previous.scope)
+      return (flight, nil)
+    } catch {
+      return (flight, error)
+    }
+  }
+
+  /// Refreshes in `flow` and answers the state of the identity current when it ends.
   fileprivate func refreshed(_ flow: RefreshFlow) async -> ClientState {
-    state(of: await refresh(flow, waitingAtMost: nil).identity)
+    _ = await refresh(flow, waitingAtMost: nil)
+    return state(of: identity)
   }
 }
 

@@ -47,7 +47,7 @@ public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Whether a snapshot was written.
-  public var stored: Bool { self == .stored || self == .lateStored }
+  public var wroteSnapshot: Bool { self == .stored || self == .lateStored }
 }
 
 /// What a fetch did, for diagnostics: ``EntitlementClient/refreshReports``.

@@ -100,9 +100,9 @@ struct DemoClientChapter {
       (
         "A forced fetch that times out",
         "Alice pulls to refresh (fetchCurrent, timeout 3 s). The server takes 8 s: at 3 s the "
-          + "wait ends, the timeout is recorded and the cached state republished, still "
-          + "offline. The fetch goes on; its answer is stored when it lands (lateStored) and "
-          + "the stream shows it.",
+          + "wait ends with the cached state, still offline: the stream, already showing it, "
+          + "gets nothing new. The fetch goes on; its answer is stored when it lands "
+          + "(lateStored) and the stream shows it.",
         1...1
       ),
       (
