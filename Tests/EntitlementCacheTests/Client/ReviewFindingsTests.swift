@@ -1,0 +1,121 @@
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import EntitlementCache
+
+/// The defects a review of the client found, each kept fixed by a test that failed before.
+@Suite("Refresh client: review findings stay fixed")
+struct ReviewFindingsTests {
+  static let hourLater = ClientFixture.start.addingTimeInterval(3600)
+
+  @Test("a failed verification never replaces a verified_on_device snapshot")
+  func verifiedOnDeviceKept() throws {
+    let harness = try ClientHarness()
+    try harness.storeDirectly(ClientFixture.json(verification: "verified_on_device"), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(
+      json: ClientFixture.json(
+        requestDate: Self.hourLater, verification: "failed", status: "expired"))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: verificationFailed"])
+    #expect(harness.client.access(to: "pro").isGranted)
+  }
+
+  @Test("a restore queued for a user who then logs out is never sent")
+  func queuedFetchAfterLogOut() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let restore = harness.run { client in await client.restorePurchases().appUserID }
+    _ = harness.run { client in try? await client.logOut(to: "guest") }
+    harness.fetcher.answer(user: "alice", json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(
+      harness.fetcher.waiting.map { "\($0.appUserID) \($0.flow)" } == ["guest identityChange"])
+    #expect(restore.result == "guest")
+    #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
+  }
+
+  @Test("a timeout recorded after logOut does not bring the removed user's row back")
+  func timeoutAfterLogOut() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let forced = harness.run { client in
+      await client.customerInfo(fetchPolicy: .fetchCurrent(timeout: .seconds(3))).appUserID
+    }
+    harness.runtime.advance(by: .seconds(1))
+    _ = harness.run { client in try? await client.logOut(to: "guest") }
+    harness.runtime.advance(by: .seconds(2))
+    #expect(forced.result == "guest")
+    #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
+  }
+
+  @Test("a fetch that never answers fails after the fetch timeout and frees the scope's flight")
+  func hungFetch() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let restore = harness.run { client in await client.restorePurchases().appUserID }
+    harness.runtime.advance(by: .seconds(59))
+    #expect(harness.outcomes.isEmpty)
+    harness.runtime.advance(by: .seconds(1))
+    #expect(harness.outcomes == ["alice: failed"])
+    #expect(harness.fetcher.requests.map(\.flow) == [.start, .restore])
+    harness.fetcher.answer(user: "alice", json: ClientFixture.json())  // the hung one, too late
+    harness.fetcher.answer(user: "alice", json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(restore.result == "alice")
+    #expect(harness.outcomes == ["alice: failed", "alice: stored"])
+  }
+
+  @Test("while a failure backs off, cachedOrFetched reads do not fetch")
+  func cachedOrFetchedWaitsOutTheBackoff() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    for _ in 0..<5 { _ = harness.run { client in await client.customerInfo() } }
+    #expect(harness.fetcher.requests.count == 1)
+    #expect(harness.fetcher.waiting.isEmpty)
+  }
+
+  @Test("a retry pending for A is not sent after a switch to B")
+  func retryStopsAtIdentityChange() throws {
+    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    _ = harness.run { client in try? await client.logIn("bob") }
+    harness.runtime.advance(by: .seconds(600))
+    #expect(harness.fetcher.requests.filter { $0.appUserID == "alice" }.map(\.flow) == [.start])
+  }
+
+  @Test("a client dropped without stop() is freed and leaves no wait behind")
+  func droppedClientIsFreed() throws {
+    let runtime = SimulatedRuntime(start: ClientFixture.start)
+    let cache = InMemoryCustomerInfoCache(clock: runtime.clock)
+    try cache.store(
+      try CustomerInfoSnapshot(jsonData: Data(ClientFixture.json().utf8)),
+      for: ClientFixture.identity("alice").scope)
+    weak var dropped: EntitlementClient?
+    do {
+      let client = try EntitlementClient(
+        cache: cache, fetcher: HandAnsweredFetcher(), identity: ClientFixture.identity("alice"),
+        runtime: runtime)
+      dropped = client
+      client.start(in: .background)  // fresh: no fetch, only the timers
+      runtime.runUntilIdle()
+      #expect(!runtime.pendingWaits.isEmpty)
+    }
+    runtime.runUntilIdle()
+    #expect(dropped == nil)
+    #expect(runtime.pendingWaits.isEmpty)
+  }
+}
