@@ -30,7 +30,7 @@ struct LifecycleTests {
         wait >= base * 0.75 && wait <= min(base * 1.25, 300) + 0.001,
         "retry \(attempt + 1): \(wait) s")
     }
-    #expect(waits.last == waits.dropLast().last.map { _ in waits.last } ?? nil)
+    #expect(waits.suffix(3).allSatisfy { $0 <= 300 && $0 >= 225 }, "capped at 5 min")
     #expect(Set(waits.map { ($0 * 1000).rounded() }).count > 6, "jitter spreads the delays")
     harness.fetcher.answer(json: ClientFixture.json())
     harness.runtime.runUntilIdle()
@@ -57,6 +57,8 @@ struct LifecycleTests {
     #expect(harness.fetcher.waiting.isEmpty)
     harness.runtime.advance(by: .milliseconds(700))
     #expect(harness.fetcher.waiting.isEmpty)
+    harness.runtime.advance(by: .milliseconds(550))
+    #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
   }
 
   @Test("in the background retries stop; back in the foreground a stale snapshot refreshes")
