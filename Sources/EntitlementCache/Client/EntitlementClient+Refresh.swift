@@ -125,8 +125,12 @@ extension EntitlementClient {
     let request = FetchRequest(
       scope: flight.identity.scope, appUserID: flight.identity.appUserID,
       nonce: runtime.randomBytes(16), flow: flight.flow)
-    // A cancelled flight is a killed process: whatever came back is lost.
-    guard let answer = await fetch(request), !Task.isCancelled else { return nil }
+    // A cancelled flight is a killed process: whatever came back is lost. `stop()` marks the
+    // client stopped before it cancels anything, so a fetch task cancelled (and answering)
+    // before its flight's task is caught here too.
+    guard let answer = await fetch(request), !Task.isCancelled,
+      !core.withLock({ $0.stopped })
+    else { return nil }
     let late = flight.beginApplying()
     let outcome = apply(answer, for: flight)
     return late && outcome == .stored ? .lateStored : outcome
