@@ -7,7 +7,7 @@ import Synchronization
   import Foundation
 #endif
 
-/// A ``ClientRuntime`` in virtual time: the refresh client's tasks run one at a time on an
+/// A `ClientRuntime` in virtual time: the refresh client's tasks run one at a time on an
 /// executor the caller drains, and its waits end only when the caller moves the clock. A run is
 /// the same every time, and a test scripts each interleaving by hand without sleeping.
 ///

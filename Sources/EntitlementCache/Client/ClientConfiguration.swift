@@ -23,7 +23,7 @@ public struct ClientConfiguration: Sendable {
   /// ends, so one fetch that never answers cannot hold every later refresh. Nil: no limit.
   /// Default 60 seconds.
   public var fetchTimeout: Duration? = .seconds(60)
-  /// Whether ``EntitlementClient/logOut()`` removes the previous user's snapshot (shared
+  /// Whether ``EntitlementClient/logOut(to:)`` removes the previous user's snapshot (shared
   /// devices). Default true.
   public var removesSnapshotOnLogOut = true
 

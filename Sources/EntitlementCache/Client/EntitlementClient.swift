@@ -18,7 +18,7 @@
 /// ```
 ///
 /// What it promises:
-/// - ``start()`` publishes before any network call; with nothing cached it publishes
+/// - ``start(in:)`` publishes before any network call; with nothing cached it publishes
 ///   `offlineUnavailable(noSnapshot)` at once.
 /// - Every stream replays the latest state, then each change, never the same state twice; a
 ///   boundary crossed with no network (an expiry, `staleAfter`) republishes at its instant.
@@ -43,7 +43,7 @@ public final class EntitlementClient: Sendable {
   /// Lock order: a flight's lock, then this, then `core`.
   let writes = Locked(())
 
-  /// A client for `identity`; nothing happens until ``start()``.
+  /// A client for `identity`; nothing happens until ``start(in:)``.
   ///
   /// - Parameters:
   ///   - cache: Where snapshots are kept. The client needs nothing else of it.
@@ -89,7 +89,7 @@ public final class EntitlementClient: Sendable {
     core.withLock { $0.identity }
   }
 
-  /// The state last published; nil before ``start()``.
+  /// The state last published; nil before ``start(in:)``.
   public var currentState: ClientState? {
     core.withLock { $0.published }
   }

@@ -1,7 +1,7 @@
 /// The flow that asked for a refresh (DESIGN §10 item 6); the fetcher sees it, and each
 /// ``RefreshReport`` names it.
 public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
-  /// ``EntitlementClient/start()``: the configure flow.
+  /// ``EntitlementClient/start(in:)``: the configure flow.
   case start
   /// The app entered the foreground with a stale snapshot.
   case foreground
@@ -11,7 +11,7 @@ public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
   case restore
   /// ``EntitlementClient/syncPurchases()``.
   case sync
-  /// The app-user ID changed: ``EntitlementClient/logIn(_:)`` or ``EntitlementClient/logOut()``.
+  /// The app-user ID changed: ``EntitlementClient/logIn(_:)`` or ``EntitlementClient/logOut(to:)``.
   case identityChange
   /// The network came back after access was served offline.
   case networkAvailable
