@@ -34,13 +34,17 @@ extension EntitlementClient {
   /// out. Each read takes a generation number first, and only a read newer than the last one
   /// applied is published, so a slow read never overwrites a newer state, and one for a user the
   /// app has switched away from is dropped.
-  func publish(reschedulingWhenUnchanged: Bool = true) {
+  ///
+  /// Returns the state it read (published or not, since a newer read may have won), so a
+  /// caller deciding on staleness need not read the cache again; nil before `start`.
+  @discardableResult
+  func publish(reschedulingWhenUnchanged: Bool = true) -> ClientState? {
     let read: (ClientIdentity, Set<String>, UInt64)? = core.withLock { core in
       guard core.started, !core.stopped else { return nil }
       core.readGeneration += 1
       return (core.identity, watchedKeys(core), core.readGeneration)
     }
-    guard let (identity, keys, generation) = read else { return }
+    guard let (identity, keys, generation) = read else { return nil }
     let state = state(of: identity, keys: keys)
     core.withLock { core in
       guard !core.stopped, core.identity.scope == identity.scope,
@@ -62,6 +66,7 @@ extension EntitlementClient {
         scheduleBoundary(&core, after: state.customerInfo?.timeToNextBoundary)
       }
     }
+    return state
   }
 
   /// Republishes at the next boundary (DESIGN §10 item 3), on the runtime's clock: the wait is
@@ -111,12 +116,10 @@ extension EntitlementClient {
     return ClientTask(id: id, task: task)
   }
 
-  /// Whether `identity`'s snapshot is due for a refresh in `phase`: nothing cached, the last
-  /// refresh failed, or older than `staleAfter` (foreground) or the background staleness.
-  func isStale(_ identity: ClientIdentity, in phase: AppPhase) -> Bool {
-    guard
-      let info = try? cache.evaluatedCustomerInfo(for: identity.scope, policy: configuration.policy)
-    else { return true }
+  /// Whether a snapshot read as `info` is due for a refresh in `phase`: nothing cached, the
+  /// last refresh failed, or older than `staleAfter` (foreground) or the background staleness.
+  func isStale(_ info: EvaluatedCustomerInfo?, in phase: AppPhase) -> Bool {
+    guard let info else { return true }
     switch (info.freshness, phase) {
     case (.offline, _): return true
     case (.fresh, .foreground): return false

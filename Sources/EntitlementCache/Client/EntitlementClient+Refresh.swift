@@ -15,7 +15,7 @@ extension EntitlementClient {
   /// Starts a refresh of the current identity without waiting for it.
   func launchRefresh(_ flow: RefreshFlow) {
     core.withLock { core in
-      _ = spawn(&core) { [self] in _ = await refresh(flow, waitingAtMost: nil) }
+      _ = spawn(&core) { [self] in await refresh(flow, waitingAtMost: nil) }
     }
   }
 
@@ -24,43 +24,39 @@ extension EntitlementClient {
   ///
   /// On a timeout the failure is recorded (the cached state then reads `offline`) unless the
   /// answer is already being applied, and the flight goes on: its answer lands as
-  /// `lateStored`. Answers the identity the refresh was for (the flight's), and a nil outcome
-  /// when the client is stopped or the caller was cancelled.
-  func refresh(
-    _ flow: RefreshFlow, waitingAtMost timeout: Duration?
-  ) async -> (identity: ClientIdentity, outcome: RefreshOutcome?) {
-    let (identity, flight) = core.withLock { core in
-      (core.identity, joinOrStartFlight(&core, flow: flow))
-    }
-    return await wait(for: flight, of: identity, in: flow, atMost: timeout)
+  /// `lateStored`. Nil when the client is stopped or the caller was cancelled.
+  @discardableResult
+  func refresh(_ flow: RefreshFlow, waitingAtMost timeout: Duration?) async -> RefreshOutcome? {
+    let flight = core.withLock { joinOrStartFlight(&$0, flow: flow) }
+    return await wait(for: flight, in: flow, atMost: timeout)
   }
 
-  /// Waits for `flight`, which `identity` joined in `flow` (see `refresh(_:waitingAtMost:)`).
+  /// Waits for `flight`, joined in `flow` (see `refresh(_:waitingAtMost:)`).
+  @discardableResult
   func wait(
-    for flight: Flight?, of identity: ClientIdentity, in flow: RefreshFlow,
-    atMost timeout: Duration?
-  ) async -> (identity: ClientIdentity, outcome: RefreshOutcome?) {
-    guard let flight else { return (identity, nil) }
+    for flight: Flight?, in flow: RefreshFlow, atMost timeout: Duration?
+  ) async -> RefreshOutcome? {
+    guard let flight else { return nil }
     switch await wait(for: flight, atMost: timeout) {
     case .finished(let outcome):
-      return (identity, outcome)
+      return outcome
     case .cancelled:
-      return (identity, nil)
+      return nil
     case .timedOut:
-      let scope = identity.scope
+      let identity = flight.identity
       let abandoned = flight.abandon {
         writes.withLock { _ in
           // Not for a user logged out since: the record would bring back the removed scope.
-          guard !wasRemoved(scope, after: flight.epoch) else { return }
-          try? cache.recordRefreshFailure(for: scope, reason: "timeout")
+          guard !wasRemoved(identity.scope, after: flight.epoch) else { return }
+          try? cache.recordRefreshFailure(for: identity.scope, reason: "timeout")
         }
       }
-      guard abandoned else { return (identity, nil) }
+      guard abandoned else { return nil }
       report(
         RefreshReport(
-          appUserID: identity.appUserID, scope: scope, flow: flow, outcome: .timedOut))
+          appUserID: identity.appUserID, scope: identity.scope, flow: flow, outcome: .timedOut))
       publish()
-      return (identity, .timedOut)
+      return .timedOut
     }
   }
 

@@ -100,21 +100,26 @@ public final class EntitlementClient: Sendable {
   /// switched users while it waited, it gets the new user's state (see ``ClientState/appUserID``),
   /// never the previous user's.
   public func customerInfo(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
-    publish()
+    let published = publish()
     let (identity, phase, backingOff) = core.withLock { core in
       (core.identity, core.phase, core.retry.isBackingOff(now: runtime.clock.now()))
     }
+    // The publish read the cache already; read again only if the user switched meanwhile.
+    let current =
+      published.flatMap { $0.appUserID == identity.appUserID ? $0 : nil } ?? state(of: identity)
     switch fetchPolicy {
     case .cacheOnly:
-      break
+      return current
     case .cachedOrFetched:
       // After a failure the backed-off retry refreshes; a screen reading on every render must
       // not turn into a fetch a render.
-      if !backingOff, isStale(identity, in: phase) { launchRefresh(.fetchPolicy) }
+      if !backingOff, isStale(current.customerInfo, in: phase) { launchRefresh(.fetchPolicy) }
+      return current
     case .notStaleCachedOrFetched:
-      if isStale(identity, in: phase) { _ = await refresh(.fetchPolicy, waitingAtMost: nil) }
+      guard isStale(current.customerInfo, in: phase) else { return current }
+      await refresh(.fetchPolicy, waitingAtMost: nil)
     case .fetchCurrent(let timeout):
-      _ = await refresh(.fetchPolicy, waitingAtMost: timeout)
+      await refresh(.fetchPolicy, waitingAtMost: timeout)
     }
     return state(of: self.identity)
   }
@@ -187,30 +192,31 @@ public final class EntitlementClient: Sendable {
   /// ``ClientConfiguration/backgroundStaleAfter``, after the background delay. Calling it
   /// again does nothing.
   public func start(in phase: AppPhase = .foreground) {
-    let identity: ClientIdentity? = core.withLock { core in
-      guard !core.started, !core.stopped else { return nil }
+    let starting = core.withLock { core in
+      guard !core.started, !core.stopped else { return false }
       core.started = true
       core.phase = phase
       if phase == .foreground { startCrossProcessChecks(&core) }
-      return core.identity
+      return true
     }
-    guard let identity else { return }
-    publish()
-    if phase == .foreground || isStale(identity, in: .background) { launchRefresh(.start) }
+    guard starting else { return }
+    let published = publish()
+    if phase == .foreground || isStale(published?.customerInfo, in: .background) {
+      launchRefresh(.start)
+    }
   }
 
   /// The app came to the foreground: republishes, looks for other processes' writes again,
   /// and refreshes when the snapshot is stale (not on every activation).
   public func didEnterForeground() {
-    let identity: ClientIdentity? = core.withLock { core in
-      guard core.started, !core.stopped, core.phase != .foreground else { return nil }
+    let entering = core.withLock { core in
+      guard core.started, !core.stopped, core.phase != .foreground else { return false }
       core.phase = .foreground
       startCrossProcessChecks(&core)
-      return core.identity
+      return true
     }
-    guard let identity else { return }
-    publish()
-    if isStale(identity, in: .foreground) { launchRefresh(.foreground) }
+    guard entering, let published = publish() else { return }
+    if isStale(published.customerInfo, in: .foreground) { launchRefresh(.foreground) }
   }
 
   /// The app went to the background: retries and the cross-process checks stop.
@@ -284,7 +290,7 @@ public final class EntitlementClient: Sendable {
     }
     if let flight {
       publish()
-      _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil)
+      await wait(for: flight, in: .identityChange, atMost: nil)
     }
     return state(of: self.identity)
   }
@@ -311,7 +317,7 @@ public final class EntitlementClient: Sendable {
     }
     let (flight, removalError) = writes.withLock { _ in switchForLogOut(to: next) }
     publish()
-    _ = await wait(for: flight, of: next, in: .identityChange, atMost: nil)
+    await wait(for: flight, in: .identityChange, atMost: nil)
     if let removalError { throw removalError }
     return state(of: self.identity)
   }
@@ -363,7 +369,7 @@ extension EntitlementClient {
 
   /// Refreshes in `flow` and answers the state of the identity current when it ends.
   fileprivate func refreshed(_ flow: RefreshFlow) async -> ClientState {
-    _ = await refresh(flow, waitingAtMost: nil)
+    await refresh(flow, waitingAtMost: nil)
     return state(of: identity)
   }
 }

@@ -92,7 +92,7 @@ struct JSONParserTests {
   /// Random JSON values, encoded by `JSONEncoder`, read by both parsers.
   @Test("agrees with JSONDecoder on 2,000 generated documents")
   func agreesWithJSONDecoder() throws {
-    var generator = SplitMix(seed: 11)
+    var generator = SplitMix64(seed: 11)
     for _ in 0..<2_000 {
       let value = Self.randomValue(depth: 0, using: &generator)
       let data = try JSONEncoder().encode(value)
@@ -102,7 +102,7 @@ struct JSONParserTests {
     }
   }
 
-  static func randomValue(depth: Int, using generator: inout SplitMix) -> JSONValue {
+  static func randomValue(depth: Int, using generator: inout SplitMix64) -> JSONValue {
     switch generator.next() % (depth > 3 ? 5 : 7) {
     case 0: return .null
     case 1: return .bool(generator.next() % 2 == 0)
@@ -128,18 +128,5 @@ struct JSONParserTests {
       }
       return .object(object)
     }
-  }
-}
-
-/// SplitMix64: a seeded generator, so a failure replays.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
