@@ -15,10 +15,7 @@ struct BoundaryRepublishTests {
     let harness = try ClientHarness(on: kind) { $0.crossProcessCheckInterval = nil }
     let expiresAt = ClientFixture.start.addingTimeInterval(600)
     try harness.storeDirectly(ClientFixture.json(proExpiresAt: expiresAt), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    harness.start(answering: .failure(.transient(status: nil)))
     #expect(harness.publishedPro == ["alice: granted", "alice: granted"])  // fresh, then offline
 
     harness.runtime.advance(by: .milliseconds(599_999))
@@ -51,10 +48,7 @@ struct BoundaryRepublishTests {
   @Test("staleAfter republishes with freshness stale at its instant, deciding the same")
   func staleBoundary() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(json: ClientFixture.json())
-    harness.runtime.runUntilIdle()
+    harness.start(answering: ClientFixture.json())
     let before = harness.states.count
     harness.runtime.advance(by: .seconds(300))
     #expect(harness.states.count == before + 1)
@@ -66,10 +60,7 @@ struct BoundaryRepublishTests {
   func replayAndNoRepeats() throws {
     let harness = try ClientHarness()
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(json: ClientFixture.json())
-    harness.runtime.runUntilIdle()
+    harness.start(answering: ClientFixture.json())
     let late = Outcome<[ClientState]>()
     harness.runtime.spawn { [client = harness.client] in
       var seen: [ClientState] = []

@@ -164,6 +164,20 @@ final class ClientHarness: Sendable {
     return outcome
   }
 
+  /// Starts the client and answers its start fetch with `result`, running until idle after
+  /// each.
+  func start(answering result: Result<FetchedCustomerInfo, FetchFailure>) {
+    client.start()
+    runtime.runUntilIdle()
+    fetcher.answer(result)
+    runtime.runUntilIdle()
+  }
+
+  /// Starts the client and answers its start fetch with `json`.
+  func start(answering json: String) {
+    start(answering: .success(FetchedCustomerInfo(body: Data(json.utf8))))
+  }
+
   /// Stores `json` for `user` straight into the cache, as another process would.
   func storeDirectly(_ json: String, user: String) throws {
     try cache.store(

@@ -81,10 +81,7 @@ struct FlightTests {
   func cachePolicies() throws {
     let harness = try ClientHarness()
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(json: ClientFixture.json())
-    harness.runtime.runUntilIdle()
+    harness.start(answering: ClientFixture.json())
     #expect(harness.fetcher.requests.count == 1)
 
     let cached = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
@@ -185,10 +182,7 @@ struct FlightTests {
   func invalidBody() throws {
     let harness = try ClientHarness()
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(json: #"{"entitlements": 3}"#)
-    harness.runtime.runUntilIdle()
+    harness.start(answering: #"{"entitlements": 3}"#)
     #expect(harness.outcomes == ["alice: invalidResponse"])
     let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
     #expect(stored?.bookkeeping.lastRefreshFailureReason == "invalid_response")

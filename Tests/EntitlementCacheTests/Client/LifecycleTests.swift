@@ -45,10 +45,7 @@ struct LifecycleTests {
   func rejected() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.rejected(status: 401)))
-    harness.runtime.runUntilIdle()
+    harness.start(answering: .failure(.rejected(status: 401)))
     #expect(harness.outcomes == ["alice: failed"])
     #expect(harness.reports.last?.outcome == .failed(.rejected(status: 401)))
     let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
@@ -65,10 +62,7 @@ struct LifecycleTests {
   func backgroundStopsRetries() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    harness.start(answering: .failure(.transient(status: nil)))
     #expect(!harness.runtime.pendingWaits.isEmpty)
     harness.client.didEnterBackground()
     harness.runtime.runUntilIdle()
@@ -82,10 +76,7 @@ struct LifecycleTests {
   @Test("entering the foreground with a fresh snapshot does not fetch")
   func foregroundWhenFresh() throws {
     let harness = try ClientHarness()
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(json: ClientFixture.json())
-    harness.runtime.runUntilIdle()
+    harness.start(answering: ClientFixture.json())
     harness.client.didEnterBackground()
     harness.runtime.advance(by: .seconds(60))
     harness.client.didEnterForeground()
@@ -126,10 +117,7 @@ struct LifecycleTests {
   func networkAvailable() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    harness.start(answering: .failure(.transient(status: nil)))
     harness.client.networkAvailable()
     harness.runtime.runUntilIdle()
     #expect(harness.fetcher.waiting.map(\.flow) == [.networkAvailable])

@@ -76,10 +76,7 @@ struct ReviewFindingsTests {
   func cachedOrFetchedWaitsOutTheBackoff() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    harness.start(answering: .failure(.transient(status: nil)))
     for _ in 0..<5 { _ = harness.run { client in await client.customerInfo() } }
     #expect(harness.fetcher.requests.count == 1)
     #expect(harness.fetcher.waiting.isEmpty)
@@ -88,10 +85,7 @@ struct ReviewFindingsTests {
   @Test("a retry pending for A is not sent after a switch to B")
   func retryStopsAtIdentityChange() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    harness.start(answering: .failure(.transient(status: nil)))
     _ = harness.run { client in try? await client.logIn("bob") }
     harness.runtime.advance(by: .seconds(600))
     #expect(harness.fetcher.requests.filter { $0.appUserID == "alice" }.map(\.flow) == [.start])
