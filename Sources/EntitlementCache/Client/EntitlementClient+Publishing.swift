@@ -19,12 +19,13 @@ extension EntitlementClient {
     let keys = keys ?? core.withLock { watchedKeys($0) }
     let scope = identity.scope
     let policy = configuration.policy
+    // The whole CustomerInfo first: on a cold scope that read makes the scope resident, so the
+    // decisions after it are hot reads instead of a point read of their own.
+    let customerInfo = try? cache.evaluatedCustomerInfo(for: scope, policy: policy)
     var decisions: [String: AccessDecision] = [:]
     for key in keys { decisions[key] = cache.access(to: key, for: scope, policy: policy) }
     return ClientState(
-      appUserID: identity.appUserID,
-      customerInfo: try? cache.evaluatedCustomerInfo(for: scope, policy: policy),
-      decisions: decisions)
+      appUserID: identity.appUserID, customerInfo: customerInfo, decisions: decisions)
   }
 
   /// Re-reads the current identity's state and publishes it when it says something new, then

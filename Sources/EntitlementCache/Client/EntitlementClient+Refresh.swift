@@ -12,11 +12,10 @@ extension EntitlementClient {
     case cancelled
   }
 
-  /// Starts a refresh of the current identity without waiting for it.
+  /// Starts a refresh of the current identity without waiting for it: nobody waits, so no
+  /// task is started to wait.
   func launchRefresh(_ flow: RefreshFlow) {
-    core.withLock { core in
-      _ = spawn(&core) { [self] in await refresh(flow, waitingAtMost: nil) }
-    }
+    core.withLock { _ = joinOrStartFlight(&$0, flow: flow) }
   }
 
   /// Refreshes the current identity in `flow`, joining the flight in the air when the flow
@@ -108,64 +107,51 @@ extension EntitlementClient {
       core.phase == .background
       ? .ceilingMilliseconds(configuration.backgroundJitter.seconds * runtime.randomFraction())
       : nil
+    // The fetch and its deadline race; whichever claims first lands the flight. The flight's
+    // task awaits the fetcher itself, so a fetcher that ignores cancellation can only delay
+    // its own task's end, never the flight.
+    let claim = FirstClaim()
     spawn(&core) { [self] in
-      let outcome = await fly(flight, after: jitter)
-      land(flight, outcome)
+      if let jitter, jitter > .zero {
+        do { try await runtime.sleep(for: jitter) } catch { return land(flight, nil) }
+      }
+      let deadline = startDeadline(for: flight, claim)
+      let request = FetchRequest(
+        scope: flight.identity.scope, appUserID: flight.identity.appUserID,
+        nonce: runtime.randomBytes(16), flow: flight.flow)
+      let answer: Result<FetchedCustomerInfo, FetchFailure>
+      do throws(FetchFailure) {
+        answer = .success(try await fetcher.fetchCustomerInfo(request))
+      } catch {
+        answer = .failure(error)
+      }
+      guard claim.take() else { return }
+      deadline?.cancel()
+      complete(flight, with: answer)
     }
   }
 
-  private func fly(_ flight: Flight, after jitter: Duration?) async -> RefreshOutcome? {
-    if let jitter, jitter > .zero {
-      do { try await runtime.sleep(for: jitter) } catch { return nil }
+  /// After ``ClientConfiguration/fetchTimeout``, lands `flight` as a transient failure unless
+  /// its answer came first: a fetcher that never answers must not hold the scope's flight,
+  /// which every later refresh of the scope would join.
+  private func startDeadline(for flight: Flight, _ claim: FirstClaim) -> ClientTask? {
+    guard let limit = configuration.fetchTimeout else { return nil }
+    return core.withLock { core in
+      spawn(&core) { [self] in
+        do { try await runtime.sleep(for: limit) } catch { return }
+        guard claim.take() else { return }
+        complete(flight, with: .failure(.transient(status: nil)))
+      }
     }
-    let request = FetchRequest(
-      scope: flight.identity.scope, appUserID: flight.identity.appUserID,
-      nonce: runtime.randomBytes(16), flow: flight.flow)
-    // A cancelled flight is a killed process: whatever came back is lost. `stop()` marks the
-    // client stopped before it cancels anything, so a fetch task cancelled (and answering)
-    // before its flight's task is caught here too.
-    guard let answer = await fetch(request), !Task.isCancelled,
-      !core.withLock({ $0.stopped })
-    else { return nil }
+  }
+
+  /// Applies `answer` and lands `flight`. A stopped client is a killed process: whatever came
+  /// back is lost; `stop()` marks the client stopped before it cancels anything.
+  private func complete(_ flight: Flight, with answer: Result<FetchedCustomerInfo, FetchFailure>) {
+    guard !core.withLock({ $0.stopped }) else { return land(flight, nil) }
     let late = flight.beginApplying()
     let outcome = apply(answer, for: flight)
-    return late && outcome == .stored ? .lateStored : outcome
-  }
-
-  /// The fetcher's answer to `request`, or a transient failure once
-  /// ``ClientConfiguration/fetchTimeout`` passes: a fetcher that never answers must not hold
-  /// the scope's flight, which every later refresh of the scope would join. Nil when the
-  /// flight is cancelled. A fetcher that ignores cancellation answers into the void.
-  private func fetch(
-    _ request: FetchRequest
-  ) async -> Result<FetchedCustomerInfo, FetchFailure>? {
-    let first = FirstEvent<Result<FetchedCustomerInfo, FetchFailure>?>()
-    let (fetching, deadline) = core.withLock { core in
-      let fetching = spawn(&core) { [fetcher] in
-        do throws(FetchFailure) {
-          let fetched = try await fetcher.fetchCustomerInfo(request)
-          first.offer(.success(fetched))
-        } catch {
-          first.offer(.failure(error))
-        }
-      }
-      let deadline = configuration.fetchTimeout.flatMap { limit in
-        spawn(&core) { [runtime] in
-          do { try await runtime.sleep(for: limit) } catch { return }
-          first.offer(.failure(.transient(status: nil)))
-        }
-      }
-      return (fetching, deadline)
-    }
-    guard fetching != nil else { return nil }
-    let answer = await withTaskCancellationHandler {
-      await withCheckedContinuation { first.install($0) }
-    } onCancel: {
-      first.offer(nil)
-    }
-    fetching?.cancel()
-    deadline?.cancel()
-    return answer
+    land(flight, late && outcome == .stored ? .lateStored : outcome)
   }
 
   /// Whether `logOut` removed `scope` after a request made at `epoch`.

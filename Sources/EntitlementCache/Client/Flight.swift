@@ -134,3 +134,14 @@ final class FirstEvent<Value: Sendable>: Sendable {
     return first
   }
 }
+
+/// Decides which of two racers goes on: the first to ``take()`` it.
+final class FirstClaim: Sendable {
+  private let taken = Atomic(false)
+
+  /// True for the first caller only.
+  func take() -> Bool {
+    taken.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+      .exchanged
+  }
+}
