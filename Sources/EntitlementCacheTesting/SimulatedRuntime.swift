@@ -104,8 +104,15 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
 
   /// Runs every task until each waits on the virtual clock or on something outside the
   /// simulation.
+  ///
+  /// Waits already due (a zero-length one, such as a timeout of zero) end here too, since no
+  /// time needs to pass for them.
   public func runUntilIdle() {
     jobs.drain()
+    while let due = nextSleeper(dueBy: elapsed) {
+      due.continuation.resume()
+      jobs.drain()
+    }
   }
 
   /// Moves virtual time forward by `duration`: every wait due by then ends in the order of
@@ -144,9 +151,11 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
   }
 
   private func move(to deadline: Duration) {
+    // Never backwards: a wait registered from outside the simulation's executor may carry a
+    // deadline from an earlier moment.
     let step = timeline.withLock { timeline in
       let step = deadline - timeline.elapsed
-      timeline.elapsed = deadline
+      timeline.elapsed = max(deadline, timeline.elapsed)
       return step
     }
     if step > .zero { manualClock.advance(by: step.timeInterval) }

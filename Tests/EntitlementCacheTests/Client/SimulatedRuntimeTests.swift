@@ -76,6 +76,19 @@ struct SimulatedRuntimeTests {
     #expect(Set(first).count == 4)
   }
 
+  @Test("a zero-length wait ends when the simulation is drained, with no time passing")
+  func zeroLengthWait() {
+    let runtime = SimulatedRuntime(start: Self.start)
+    let woke = Mutex(false)
+    runtime.spawn {
+      try? await runtime.sleep(for: .zero)
+      woke.withLock { $0 = true }
+    }
+    runtime.runUntilIdle()
+    #expect(woke.withLock { $0 })
+    #expect(runtime.elapsed == .zero)
+  }
+
   @Test("nothing runs until the simulation is drained")
   func onlyWhenDrained() {
     let runtime = SimulatedRuntime(start: Self.start)
