@@ -15,6 +15,12 @@ public struct ClientConfiguration: Sendable {
   public var retryInitialDelay: Duration = .seconds(1)
   /// The longest retry delay. Default 5 minutes.
   public var retryMaxDelay: Duration = .seconds(300)
+  /// The first delay before a queued purchase is posted again after a transient failure;
+  /// each failure of that entry doubles it. Persisted with the entry, so it holds across
+  /// launches. Default 2 seconds.
+  public var purchaseRetryInitialDelay: Duration = .seconds(2)
+  /// The longest such delay. Default 1 hour.
+  public var purchaseRetryMaxDelay: Duration = .seconds(3600)
   /// How often, in the foreground, the client looks for a write by another process sharing
   /// the cache (a widget, an extension) and publishes it. Nil: never. Default 0.9 seconds, so
   /// with the SQLite cache's own check (50 ms) a write is published within 1 s.
@@ -38,6 +44,8 @@ public struct ClientConfiguration: Sendable {
       ("backgroundStaleAfter", backgroundStaleAfter), ("backgroundJitter", backgroundJitter),
       ("retryInitialDelay", retryInitialDelay), ("retryMaxDelay", retryMaxDelay),
       ("crossProcessCheckInterval", crossProcessCheckInterval), ("fetchTimeout", fetchTimeout),
+      ("purchaseRetryInitialDelay", purchaseRetryInitialDelay),
+      ("purchaseRetryMaxDelay", purchaseRetryMaxDelay),
     ]
     for (field, value) in durations {
       if let value, value < .zero {
@@ -50,6 +58,13 @@ public struct ClientConfiguration: Sendable {
     if retryMaxDelay < retryInitialDelay {
       throw .invalidConfiguration(
         field: "retryMaxDelay", problem: "must not be less than retryInitialDelay")
+    }
+    if purchaseRetryInitialDelay <= .zero {
+      throw .invalidConfiguration(field: "purchaseRetryInitialDelay", problem: "must be positive")
+    }
+    if purchaseRetryMaxDelay < purchaseRetryInitialDelay {
+      throw .invalidConfiguration(
+        field: "purchaseRetryMaxDelay", problem: "must not be less than purchaseRetryInitialDelay")
     }
     if let interval = crossProcessCheckInterval, interval <= .zero {
       throw .invalidConfiguration(

@@ -31,9 +31,19 @@ struct ClientCore {
   var boundaryTimer: ClientTask?
   var crossProcessCheck: ClientTask?
   var retry = RetrySchedule()
+  /// Every identity that was current in this process, by scope: the users whose queued
+  /// purchases this client can post as. Only hashes reach the file, so after a relaunch a
+  /// user's entries wait until that user is current again.
+  var knownObservers: [ScopeKey: ClientIdentity] = [:]
+  /// The drain pass running and the one queued behind it.
+  var drain = DrainPasses()
+  /// The wake-up for the earliest backed-off purchase.
+  var purchaseRetry: ClientTask?
+  var purchaseSubscribers: [Int: AsyncStream<PurchaseUpdate>.Continuation] = [:]
 
   init(identity: ClientIdentity) {
     self.identity = identity
+    knownObservers[identity.scope.key] = identity
   }
 
   mutating func nextSubscriberID() -> Int {
@@ -48,13 +58,16 @@ struct ClientCore {
     let states = Array(stateSubscribers.values)
     let accesses = accessSubscribers.values.map(\.continuation)
     let reports = Array(reportSubscribers.values)
+    let purchases = Array(purchaseSubscribers.values)
     stateSubscribers = [:]
     accessSubscribers = [:]
     reportSubscribers = [:]
+    purchaseSubscribers = [:]
     return {
       for continuation in states { continuation.finish() }
       for continuation in accesses { continuation.finish() }
       for continuation in reports { continuation.finish() }
+      for continuation in purchases { continuation.finish() }
     }
   }
 }
@@ -73,6 +86,12 @@ struct ClientTask {
 struct ScopeFlights {
   var current: Flight?
   var queued: Flight?
+}
+
+/// The drain pass running and the one that starts when it ends.
+struct DrainPasses {
+  var current: DrainPass?
+  var queued: DrainPass?
 }
 
 /// One `accessUpdates(to:)` stream: its key and the decision it last delivered.

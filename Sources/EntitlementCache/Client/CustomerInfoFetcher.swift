@@ -77,7 +77,24 @@ public enum FetchFailure: Error, Sendable, Hashable, CustomStringConvertible {
     }
   }
 
-  /// The note the cache records for support engineers.
+  /// The failure a ``recordedReason`` names; nil for any other text.
+  init?(recordedReason: String) {
+    if recordedReason == "transient" {
+      self = .transient(status: nil)
+      return
+    }
+    for (prefix, make) in [
+      ("transient_", { FetchFailure.transient(status: $0) }),
+      ("rejected_", { FetchFailure.rejected(status: $0) }),
+    ] where recordedReason.hasPrefix(prefix) {
+      guard let status = Int(recordedReason.dropFirst(prefix.count)) else { return nil }
+      self = make(status)
+      return
+    }
+    return nil
+  }
+
+  /// The note the cache records for support engineers, and the queue's last failure kind.
   var recordedReason: String {
     switch self {
     case .transient(nil): "transient"

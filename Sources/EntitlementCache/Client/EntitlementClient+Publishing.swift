@@ -137,6 +137,7 @@ extension EntitlementClient {
   /// publishes once the lock is released.
   func switchIdentity(_ core: inout ClientCore, to next: ClientIdentity) {
     core.identity = next
+    core.knownObservers[next.scope.key] = next
     core.epoch += 1
     core.retry.reset()
   }

@@ -172,15 +172,24 @@ extension EntitlementClient {
   ) -> RefreshOutcome {
     let scope = flight.identity.scope
     if wasRemoved(scope, after: flight.epoch) { return .discardedLoggedOut }
-    do throws(CacheError) {
-      let fetched: FetchedCustomerInfo
-      switch answer {
-      case .failure(let failure):
+    switch answer {
+    case .failure(let failure):
+      do throws(CacheError) {
         try cache.recordRefreshFailure(for: scope, reason: failure.recordedReason)
         return .failed(failure)
-      case .success(let value):
-        fetched = value
+      } catch {
+        return .storageFailed(error)
       }
+    case .success(let fetched):
+      return storeAnswer(fetched, for: scope)
+    }
+  }
+
+  /// Stores a server's CustomerInfo under `scope` unless it would take the scope backwards
+  /// (DESIGN §10 item 8): an older `requestDate` is not stored, and a failed verification
+  /// never replaces a verified snapshot. Called holding the write lock.
+  func storeAnswer(_ fetched: FetchedCustomerInfo, for scope: CacheScope) -> RefreshOutcome {
+    do throws(CacheError) {
       let snapshot: CustomerInfoSnapshot
       do {
         snapshot = try CustomerInfoSnapshot(jsonData: fetched.body)

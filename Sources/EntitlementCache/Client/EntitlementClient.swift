@@ -35,6 +35,10 @@
 public final class EntitlementClient: Sendable {
   let cache: any CustomerInfoCache
   let fetcher: any CustomerInfoFetcher
+  /// The SDK's network for purchases; nil when the client posts none.
+  let poster: (any PurchasePoster)?
+  /// The cache's purchase queue, when it keeps one.
+  let purchaseQueue: (any PurchaseQueueStore)?
   let configuration: ClientConfiguration
   let runtime: any ClientRuntime
   let core: Locked<ClientCore>
@@ -51,15 +55,29 @@ public final class EntitlementClient: Sendable {
   ///   - identity: The app and its current app-user ID.
   ///   - configuration: Watched entitlements, staleness, retries.
   ///   - runtime: Clocks, waits, executor and randomness; give the cache the same clock.
-  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration.
+  ///   - poster: The SDK's network for purchases (DESIGN §11). With one, the client posts the
+  ///     purchase queue the cache keeps, which the cache must then conform to
+  ///     ``PurchaseQueueStore`` for (``SQLiteCustomerInfoCache`` and
+  ///     ``InMemoryCustomerInfoCache`` do); without one, no purchase is posted, and purchase
+  ///     flows only refresh.
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration, or
+  ///   a poster given for a cache that keeps no purchase queue.
   public init(
     cache: any CustomerInfoCache, fetcher: any CustomerInfoFetcher, identity: ClientIdentity,
     configuration: ClientConfiguration = ClientConfiguration(),
-    runtime: any ClientRuntime = SystemClientRuntime()
+    runtime: any ClientRuntime = SystemClientRuntime(),
+    poster: (any PurchasePoster)? = nil
   ) throws(CacheError) {
     try configuration.validate()
+    let queue = cache as? any PurchaseQueueStore
+    if poster != nil, queue == nil {
+      throw .invalidConfiguration(
+        field: "poster", problem: "needs a cache that keeps a purchase queue (PurchaseQueueStore)")
+    }
     self.cache = cache
     self.fetcher = fetcher
+    self.poster = poster
+    purchaseQueue = poster == nil ? nil : queue
     self.configuration = configuration
     self.runtime = runtime
     core = Locked(ClientCore(identity: identity))
@@ -201,6 +219,7 @@ public final class EntitlementClient: Sendable {
     }
     guard starting else { return }
     let published = publish()
+    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false) }
     if phase == .foreground || isStale(published?.customerInfo, in: .background) {
       launchRefresh(.start)
     }
@@ -216,6 +235,7 @@ public final class EntitlementClient: Sendable {
       return true
     }
     guard entering, let published = publish() else { return }
+    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false) }
     if isStale(published.customerInfo, in: .foreground) { launchRefresh(.foreground) }
   }
 
@@ -227,6 +247,8 @@ public final class EntitlementClient: Sendable {
       core.crossProcessCheck?.cancel()
       core.crossProcessCheck = nil
       core.retry.cancel()
+      core.purchaseRetry?.cancel()
+      core.purchaseRetry = nil
     }
   }
 
@@ -238,6 +260,7 @@ public final class EntitlementClient: Sendable {
       return core.identity
     }
     guard let identity else { return }
+    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false) }
     let info = try? cache.evaluatedCustomerInfo(for: identity.scope, policy: configuration.policy)
     guard info == nil || info?.freshness == .offline else { return }
     core.withLock { $0.retry.cancel() }
@@ -250,27 +273,12 @@ public final class EntitlementClient: Sendable {
     await refreshed(.explicit)
   }
 
-  /// A purchase completed: refreshes with a fetch that starts after it, and returns once that
-  /// refresh has ended.
+  /// A purchase completed that the SDK posts itself: refreshes with a fetch that starts after
+  /// it, and returns once that refresh has ended. With a ``PurchasePoster``, call
+  /// ``purchaseCompleted(_:)`` instead, which enqueues and posts the purchase first.
   @discardableResult
   public func purchaseCompleted() async -> ClientState {
     await refreshed(.purchase)
-  }
-
-  /// Restores purchases: a fetch in the `restore` flow, started after this call, and its state
-  /// once it ends. The fetcher sees ``RefreshFlow/restore``: an SDK whose restore posts the
-  /// store's receipt does so there and returns the CustomerInfo that follows. How it ended is
-  /// on ``refreshReports``.
-  @discardableResult
-  public func restorePurchases() async -> ClientState {
-    await refreshed(.restore)
-  }
-
-  /// Syncs purchases: a fetch in the `sync` flow, started after this call, and its state once
-  /// it ends; as ``restorePurchases()``, the fetcher does the flow's own request.
-  @discardableResult
-  public func syncPurchases() async -> ClientState {
-    await refreshed(.sync)
   }
 
   /// Switches to `appUserID`: publishes that user's cached state at once, then returns after
@@ -326,20 +334,24 @@ public final class EntitlementClient: Sendable {
   /// dropped, as when the process is killed) and every stream ends. A stopped client stays
   /// stopped; start a new one on the same cache.
   public func stop() {
-    let (tasks, flights, subscribers) = core.withLock { core in
+    let (tasks, flights, passes, subscribers) = core.withLock { core in
       core.stopped = true
       let tasks = Array(core.tasks.values)
       core.tasks = [:]
       core.crossProcessCheck = nil
       core.boundaryTimer = nil
       core.retry.cancel()
+      core.purchaseRetry = nil
       let flights = core.flights.values.flatMap { [$0.current, $0.queued].compactMap { $0 } }
       core.flights = [:]
+      let passes = [core.drain.current, core.drain.queued].compactMap { $0 }
+      core.drain = DrainPasses()
       let subscribers = core.takeSubscribers()
-      return (tasks, flights, subscribers)
+      return (tasks, flights, passes, subscribers)
     }
     for task in tasks { task.cancel() }
     for flight in flights { flight.finish(nil) }
+    for pass in passes { pass.finish() }
     subscribers()
   }
 }

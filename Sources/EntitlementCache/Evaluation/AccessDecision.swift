@@ -126,6 +126,9 @@ public struct AccessEvidence: Sendable, Hashable {
   /// The cache's estimate of the server's clock at this decision, which every server-issued
   /// boundary was compared with (DESIGN §5.1). Nil without a snapshot.
   public var estimatedServerTime: Date?
+  /// The scope observed a purchase the queue has not posted yet (DESIGN §11). It never grants
+  /// by itself: on a denial or `offlineUnavailable`, say "purchase processing", not "buy".
+  public var pendingPurchase: Bool
 
   /// Creates evidence.
   public init(
@@ -133,7 +136,7 @@ public struct AccessEvidence: Sendable, Hashable {
     isComputedOffline: Bool? = nil, storedAt: Date? = nil, verifiedAt: Date? = nil,
     validUntil: Date? = nil, source: OpenEnum<EntitlementSource>? = nil,
     clockRollbackSuspected: Bool = false, clockOffset: Int? = nil,
-    estimatedServerTime: Date? = nil
+    estimatedServerTime: Date? = nil, pendingPurchase: Bool = false
   ) {
     self.freshness = freshness
     self.verification = verification
@@ -145,6 +148,7 @@ public struct AccessEvidence: Sendable, Hashable {
     self.clockRollbackSuspected = clockRollbackSuspected
     self.clockOffset = clockOffset
     self.estimatedServerTime = estimatedServerTime
+    self.pendingPurchase = pendingPurchase
   }
 }
 

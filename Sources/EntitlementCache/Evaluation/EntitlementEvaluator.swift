@@ -131,11 +131,12 @@ public enum EntitlementEvaluator {
 
   /// The decision when nothing usable is stored.
   static func unavailable(
-    _ key: String, _ reason: UnavailableReason, clock: ClockReading
+    _ key: String, _ reason: UnavailableReason, clock: ClockReading, pendingPurchase: Bool = false
   ) -> AccessDecision {
     AccessDecision(
       entitlement: key, state: .offlineUnavailable(reason),
-      evidence: AccessEvidence(clockRollbackSuspected: clock.rollbackSuspected))
+      evidence: AccessEvidence(
+        clockRollbackSuspected: clock.rollbackSuspected, pendingPurchase: pendingPurchase))
   }
 
   static func freshness(
@@ -159,7 +160,8 @@ public enum EntitlementEvaluator {
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
   ) -> AccessDecision {
     guard let storedAt = bookkeeping.storedAt else {
-      return unavailable(key, .noSnapshot, clock: clock)
+      return unavailable(
+        key, .noSnapshot, clock: clock, pendingPurchase: bookkeeping.hasPendingPurchase)
     }
     let now = clock.serverNow
     let freshness = freshness(bookkeeping, clock: clock, policy: policy)
@@ -170,7 +172,8 @@ public enum EntitlementEvaluator {
       isComputedOffline: freshness == .offline, storedAt: storedAt,
       verifiedAt: facts?.verifiedAt, source: facts?.source,
       clockRollbackSuspected: clock.rollbackSuspected,
-      clockOffset: clock.clockOffset, estimatedServerTime: now)
+      clockOffset: clock.clockOffset, estimatedServerTime: now,
+      pendingPurchase: bookkeeping.hasPendingPurchase)
 
     // The snapshot's age is elapsed device time; the instant it runs out, in server time, is
     // `requestDate + maxSnapshotAge`, since server time advances with elapsed time.

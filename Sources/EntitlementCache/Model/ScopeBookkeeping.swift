@@ -31,6 +31,9 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   public var snapshotSize: Int?
   /// SHA-256 of the stored snapshot bytes.
   public var snapshotSHA256: [UInt8]?
+  /// The purchase queue holds a purchase this scope observed that is not posted yet
+  /// (`pending` or `posting`, DESIGN §11): a denial then says "purchase processing", not "buy".
+  public var hasPendingPurchase: Bool
 
   /// Creates bookkeeping; for a snapshot evaluated in memory, `storedAt` is the device time it
   /// arrived.
@@ -46,11 +49,12 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   ///   - refreshBootInstant: The boot clock at the last successful refresh.
   ///   - snapshotSize: Size of the stored snapshot in bytes.
   ///   - snapshotSHA256: SHA-256 of the stored snapshot bytes.
+  ///   - hasPendingPurchase: The scope observed a purchase not posted yet.
   public init(
     storedAt: Date?, serverTime: Date? = nil, lastRefreshAttemptAt: Date? = nil,
     lastRefreshFailedAt: Date? = nil, lastRefreshFailureReason: String? = nil,
     deviceHighWaterMark: Date? = nil, refreshBootInstant: BootInstant? = nil,
-    snapshotSize: Int? = nil, snapshotSHA256: [UInt8]? = nil
+    snapshotSize: Int? = nil, snapshotSHA256: [UInt8]? = nil, hasPendingPurchase: Bool = false
   ) {
     self.storedAt = storedAt
     self.serverTime = serverTime
@@ -63,6 +67,7 @@ public struct ScopeBookkeeping: Sendable, Hashable {
     self.refreshBootInstant = refreshBootInstant
     self.snapshotSize = snapshotSize
     self.snapshotSHA256 = snapshotSHA256
+    self.hasPendingPurchase = hasPendingPurchase
   }
 
   /// How far the server's clock was ahead of the device's at the last successful refresh

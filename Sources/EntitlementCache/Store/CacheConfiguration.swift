@@ -42,6 +42,12 @@ public struct CacheConfiguration: Sendable {
   /// At most this many scopes are kept; the least recently used go first. Default 100, far
   /// above one device's real account switches, and a bound on a shared device's file.
   public var maxScopes = 100
+  /// At most this many final purchase-queue entries (synced, conflicted, rejected, expired)
+  /// are kept, the oldest going first; entries still to post are never deleted. Default
+  /// 1,000. Each final entry is also deleted ``QueuedPurchase/retentionAge`` after it
+  /// reached its state, and an unsent one expires ``QueuedPurchase/expiryAge`` after it was
+  /// observed, so on a shared device the queue holds at most two months of purchases.
+  public var maxFinalPurchases = 1_000
   /// Run the retention rules when the cache opens. Default true.
   public var pruneOnOpen = true
   /// Write the high-water marks and last-use times that reads raise in memory to the file,
@@ -78,6 +84,9 @@ public struct CacheConfiguration: Sendable {
     try Self.check("retention", retention, within: 0...Double.greatestFiniteMagnitude)
     guard maxScopes >= 0 else {
       throw .invalidConfiguration(field: "maxScopes", problem: "must not be negative")
+    }
+    guard maxFinalPurchases >= 0 else {
+      throw .invalidConfiguration(field: "maxFinalPurchases", problem: "must not be negative")
     }
     guard snapshotSizeLimit > 0 else {
       throw .invalidConfiguration(field: "snapshotSizeLimit", problem: "must be positive")

@@ -20,6 +20,12 @@ public enum CacheOperation: String, Sendable, Hashable {
   case inspect
   /// Persisting read-time bookkeeping.
   case flush
+  /// Enqueueing a purchase.
+  case enqueuePurchase = "enqueue purchase"
+  /// Changing a queued purchase's state.
+  case updatePurchase = "update purchase"
+  /// Reading the purchase queue.
+  case readPurchases = "read purchase queue"
 }
 
 /// Everything the cache's public API throws. Messages name the operation and never contain
@@ -44,6 +50,9 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   case closed
   /// A ``CacheConfiguration`` value is out of range; nothing was opened.
   case invalidConfiguration(field: String, problem: String)
+  /// An ``ObservedPurchase`` was rejected (`field` names which part); nothing was written.
+  /// The message never shows the value.
+  case invalidPurchase(field: String, problem: String)
 
   /// One line naming the operation and the problem.
   public var description: String {
@@ -69,6 +78,8 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
       return "the cache was closed"
     case .invalidConfiguration(let field, let problem):
       return "configuration: \(field) \(problem)"
+    case .invalidPurchase(let field, let problem):
+      return "purchase: \(field) \(problem)"
     }
   }
 }

@@ -149,6 +149,28 @@ public struct CacheInspector: Sendable {
     return key
   }
 
+  /// Every entry of the purchase queue, in observation order, without its token: what
+  /// `entitlement-cache queue` lists. Rows another tool left out of the schema's range are
+  /// counted in `unreadable`, not listed.
+  public func purchaseQueue() throws(CacheError) -> (
+    entries: [QueuedPurchaseSummary], unreadable: Int
+  ) {
+    try cache.readQueue(.readPurchases) { connection throws(SQLiteError) in
+      try connection.withStatement(PurchaseQueueSQL.listing) { statement throws(SQLiteError) in
+        var entries: [QueuedPurchaseSummary] = []
+        var unreadable = 0
+        while try statement.step() {
+          if let entry = PurchaseQueueSQL.fields(row: statement) {
+            entries.append(entry)
+          } else {
+            unreadable += 1
+          }
+        }
+        return (entries, unreadable)
+      }
+    }
+  }
+
   /// Checks the file at `path` without changing it: schema version, `PRAGMA integrity_check`,
   /// page counts, file and WAL sizes, scope count.
   ///

@@ -48,6 +48,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   public let clock: CacheClock
 
   private let scopes = Mutex<[ScopeKey: StoredScope]>([:])
+  /// The purchase queue. Reads take this lock, then `scopes`'s, never both at once.
+  let purchases = Mutex(PurchaseBook())
   /// Why ``policy`` is out of range, found once at init; nil when it is valid.
   private let policyError: CacheError?
 
@@ -176,7 +178,9 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Throws: ``CacheError/unreadableSnapshot(_:)`` when the stored bytes do not decode (a
   ///   snapshot built in code whose encoding the parser rejects).
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    guard let stored = scopes.withLock({ $0[scope.key] }) else { return nil }
+    let pending = hasPendingPurchase(scope)
+    guard var stored = scopes.withLock({ $0[scope.key] }) else { return nil }
+    stored.bookkeeping.hasPendingPurchase = pending
     guard let snapshot = stored.snapshot else {
       return CachedCustomerInfo(snapshot: nil, bookkeeping: stored.bookkeeping)
     }
@@ -202,14 +206,16 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         entitlement, .unreadable, clock: ClockReading(unstoredAt: now))
     }
     let boot = clock.bootInstant()
+    let pending = hasPendingPurchase(scope)
     return scopes.withLock { scopes in
       guard var stored = scopes[scope.key] else {
         return EntitlementEvaluator.unavailable(
-          entitlement, .noSnapshot, clock: ClockReading(unstoredAt: now))
+          entitlement, .noSnapshot, clock: ClockReading(unstoredAt: now), pendingPurchase: pending)
       }
       let reading = stored.clockReading(now: now, boot: boot, policy: policy)
       stored.raiseMark(to: reading.effectiveDeviceNow)
       scopes[scope.key] = stored
+      stored.bookkeeping.hasPendingPurchase = pending
       return stored.decide(entitlement, clock: reading, policy: policy)
     }
   }
@@ -226,8 +232,10 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let now = clock.now()
     guard case .success(let policy) = resolve(policy) else { return [] }
     let boot = clock.bootInstant()
+    let pending = hasPendingPurchase(scope)
     return scopes.withLock { scopes in
       guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return [] }
+      stored.bookkeeping.hasPendingPurchase = pending
       var keys: Set<String> = []
       // Key by key, each a read, as the SQLite cache evaluates them: a snapshot without keys
       // is then no read at all, and raises no mark there either.
@@ -236,6 +244,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         stored.raiseMark(to: reading.effectiveDeviceNow)
         if stored.decide(key, clock: reading, policy: policy).isGranted { keys.insert(key) }
       }
+      stored.bookkeeping.hasPendingPurchase = false
       scopes[scope.key] = stored
       return keys
     }
@@ -255,12 +264,14 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let now = clock.now()
     let policy = try resolve(policy).get()
     let boot = clock.bootInstant()
+    let pending = hasPendingPurchase(scope)
     let read = try scopes.withLock {
       scopes throws(CacheError) -> ViewInput? in
       guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return nil }
       let info = try snapshot.decoded().customerInfo
       // The view is evaluated with the mark as it was before this read, as a key's decision is.
-      let bookkeeping = stored.bookkeeping
+      var bookkeeping = stored.bookkeeping
+      bookkeeping.hasPendingPurchase = pending
       let reading = stored.clockReading(now: now, boot: boot, policy: policy)
       // The effective time, not the wall clock: in the refresh's boot session it is what the
       // boot clock measured, which a reboot must not take back (ClockReading).

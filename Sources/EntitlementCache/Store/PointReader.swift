@@ -7,6 +7,7 @@
 /// lock.
 final class PointReader {
   private var statement: SQLiteStatement?
+  private var pendingStatement: SQLiteStatement?
 
   /// What one point read gave.
   enum Outcome {
@@ -33,14 +34,21 @@ final class PointReader {
         statement = prepared
       }
       do throws(SQLiteError) {
-        outcome = try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
+        let found = try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
           try prepared.withBorrowedParameters(blob: scopeKey, at: 1, text: key, at: 2) {
             () throws(SQLiteError) in
             try Self.step(prepared, key, matching: resident)
           }
         }
+        if let found {
+          outcome = found
+        } else {
+          outcome = .success(
+            Self.absent(key, matching: resident, pending: try unsentEntry(scope, on: connection)))
+        }
       } catch {
         statement = nil
+        pendingStatement = nil
         throw error
       }
     } catch {
@@ -52,25 +60,53 @@ final class PointReader {
     }
   }
 
-  /// Drops the prepared statement, before the connection it belongs to closes.
+  /// Drops the prepared statements, before the connection they belong to closes.
   func reset() {
     statement = nil
+    pendingStatement = nil
+  }
+
+  /// Whether a scope with no row observed a purchase not posted yet: a purchase made before
+  /// the first refresh succeeded. Only such scopes pay for this second statement.
+  private func unsentEntry(
+    _ scope: CacheScope, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> Bool {
+    let prepared: SQLiteStatement
+    if let pendingStatement {
+      prepared = pendingStatement
+    } else {
+      prepared = try SQLiteStatement(
+        connection: connection, sql: PurchaseQueueSQL.scopeHasUnsentEntry, persistent: true)
+      pendingStatement = prepared
+    }
+    defer { prepared.reset() }
+    try prepared.bind(scope.key.bytes, at: 1)
+    guard try prepared.step() else { return false }
+    return prepared.int64(0) != 0
+  }
+
+  /// The resident of a scope the file has no row for.
+  private static func absent(
+    _ key: String, matching resident: ResidentScope?, pending: Bool
+  ) -> Outcome {
+    if let resident, resident.matches(nil),
+      resident.header.bookkeeping.hasPendingPurchase == pending
+    {
+      resident.addReadThrough(key, EntitlementFacts())
+      return .matched(resident)
+    }
+    let absent = ResidentScope(
+      header: .absent(pendingPurchase: pending), entitlements: [:], isComplete: false)
+    absent.addReadThrough(key, EntitlementFacts())
+    return .read(absent)
   }
 
   /// Steps the point read and maps its row straight into a resident, so the row's parts move
-  /// into it rather than being copied through an intermediate value.
+  /// into it rather than being copied through an intermediate value; nil when there is no row.
   private static func step(
     _ statement: SQLiteStatement, _ key: String, matching resident: ResidentScope?
-  ) throws(SQLiteError) -> Result<Outcome, SnapshotError> {
-    guard try statement.step() else {
-      if let resident, resident.matches(nil) {
-        resident.addReadThrough(key, EntitlementFacts())
-        return .success(.matched(resident))
-      }
-      let absent = ResidentScope(header: .absent, entitlements: [:], isComplete: false)
-      absent.addReadThrough(key, EntitlementFacts())
-      return .success(.read(absent))
-    }
+  ) throws(SQLiteError) -> Result<Outcome, SnapshotError>? {
+    guard try statement.step() else { return nil }
     let facts = EntitlementFacts(row: statement)
     if let resident, resident.matches(RowVersion(row: statement)) {
       resident.addReadThrough(key, facts)

@@ -122,12 +122,15 @@ final class ReadPath {
     }
     guard let reader else { throw .closed }
     let read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
+    let pendingWithoutRow: Bool
     do {
       read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
+      pendingWithoutRow =
+        read.header == nil ? try PurchaseQueueSQL.scopeHasUnsentEntry(scope, on: reader) : false
     } catch {
       throw .storage(error)
     }
-    var header = read.header ?? .absent
+    var header = read.header ?? .absent(pendingPurchase: pendingWithoutRow)
     do {
       try header.decodeDeviceBlock()
     } catch {
@@ -143,14 +146,16 @@ final class ReadPath {
     _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
     boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> AccessDecision {
+    let pending = resident.header.bookkeeping.hasPendingPurchase
     guard resident.hasRow else {
       return EntitlementEvaluator.unavailable(
-        key, .noSnapshot, clock: ClockReading(unstoredAt: now))
+        key, .noSnapshot, clock: ClockReading(unstoredAt: now), pendingPurchase: pending)
     }
     let clock = resident.clockReading(now: now, boot: boot, policy: policy)
     resident.recordRead(at: clock.effectiveDeviceNow)
     guard resident.hasSnapshot else {
-      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
+      return EntitlementEvaluator.unavailable(
+        key, .noSnapshot, clock: clock, pendingPurchase: pending)
     }
     return EntitlementEvaluator.decide(
       key, facts: facts, snapshot: resident.header.snapshotFacts,

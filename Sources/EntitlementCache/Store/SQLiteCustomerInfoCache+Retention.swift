@@ -10,13 +10,22 @@ public struct PruneReport: Sendable, Hashable {
   public var expired: Int
   /// Scopes deleted, least recently used first, to stay within the scope cap.
   public var overCap: Int
+  /// Purchase-queue entries still unsent ``QueuedPurchase/expiryAge`` after they were
+  /// observed, now ``PurchaseState/expired`` (kept for diagnostics).
+  public var expiredPurchases = 0
+  /// Final purchase-queue entries deleted: ``QueuedPurchase/retentionAge`` after they reached
+  /// their state, or the oldest beyond ``CacheConfiguration/maxFinalPurchases``.
+  public var deletedPurchases = 0
 }
 
 extension SQLiteCustomerInfoCache {
   /// Applies the retention rules (the TTL side of the cache) in one transaction: deletes
   /// every scope that can no longer grant anything under the configured policy and was not
   /// used for ``CacheConfiguration/retention``, then the least recently used scopes beyond
-  /// ``CacheConfiguration/maxScopes``.
+  /// ``CacheConfiguration/maxScopes``. In the purchase queue, an entry unsent
+  /// ``QueuedPurchase/expiryAge`` after its observation becomes expired, and final entries
+  /// are deleted ``QueuedPurchase/retentionAge`` after they reached their state, and beyond
+  /// ``CacheConfiguration/maxFinalPurchases``. Deleting a scope never deletes its purchases.
   ///
   /// Runs at open unless ``CacheConfiguration/pruneOnOpen`` is false. Cheap: the age test
   /// uses an index and only old scopes are evaluated.
@@ -30,8 +39,12 @@ extension SQLiteCustomerInfoCache {
       report.expired = try Self.deleteUnusable(
         on: connection, usedBefore: cutoff, now: now, boot: boot, policy: configuration.policy)
       report.overCap = try Self.deleteOverCap(on: connection, keeping: configuration.maxScopes)
+      (report.expiredPurchases, report.deletedPurchases) = try Self.prunePurchases(
+        on: connection, now: now, keepingFinal: configuration.maxFinalPurchases)
       return { state in
-        if report.expired + report.overCap > 0 { state.residents.dropAll() }
+        if report.expired + report.overCap + report.expiredPurchases > 0 {
+          state.residents.dropAll()
+        }
       }
     }
     return report
@@ -100,6 +113,33 @@ extension SQLiteCustomerInfoCache {
         policy: policy
       ).isGranted
     }
+  }
+
+  /// The purchase queue's retention: how many entries expired, and how many were deleted.
+  private static func prunePurchases(
+    on connection: SQLiteConnection, now: Date, keepingFinal limit: Int
+  ) throws(SQLiteError) -> (expired: Int, deleted: Int) {
+    let now = Date(unixMilliseconds: now.unixMilliseconds)
+    let expired = try connection.withStatement(PurchaseQueueSQL.expireUnsent) {
+      statement throws(SQLiteError) in
+      try statement.bind(now.addingTimeInterval(-QueuedPurchase.expiryAge), at: 1)
+      try statement.bind(now, at: 2)
+      try statement.run()
+      return connection.changes
+    }
+    var deleted = try connection.withStatement(PurchaseQueueSQL.deleteFinal) {
+      statement throws(SQLiteError) in
+      try statement.bind(now.addingTimeInterval(-QueuedPurchase.retentionAge), at: 1)
+      try statement.run()
+      return connection.changes
+    }
+    deleted += try connection.withStatement(PurchaseQueueSQL.deleteFinalOverCap) {
+      statement throws(SQLiteError) in
+      try statement.bind(limit, at: 1)
+      try statement.run()
+      return connection.changes
+    }
+    return (expired, deleted)
   }
 
   private static func deleteOverCap(

@@ -36,7 +36,7 @@ extension SQLiteCustomerInfoCache {
     }
     try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
       let revision = try ScopeSQL.takeRevision(on: connection)
-      let rowID = try connection.withStatement(ScopeSQL.upsertSnapshot) {
+      let (rowID, pending) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
         statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
         // The refresh's device time is also the reset high-water mark (DESIGN §5.1 rule 1):
@@ -60,7 +60,7 @@ extension SQLiteCustomerInfoCache {
             operation: "upsert", extendedResultCode: 1, message: "no row returned",
             sql: ScopeSQL.upsertSnapshot)
         }
-        return statement.int64(0)
+        return (statement.int64(0), statement.int64(1) != 0)
       }
       try connection.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
         try statement.bind(rowID, at: 1)
@@ -88,7 +88,8 @@ extension SQLiteCustomerInfoCache {
       // What a read of the row now would install: see ScopeHeader.
       let header = ScopeHeader(
         writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
-        boot: boot, facts: facts, lastUsedAt: max(now, previousLastUse))
+        boot: boot, facts: facts, lastUsedAt: max(now, previousLastUse),
+        pendingPurchase: pending)
       return { path in
         path.residents.install(
           ResidentScope(header: header, entitlements: entitlements, isComplete: true),

@@ -48,6 +48,14 @@ struct ScopeHeader: Sendable {
     version: nil, bookkeeping: ScopeBookkeeping(storedAt: nil), facts: nil, refreshRevision: nil,
     lastUsedAt: .distantPast)
 
+  /// The header of a scope the file has no row for, which may still have observed a purchase
+  /// (one made before its first refresh succeeded).
+  static func absent(pendingPurchase: Bool) -> ScopeHeader {
+    var header = absent
+    header.bookkeeping.hasPendingPurchase = pendingPurchase
+    return header
+  }
+
   private static let noSnapshot = SnapshotFacts(
     verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
 
@@ -55,14 +63,15 @@ struct ScopeHeader: Sendable {
   /// values: the write installs it in memory without reading the row back.
   init(
     writtenAt refreshedAt: Date, rowID: Int64, revision: Int64, requestDate: Date,
-    boot: BootInstant?, facts: SnapshotFacts, lastUsedAt: Date
+    boot: BootInstant?, facts: SnapshotFacts, lastUsedAt: Date, pendingPurchase: Bool
   ) {
     self.init(
       version: RowVersion(
-        rowID: rowID, revision: revision, highWaterMarkMilliseconds: refreshedAt.unixMilliseconds),
+        rowID: rowID, revision: revision, highWaterMarkMilliseconds: refreshedAt.unixMilliseconds,
+        hasPendingPurchase: pendingPurchase),
       bookkeeping: ScopeBookkeeping(
         storedAt: refreshedAt, serverTime: requestDate, deviceHighWaterMark: refreshedAt,
-        refreshBootInstant: boot),
+        refreshBootInstant: boot, hasPendingPurchase: pendingPurchase),
       facts: facts, refreshRevision: revision, lastUsedAt: lastUsedAt)
   }
 
@@ -77,7 +86,8 @@ struct ScopeHeader: Sendable {
         lastRefreshFailedAt: row.date(HeaderColumn.lastRefreshFailedAt),
         deviceHighWaterMark: Date(unixMilliseconds: row.int64(HeaderColumn.highWaterMark)),
         refreshBootInstant: row.bootInstant(
-          session: HeaderColumn.refreshBootSession, sinceBoot: HeaderColumn.refreshBootUptime)),
+          session: HeaderColumn.refreshBootSession, sinceBoot: HeaderColumn.refreshBootUptime),
+        hasPendingPurchase: row.int64(HeaderColumn.pendingPurchase) != 0),
       facts: nil, refreshRevision: row.optionalInt64(HeaderColumn.refreshRevision),
       lastUsedAt: Date(unixMilliseconds: row.int64(HeaderColumn.lastUsedAt)))
     guard storedAt != nil else { return }
@@ -118,24 +128,28 @@ struct ScopeHeader: Sendable {
 }
 
 /// Which version of a scope row a read saw: the row, the write that last changed it (its
-/// revision moves with every write), and the high-water mark, which another connection's
-/// reads raise without a write. Equal versions hold the same snapshot and bookkeeping.
+/// revision moves with every write), the high-water mark, which another connection's reads
+/// raise without a write, and whether a purchase is pending, which the queue changes without
+/// touching the row. Equal versions hold the same snapshot and bookkeeping.
 struct RowVersion: Sendable, Equatable {
   var rowID: Int64
   var revision: Int64
   var highWaterMarkMilliseconds: Int64
+  var hasPendingPurchase: Bool
 
-  init(rowID: Int64, revision: Int64, highWaterMarkMilliseconds: Int64) {
+  init(rowID: Int64, revision: Int64, highWaterMarkMilliseconds: Int64, hasPendingPurchase: Bool) {
     self.rowID = rowID
     self.revision = revision
     self.highWaterMarkMilliseconds = highWaterMarkMilliseconds
+    self.hasPendingPurchase = hasPendingPurchase
   }
 
   /// The version of the row a header read returned, without mapping the rest of it.
   init(row: SQLiteStatement) {
     self.init(
       rowID: row.int64(HeaderColumn.rowID), revision: row.int64(HeaderColumn.revision),
-      highWaterMarkMilliseconds: row.int64(HeaderColumn.highWaterMark))
+      highWaterMarkMilliseconds: row.int64(HeaderColumn.highWaterMark),
+      hasPendingPurchase: row.int64(HeaderColumn.pendingPurchase) != 0)
   }
 }
 

@@ -99,7 +99,12 @@ package enum ScopeSQL {
       INSERT INTO scope (\(columns.joined(separator: ", ")))
       VALUES (\(values.joined(separator: ", ")))
       ON CONFLICT (scope_key) DO UPDATE SET \(updates.joined(separator: ", "))
-      """ + (returningID ? " RETURNING id" : "")
+      """
+        // The row's ID, and whether the scope has a purchase to post, so the resident the write
+        // installs says so without a read of its own.
+        + (returningID
+          ? " RETURNING id, " + PurchaseQueueSQL.hasUnsentEntry(observerKey: "scope.scope_key")
+          : "")
   }
 
   /// The revision for the write in progress: the file-wide counter, moved on by one (see

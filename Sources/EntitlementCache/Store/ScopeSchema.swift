@@ -40,6 +40,9 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
   /// Read so a resident knows the file's last use: without it, releasing a cache that only
   /// read would write the same value back.
   case lastUsedAt
+  /// Whether the purchase queue holds an entry this scope observed that is not posted yet
+  /// (DESIGN §11): one seek in a partial index that holds only the backlog.
+  case pendingPurchase
 
   /// How many there are: where the columns after the header start.
   static let count = Int32(allCases.count)
@@ -61,6 +64,7 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
     case .refreshBootSession: "s.refresh_boot_session"
     case .refreshBootUptime: "s.refresh_boot_uptime"
     case .lastUsedAt: "s.last_used_at"
+    case .pendingPurchase: PurchaseQueueSQL.hasUnsentEntry(observerKey: "s.scope_key")
     }
   }
 }
@@ -69,7 +73,7 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
 /// did not find reads as all NULL, which maps to empty facts: exactly what a key the snapshot
 /// does not mention has.
 enum DecisionColumn: Int32, CaseIterable, ResultColumn {
-  case status = 15, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
+  case status = 16, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
 
   var expression: String {
     switch self {
@@ -85,7 +89,7 @@ enum DecisionColumn: Int32, CaseIterable, ResultColumn {
 
 /// What only a whole entitlement shows, after the decision's columns: the full read's.
 enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
-  case key = 21, productID, willRenew
+  case key = 22, productID, willRenew
 
   var expression: String {
     switch self {
@@ -99,7 +103,7 @@ enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
 /// The bookkeeping a decision leaves out and the stored JSON, after the header: reads that
 /// need the whole CustomerInfo, and the support tool's listing.
 enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
-  case lastRefreshAttemptAt = 15, lastRefreshFailureReason, snapshotSize, snapshotSHA256
+  case lastRefreshAttemptAt = 16, lastRefreshFailureReason, snapshotSize, snapshotSHA256
   case scopeKey, environment, userHash
 
   var expression: String {
@@ -117,14 +121,14 @@ enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
 
 /// The last column of ``ScopeSQL/snapshotRead``: the stored JSON.
 enum SnapshotColumn: Int32, CaseIterable, ResultColumn {
-  case snapshot = 22
+  case snapshot = 23
 
   var expression: String { "s.snapshot" }
 }
 
 /// The last column of ``ScopeSQL/scopeSummaries``: how many keys the snapshot entitles.
 enum SummaryColumn: Int32, CaseIterable, ResultColumn {
-  case entitlementCount = 22
+  case entitlementCount = 23
 
   var expression: String {
     "(SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL)"

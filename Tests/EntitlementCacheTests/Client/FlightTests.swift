@@ -115,8 +115,8 @@ struct FlightTests {
     harness.client.start()
     let call = harness.run { client -> String in
       switch flow {
-      case .restore: await client.restorePurchases().appUserID
-      case .sync: await client.syncPurchases().appUserID
+      case .restore: await client.restorePurchases().state.appUserID
+      case .sync: await client.syncPurchases().state.appUserID
       default: await client.purchaseCompleted().appUserID
       }
     }

@@ -29,7 +29,7 @@ struct ReviewFindingsTests {
     let harness = try ClientHarness()
     harness.client.start()
     harness.runtime.runUntilIdle()
-    let restore = harness.run { client in await client.restorePurchases().appUserID }
+    let restore = harness.run { client in await client.restorePurchases().state.appUserID }
     _ = harness.run { client in try? await client.logOut(to: "guest") }
     harness.fetcher.answer(user: "alice", json: ClientFixture.json())
     harness.runtime.runUntilIdle()
@@ -59,7 +59,7 @@ struct ReviewFindingsTests {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     harness.client.start()
     harness.runtime.runUntilIdle()
-    let restore = harness.run { client in await client.restorePurchases().appUserID }
+    let restore = harness.run { client in await client.restorePurchases().state.appUserID }
     harness.runtime.advance(by: .seconds(59))
     #expect(harness.outcomes.isEmpty)
     harness.runtime.advance(by: .seconds(1))

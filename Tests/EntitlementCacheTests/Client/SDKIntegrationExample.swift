@@ -73,7 +73,7 @@ final class Purchases: Sendable {
   // 4. The flows an app calls. Each answers the state after its refresh.
   func logIn(_ appUserID: String) async throws -> ClientState { try await client.logIn(appUserID) }
   func logOut() async throws -> ClientState { try await client.logOut() }
-  func restorePurchases() async -> ClientState { await client.restorePurchases() }
+  func restorePurchases() async -> ClientState { await client.restorePurchases().state }
   func purchaseCompleted() async -> ClientState { await client.purchaseCompleted() }
   func customerInfo(forceFetch: Bool = false) async -> ClientState {
     await client.customerInfo(

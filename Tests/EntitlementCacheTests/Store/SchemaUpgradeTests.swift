@@ -172,7 +172,9 @@ struct SchemaVersion2UpgradeTests {
     let clock = ManualClock(Fixture.date("2026-11-29T12:00:00Z"))
     let cache = try Fixture.cache(in: directory, clock: clock)
     let raw = try StoreTest.connection(path, readOnly: true)
-    #expect(try raw.scalarInt("PRAGMA user_version") == 3)
+    #expect(
+      try raw.scalarInt("PRAGMA user_version")
+        == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
     #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE snapshot IS NOT NULL") == 2)
     // The marks are the latest device time a write recorded, never the server's time.
     #expect(

@@ -1,0 +1,340 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+extension EntitlementClient {
+  // MARK: Purchase flows
+
+  /// A purchase completed: enqueues it under the current user (durably, before any network
+  /// call), drains the queue, then refreshes with a fetch started after this call, and returns
+  /// once both have ended.
+  ///
+  /// A transaction another user of this device observed first stays bound to them: it is
+  /// listed in ``PurchaseSyncResult/boundToAnotherUser`` and nothing changes. Finish the
+  /// store's transaction only once the entry has ``PurchaseState/synced``: until then the store
+  /// keeps delivering it, a second safety net under the queue.
+  ///
+  /// - Throws: ``CacheError`` when the purchase could not be enqueued (a bad ID or token, or
+  ///   storage); nothing was posted then.
+  @discardableResult
+  public func purchaseCompleted(_ purchase: ObservedPurchase) async throws(CacheError)
+    -> PurchaseSyncResult
+  {
+    let identity = self.identity
+    var boundElsewhere: [String] = []
+    if let purchaseQueue {
+      let outcome = try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
+      switch outcome {
+      case .queued(let entry):
+        tell(PurchaseUpdate(appUserID: identity.appUserID, purchase: entry), in: nil)
+        publish()
+      case .alreadyQueued:
+        break
+      case .boundToAnotherObserver:
+        boundElsewhere.append(purchase.transactionID)
+      }
+    }
+    return await syncedResult(.purchase, boundElsewhere: boundElsewhere)
+  }
+
+  /// Restores purchases: drains the queue, then a fetch in the `restore` flow started after
+  /// this call (an SDK whose restore posts the store's receipt does so in its fetcher), and
+  /// returns once both have ended.
+  @discardableResult
+  public func restorePurchases() async -> PurchaseSyncResult {
+    await syncedResult(.restore, boundElsewhere: [])
+  }
+
+  /// Syncs purchases: as ``restorePurchases()``, in the `sync` flow.
+  @discardableResult
+  public func syncPurchases() async -> PurchaseSyncResult {
+    await syncedResult(.sync, boundElsewhere: [])
+  }
+
+  /// Every change of a queued purchase's state this client makes, for every user it posts
+  /// as: no replay. Ends at ``stop()``.
+  public var purchaseUpdates: AsyncStream<PurchaseUpdate> {
+    let (stream, continuation) = AsyncStream<PurchaseUpdate>.makeStream()
+    let id = core.withLock { core in
+      let id = core.nextSubscriberID()
+      if core.stopped { continuation.finish() } else { core.purchaseSubscribers[id] = continuation }
+      return id
+    }
+    continuation.onTermination = { [weak self] _ in
+      self?.core.withLock { _ = $0.purchaseSubscribers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  /// Drains the queue with a pass started after this call, refreshes in `flow`, and collects
+  /// the current user's result.
+  private func syncedResult(
+    _ flow: RefreshFlow, boundElsewhere: [String]
+  ) async -> PurchaseSyncResult {
+    let pass = core.withLock { requestDrain(&$0, startedAfterThisCall: true) }
+    await pass?.wait()
+    await refresh(flow, waitingAtMost: nil)
+    let identity = self.identity
+    let changes = (pass?.changes ?? []).filter { $0.purchase.observer == identity.scope.key }
+    var result = PurchaseSyncResult(
+      synced: [], pending: [], conflicts: [], rejected: [], expired: [],
+      boundToAnotherUser: boundElsewhere, storageError: nil, state: state(of: identity))
+    for change in changes {
+      switch change.purchase.state {
+      case .synced: result.synced.append(change.purchase)
+      case .rejected: result.rejected.append(change.purchase)
+      case .expired: result.expired.append(change.purchase)
+      case .pending, .posting, .conflict: break
+      }
+    }
+    do throws(CacheError) {
+      for entry in try purchaseQueue?.queuedPurchases(observedBy: identity.scope) ?? [] {
+        if entry.state.isUnsent { result.pending.append(entry) }
+        if entry.state == .conflict, let resolution = entry.resolution {
+          result.conflicts.append(
+            PurchaseConflict(
+              transactionID: entry.transactionID, productID: entry.productID,
+              resolution: resolution))
+        }
+      }
+    } catch {
+      result.storageError = error
+    }
+    return result
+  }
+
+  // MARK: Draining
+
+  /// The pass a drain request joins: the one running, or when the caller needs entries it
+  /// just enqueued posted (or a pass that started after it), the one queued behind it. Nil
+  /// when the client posts no purchases, or has not started or has stopped.
+  @discardableResult
+  func requestDrain(_ core: inout ClientCore, startedAfterThisCall: Bool) -> DrainPass? {
+    guard purchaseQueue != nil, poster != nil, core.started, !core.stopped else { return nil }
+    if let current = core.drain.current, !startedAfterThisCall { return current }
+    if let queued = core.drain.queued { return queued }
+    let pass = DrainPass()
+    if core.drain.current == nil {
+      core.drain.current = pass
+      runDrain(pass, &core)
+    } else {
+      core.drain.queued = pass
+    }
+    return pass
+  }
+
+  private func runDrain(_ pass: DrainPass, _ core: inout ClientCore) {
+    core.purchaseRetry?.cancel()
+    core.purchaseRetry = nil
+    let spawned = spawn(&core) { [self] in
+      await drain(pass)
+      endDrain(pass)
+    }
+    if spawned == nil { pass.finish() }
+  }
+
+  /// Ends `pass`: starts the one queued behind it, and republishes, since the current user's
+  /// pending purchases may have changed what a denial says.
+  private func endDrain(_ pass: DrainPass) {
+    core.withLock { core in
+      guard core.drain.current === pass else { return }
+      core.drain.current = core.drain.queued
+      core.drain.queued = nil
+      if let next = core.drain.current { runDrain(next, &core) }
+    }
+    pass.finish()
+    publish()
+  }
+
+  /// Posts every known observer's unsent entries, the current user's first, each observer's in
+  /// observation order. A transient failure ends that observer's turn (the entries after it
+  /// wait for it, in order), and the earliest backed-off entry sets the wake-up.
+  private func drain(_ pass: DrainPass) async {
+    guard let purchaseQueue else { return }
+    let observers: [ClientIdentity] = core.withLock { core in
+      let current = core.identity
+      return [current]
+        + core.knownObservers.values.filter { $0.scope != current.scope }
+        .sorted { $0.appUserID < $1.appUserID }
+    }
+    var wakeUp: Date?
+    for observer in observers {
+      guard let entries = try? purchaseQueue.queuedPurchases(observedBy: observer.scope) else {
+        continue
+      }
+      for entry in entries where entry.state.isUnsent {
+        guard !core.withLock({ $0.stopped }) else { return }
+        if let due = notYetDue(entry) {
+          wakeUp = min(wakeUp ?? due, due)
+          break
+        }
+        switch await post(entry, as: observer, in: pass, queue: purchaseQueue) {
+        case .next: continue
+        case .stopObserver(let retryAt):
+          if let retryAt { wakeUp = min(wakeUp ?? retryAt, retryAt) }
+        case .stopped: return
+        }
+        break
+      }
+    }
+    if let wakeUp { scheduleDrainWakeUp(at: wakeUp) }
+  }
+
+  /// When a pending entry backed off may be posted again, if that is still ahead. A due time
+  /// further ahead than the longest backoff can put it was set by a clock since set back, and
+  /// is due now: a wrong clock must not hold a purchase back.
+  private func notYetDue(_ entry: QueuedPurchase) -> Date? {
+    guard entry.state == .pending, let due = entry.nextAttemptAt else { return nil }
+    let now = runtime.clock.now()
+    let longest = configuration.purchaseRetryMaxDelay.seconds * 1.25
+    guard due > now, due.timeIntervalSince(now) <= longest else { return nil }
+    return due
+  }
+
+  private enum PostStep {
+    /// The entry reached a final state (or was finished elsewhere): post the next one.
+    case next
+    /// A transient failure or a storage error: the observer's later entries wait.
+    case stopObserver(retryAt: Date?)
+    /// The client stopped: everything it was doing is dropped, as in a killed process.
+    case stopped
+  }
+
+  /// Posts one entry as `observer`: `posting` (and the attempt) written first, then the
+  /// post, then its result written.
+  private func post(
+    _ entry: QueuedPurchase, as observer: ClientIdentity, in pass: DrainPass,
+    queue: any PurchaseQueueStore
+  ) async -> PostStep {
+    let scope = observer.scope
+    let started: QueuedPurchase
+    do throws(CacheError) {
+      guard
+        let marked = try queue.updatePurchase(entry.transactionID, observedBy: scope, to: .posting)
+      else { return .next }
+      started = marked
+    } catch {
+      return .stopObserver(retryAt: nil)
+    }
+    tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: started), in: pass)
+    guard started.state == .posting else { return .next }
+    let request = PurchasePostRequest(
+      scope: scope, appUserID: observer.appUserID, transactionID: started.transactionID,
+      productID: started.productID, token: started.token, attempt: started.attempts)
+    let answer = await postWithDeadline(request)
+    guard !core.withLock({ $0.stopped }) else { return .stopped }
+    let change: PurchaseStateChange
+    var retryAt: Date?
+    switch answer {
+    case .success(.synced(let body)):
+      if let body { storePosted(body, for: observer) }
+      change = .synced
+    case .success(.conflict(let resolution)):
+      change = .conflict(resolution)
+    case .failure(.rejected(let status)):
+      change = .rejected(status: status)
+    case .failure(let failure):
+      let at = runtime.clock.now().addingTimeInterval(
+        purchaseRetryDelay(afterAttempt: started.attempts).seconds)
+      retryAt = at
+      change = .retry(failure, at: at)
+    }
+    let updated: QueuedPurchase?
+    do throws(CacheError) {
+      updated = try queue.updatePurchase(started.transactionID, observedBy: scope, to: change)
+    } catch {
+      return .stopObserver(retryAt: nil)
+    }
+    if let updated {
+      tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: updated), in: pass)
+      if updated.state == .pending {
+        return .stopObserver(retryAt: updated.nextAttemptAt ?? retryAt)
+      }
+    }
+    return .next
+  }
+
+  /// The post, raced against ``ClientConfiguration/fetchTimeout``: a poster that never answers
+  /// must not hold the queue, which every restore and sync waits for. A late answer is
+  /// dropped; the entry is posted again, and the server de-duplicates.
+  private func postWithDeadline(
+    _ request: PurchasePostRequest
+  ) async -> Result<PurchasePostResult, FetchFailure> {
+    guard let poster else { return .failure(.transient(status: nil)) }
+    let first = FirstEvent<Result<PurchasePostResult, FetchFailure>>()
+    let tasks = core.withLock { core -> (post: ClientTask?, deadline: ClientTask?) in
+      let post = spawn(&core) {
+        do throws(FetchFailure) {
+          first.offer(.success(try await poster.post(request)))
+        } catch {
+          first.offer(.failure(error))
+        }
+      }
+      let deadline = configuration.fetchTimeout.flatMap { limit in
+        spawn(&core) { [runtime] in
+          do { try await runtime.sleep(for: limit) } catch { return }
+          first.offer(.failure(.transient(status: nil)))
+        }
+      }
+      return (post, deadline)
+    }
+    if tasks.post == nil { return .failure(.transient(status: nil)) }
+    let answer = await withTaskCancellationHandler {
+      await withCheckedContinuation { first.install($0) }
+    } onCancel: {
+      first.offer(.failure(.transient(status: nil)))
+    }
+    tasks.deadline?.cancel()
+    return answer
+  }
+
+  /// The backoff before the next post of an entry whose `attempt`-th post failed: the initial
+  /// delay doubling per attempt up to the maximum, scaled by a random factor in 0.75..<1.25 and
+  /// still capped, so devices that failed together do not post together.
+  func purchaseRetryDelay(afterAttempt attempt: Int) -> Duration {
+    let initial = configuration.purchaseRetryInitialDelay.seconds
+    let maximum = configuration.purchaseRetryMaxDelay.seconds
+    let doublings = min(max(attempt - 1, 0), 40)
+    let base = min(initial * Double(UInt64(1) << UInt64(doublings)), maximum)
+    return .ceilingMilliseconds(min(base * (0.75 + 0.5 * runtime.randomFraction()), maximum))
+  }
+
+  /// Stores the CustomerInfo a post answered under the observer's scope, by the rules every
+  /// answer keeps (never backwards), and only while the observer is the current user: a
+  /// logged-out user's snapshot is not brought back by their queued purchase.
+  private func storePosted(_ body: FetchedCustomerInfo, for observer: ClientIdentity) {
+    writes.withLock { _ in
+      let current = core.withLock { $0.identity.scope == observer.scope }
+      guard current else { return }
+      _ = storeAnswer(body, for: observer.scope)
+    }
+  }
+
+  /// After a transient failure, a drain at the earliest entry's due time, in the foreground.
+  private func scheduleDrainWakeUp(at due: Date) {
+    let delay = Duration.ceilingMilliseconds(due.timeIntervalSince(runtime.clock.now()))
+    core.withLock { core in
+      guard core.phase == .foreground, !core.stopped else { return }
+      core.purchaseRetry?.cancel()
+      core.purchaseRetry = spawn(&core) { [weak self, runtime] in
+        do { try await runtime.sleep(for: delay) } catch { return }
+        guard let self else { return }
+        self.core.withLock { core in
+          guard core.phase == .foreground else { return }
+          core.purchaseRetry = nil
+          self.requestDrain(&core, startedAfterThisCall: false)
+        }
+      }
+    }
+  }
+
+  /// Tells the purchase streams, and records the change in `pass`.
+  private func tell(_ update: PurchaseUpdate, in pass: DrainPass?) {
+    pass?.record(update)
+    core.withLock { core in
+      for continuation in core.purchaseSubscribers.values { continuation.yield(update) }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/// What ``EntitlementClient/syncPurchases()``, ``EntitlementClient/restorePurchases()`` and
+/// ``EntitlementClient/purchaseCompleted(_:)`` found for the current user, once the queue has
+/// drained and the refresh after it has ended.
+///
+/// It lists the current user's entries only: entries other users observed are posted as them
+/// meanwhile, and never shown here.
+public struct PurchaseSyncResult: Sendable, Hashable {
+  /// Entries that synced during this call.
+  public var synced: [QueuedPurchase]
+  /// Entries still to post: a transient failure backs them off, or they are being posted.
+  public var pending: [QueuedPurchase]
+  /// Every entry the server says another app user owns, with what to offer. Nothing was
+  /// transferred, and nothing is reconciled under the current user.
+  public var conflicts: [PurchaseConflict]
+  /// Entries the server refused during this call.
+  public var rejected: [QueuedPurchase]
+  /// Entries that expired during this call, unsent after ``QueuedPurchase/expiryAge``.
+  public var expired: [QueuedPurchase]
+  /// Transactions observed in this call that another user of this device observed first:
+  /// they stay bound to that user and change nothing here.
+  public var boundToAnotherUser: [String]
+  /// The queue could not be read or written; what is listed is what was known before.
+  public var storageError: CacheError?
+  /// The current user's state after it all.
+  public var state: ClientState
+
+  /// Whether every entry of the current user is settled: none pending and no conflict.
+  public var isSettled: Bool { pending.isEmpty && conflicts.isEmpty }
+}
+
+/// A purchase the server says belongs to another app user.
+public struct PurchaseConflict: Sendable, Hashable {
+  /// The store's transaction ID.
+  public var transactionID: String
+  /// The store's product ID.
+  public var productID: String
+  /// What the app should offer: log in with the owning account, restore, or support. Never
+  /// "buy again".
+  public var resolution: ClaimHint
+}
+
+/// A change of a queued purchase's state, as ``EntitlementClient/purchaseUpdates`` tells it.
+///
+/// Every observer's changes are told, each with its observer's app-user ID, so an app shows a
+/// user only the updates whose ``appUserID`` is theirs.
+public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible {
+  /// The raw app-user ID of the user who observed the purchase, which it is posted as.
+  public var appUserID: String
+  /// The entry after the change.
+  public var purchase: QueuedPurchase
+
+  /// The entry's description: never the app-user ID or the token.
+  public var description: String { "PurchaseUpdate(\(purchase))" }
+}

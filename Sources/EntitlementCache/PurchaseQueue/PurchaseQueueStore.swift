@@ -1,0 +1,33 @@
+/// The persistent purchase queue (DESIGN §11): what the refresh client posts purchases from.
+///
+/// ``SQLiteCustomerInfoCache`` keeps it in the cache's file, in the same transactions as
+/// everything else it writes; ``InMemoryCustomerInfoCache`` keeps it in memory. A cache of an
+/// SDK's own conforms to take part, and runs `PurchaseQueueContract` of the
+/// `EntitlementCacheTesting` product to check it keeps the rules.
+///
+/// The rules:
+/// - An entry is durable when ``enqueue(_:observedBy:)`` returns, and idempotent by transaction
+///   ID: the first observer keeps it for good, across log-outs and log-ins.
+/// - Entries are bound to their observer: every read and change names it, and no call shows
+///   one scope another scope's entry.
+/// - State changes follow ``QueuedPurchase/applying(_:at:)``: a final entry never changes.
+/// - A scope with an unsent entry reads with ``ScopeBookkeeping/hasPendingPurchase`` set, and
+///   its decisions with ``AccessEvidence/pendingPurchase``.
+public protocol PurchaseQueueStore: Sendable {
+  /// Enqueues `purchase` as observed by `scope` now, durably; nothing happens when its
+  /// transaction is queued already, under any scope.
+  ///
+  /// - Throws: ``CacheError/invalidPurchase(field:problem:)`` for an empty or oversized ID or
+  ///   token; ``CacheError/storage(_:_:)``. Either way nothing was written.
+  func enqueue(_ purchase: ObservedPurchase, observedBy scope: CacheScope) throws(CacheError)
+    -> EnqueueOutcome
+
+  /// Every entry `scope` observed, in observation order, final ones included.
+  func queuedPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase]
+
+  /// Applies `change` to the entry of `transactionID` that `scope` observed, now, and returns
+  /// the entry as stored after it; nil when `scope` has no such entry.
+  func updatePurchase(
+    _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
+  ) throws(CacheError) -> QueuedPurchase?
+}

@@ -1,0 +1,166 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The purchase queue's statements (`Migrations/0004_purchase_queue.sql`) and its row mapping.
+///
+/// `package` so the benchmark's raw-C baseline inserts exactly the row the store inserts.
+package enum PurchaseQueueSQL {
+  /// Whether `observerKey` (an SQL expression) observed an entry not posted yet: the
+  /// condition of the partial index `purchase_queue_unsent`, so it is one index seek.
+  static func hasUnsentEntry(observerKey: String) -> String {
+    """
+    EXISTS (SELECT 1 FROM purchase_queue q WHERE q.observer_key = \(observerKey) \
+    AND q.state IN ('pending', 'posting'))
+    """
+  }
+
+  /// ``hasUnsentEntry(observerKey:)`` for the scope bound to `?1`, for a scope with no row.
+  static let scopeHasUnsentEntry = "SELECT " + hasUnsentEntry(observerKey: "?1")
+
+  /// Runs ``scopeHasUnsentEntry`` for `scope` on `connection`.
+  static func scopeHasUnsentEntry(
+    _ scope: CacheScope, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> Bool {
+    try connection.withStatement(scopeHasUnsentEntry) { statement throws(SQLiteError) in
+      try statement.bind(scope.key.bytes, at: 1)
+      return try statement.step() && statement.int64(0) != 0
+    }
+  }
+
+  /// The columns of an entry, in ``Column`` order; the token is last and only some reads
+  /// select it.
+  private static let columns = """
+    transaction_id, observer_key, environment, product_id, state, attempts, next_attempt_at,
+    first_observed_at, state_changed_at, last_failure, resolution, observer_user_hash
+    """
+
+  enum Column: Int32 {
+    case transactionID, observerKey, environment, productID, state, attempts, nextAttemptAt
+    case firstObservedAt, stateChangedAt, lastFailure, resolution, observerUserHash, payload
+  }
+
+  /// Inserts a new entry; its parameters are ``InsertParameter``.
+  package static let insert = """
+    INSERT INTO purchase_queue (transaction_id, observer_key, observer_user_hash, environment,
+      product_id, payload, state, attempts, first_observed_at, state_changed_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', 0, ?7, ?7)
+    """
+
+  /// The insert's bind indexes.
+  package enum InsertParameter: Int32 {
+    case transactionID = 1, observerKey, observerUserHash, environment, productID, payload
+    case observedAt
+  }
+
+  static let entryByTransaction = """
+    SELECT \(columns), payload FROM purchase_queue WHERE transaction_id = ?1
+    """
+
+  static let entriesByObserver = """
+    SELECT \(columns), payload FROM purchase_queue WHERE observer_key = ?1 ORDER BY id
+    """
+
+  /// Every entry without its token, for the support tool's listing.
+  static let listing = "SELECT \(columns) FROM purchase_queue ORDER BY id"
+
+  static let countsByState = "SELECT state, count(*) FROM purchase_queue GROUP BY state"
+
+  /// Writes an entry's changing columns back.
+  static let update = """
+    UPDATE purchase_queue SET state = ?2, attempts = ?3, next_attempt_at = ?4,
+      state_changed_at = ?5, last_failure = ?6, resolution = ?7
+    WHERE transaction_id = ?1
+    """
+
+  /// Unsent entries observed at or before `?1` become expired at `?2` (retention).
+  static let expireUnsent = """
+    UPDATE purchase_queue SET state = 'expired', state_changed_at = ?2, next_attempt_at = NULL
+    WHERE state IN ('pending', 'posting') AND first_observed_at <= ?1
+    """
+
+  /// Final entries that reached their state at or before `?1` are deleted (retention).
+  static let deleteFinal = """
+    DELETE FROM purchase_queue
+    WHERE state NOT IN ('pending', 'posting') AND state_changed_at <= ?1
+    """
+
+  /// The oldest final entries beyond a cap of `?1` are deleted; unsent ones never are.
+  static let deleteFinalOverCap = """
+    DELETE FROM purchase_queue WHERE id IN (
+      SELECT id FROM purchase_queue WHERE state NOT IN ('pending', 'posting')
+      ORDER BY state_changed_at ASC, id ASC
+      LIMIT max(0, (SELECT count(*) FROM purchase_queue
+        WHERE state NOT IN ('pending', 'posting')) - ?1))
+    """
+
+  /// The entry on the current row of a statement that selected the token too; nil when a
+  /// column is out of its schema's range (another tool edited the file).
+  static func entry(row: SQLiteStatement) -> QueuedPurchase? {
+    guard let fields = fields(row: row), let payload = row.data(Column.payload.rawValue) else {
+      return nil
+    }
+    return QueuedPurchase(
+      transactionID: fields.transactionID, productID: fields.productID,
+      observer: fields.observer, environment: fields.environment, token: PurchaseToken(payload),
+      state: fields.state, attempts: fields.attempts, nextAttemptAt: fields.nextAttemptAt,
+      firstObservedAt: fields.firstObservedAt, stateChangedAt: fields.stateChangedAt,
+      lastFailure: fields.lastFailure, resolution: fields.resolution)
+  }
+
+  /// An entry's fields without its token.
+  static func fields(row: SQLiteStatement) -> QueuedPurchaseSummary? {
+    guard let transactionID = row.string(Column.transactionID.rawValue),
+      let observerBytes = row.bytes(Column.observerKey.rawValue),
+      let observer = ScopeKey(bytes: observerBytes),
+      let environment = row.string(Column.environment.rawValue).flatMap(StoreEnvironment.init),
+      let productID = row.string(Column.productID.rawValue),
+      let state = row.string(Column.state.rawValue).flatMap(PurchaseState.init),
+      let firstObservedAt = row.date(Column.firstObservedAt.rawValue),
+      let stateChangedAt = row.date(Column.stateChangedAt.rawValue),
+      let userHash = row.bytes(Column.observerUserHash.rawValue)
+    else { return nil }
+    let resolution = row.string(Column.resolution.rawValue).flatMap(ClaimHint.init)
+    return QueuedPurchaseSummary(
+      transactionID: transactionID, productID: productID, observer: observer,
+      observerUserHashPrefix: ScopeKey(digest: userHash).hexPrefix, environment: environment,
+      state: state,
+      attempts: Int(clamping: row.int64(Column.attempts.rawValue)),
+      nextAttemptAt: row.date(Column.nextAttemptAt.rawValue), firstObservedAt: firstObservedAt,
+      stateChangedAt: stateChangedAt,
+      lastFailure: row.string(Column.lastFailure.rawValue).flatMap(
+        FetchFailure.init(recordedReason:)),
+      resolution: resolution)
+  }
+}
+
+/// One purchase-queue entry as a support tool lists it (`entitlement-cache queue`): no
+/// token, and the observer by hashes only.
+public struct QueuedPurchaseSummary: Sendable, Hashable {
+  /// The store's transaction ID.
+  public var transactionID: String
+  /// The store's product ID.
+  public var productID: String
+  /// The observing scope's hash.
+  public var observer: ScopeKey
+  /// The first hexadecimal digits of the observer's hashed app-user ID, as `scopes` shows it.
+  public var observerUserHashPrefix: String
+  /// The observer's store environment.
+  public var environment: StoreEnvironment
+  /// Where the entry is on its way to the server.
+  public var state: PurchaseState
+  /// Posts begun.
+  public var attempts: Int
+  /// When a backed-off entry may be posted again (device time).
+  public var nextAttemptAt: Date?
+  /// When it was first observed (device time).
+  public var firstObservedAt: Date
+  /// When it reached its state (device time).
+  public var stateChangedAt: Date
+  /// How the last failed post failed.
+  public var lastFailure: FetchFailure?
+  /// A conflict's resolution.
+  public var resolution: ClaimHint?
+}
