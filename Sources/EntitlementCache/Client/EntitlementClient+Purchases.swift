@@ -81,22 +81,24 @@ extension EntitlementClient {
     var result = PurchaseSyncResult(
       synced: [], pending: [], conflicts: [], rejected: [], expired: [],
       boundToAnotherUser: boundElsewhere, storageError: nil, state: state(of: identity))
-    for change in changes {
-      switch change.purchase.state {
-      case .synced: result.synced.append(change.purchase)
-      case .rejected: result.rejected.append(change.purchase)
-      case .expired: result.expired.append(change.purchase)
-      case .pending, .posting, .conflict: break
-      }
-    }
+    result.synced = changes.map(\.purchase).filter { $0.state == .synced }
     do throws(CacheError) {
       for entry in try purchaseQueue?.queuedPurchases(observedBy: identity.scope) ?? [] {
-        if entry.state.isUnsent { result.pending.append(entry) }
-        if entry.state == .conflict, let resolution = entry.resolution {
+        switch entry.state {
+        case .pending, .posting:
+          result.pending.append(entry)
+        case .conflict:
+          guard let resolution = entry.resolution else { continue }
           result.conflicts.append(
             PurchaseConflict(
               transactionID: entry.transactionID, productID: entry.productID,
               resolution: resolution))
+        case .rejected:
+          result.rejected.append(entry)
+        case .expired:
+          result.expired.append(entry)
+        case .synced:
+          break
         }
       }
     } catch {

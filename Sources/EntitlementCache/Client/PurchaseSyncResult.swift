@@ -12,9 +12,10 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   /// Every entry the server says another app user owns, with what to offer. Nothing was
   /// transferred, and nothing is reconciled under the current user.
   public var conflicts: [PurchaseConflict]
-  /// Entries the server refused during this call.
+  /// Every entry the server refused (a 4xx) that the queue still keeps.
   public var rejected: [QueuedPurchase]
-  /// Entries that expired during this call, unsent after ``QueuedPurchase/expiryAge``.
+  /// Every entry that expired, unsent after ``QueuedPurchase/expiryAge``, that the queue
+  /// still keeps: a purchase the server never saw, for support.
   public var expired: [QueuedPurchase]
   /// Transactions observed in this call that another user of this device observed first:
   /// they stay bound to that user and change nothing here.

@@ -59,6 +59,50 @@ final class HandAnsweredFetcher: CustomerInfoFetcher {
   }
 }
 
+/// A poster whose every post waits until the test answers it by hand.
+final class HandAnsweredPoster: PurchasePoster {
+  struct Pending {
+    let request: PurchasePostRequest
+    let continuation: CheckedContinuation<Result<PurchasePostResult, FetchFailure>, Never>
+  }
+
+  private let state = Mutex<(pending: [Pending], made: [PurchasePostRequest])>(([], []))
+
+  func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
+    let result = await withCheckedContinuation { continuation in
+      state.withLock {
+        $0.pending.append(Pending(request: request, continuation: continuation))
+        $0.made.append(request)
+      }
+    }
+    return try result.get()
+  }
+
+  /// Every post made so far, in order.
+  var requests: [PurchasePostRequest] { state.withLock { $0.made } }
+  /// `user: transaction #attempt` for every post made so far.
+  var posted: [String] {
+    requests.map { "\($0.appUserID): \($0.transactionID) #\($0.attempt)" }
+  }
+  /// The posts still waiting for an answer.
+  var waiting: [PurchasePostRequest] { state.withLock { $0.pending.map(\.request) } }
+
+  /// Answers the oldest waiting post.
+  func answer(
+    _ result: Result<PurchasePostResult, FetchFailure>,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let pending: Pending? = state.withLock { state in
+      state.pending.isEmpty ? nil : state.pending.removeFirst()
+    }
+    guard let pending else {
+      Issue.record("no post waiting", sourceLocation: sourceLocation)
+      return
+    }
+    pending.continuation.resume(returning: result)
+  }
+}
+
 /// Snapshots for client tests: one `pro` entitlement.
 enum ClientFixture {
   static let start = Fixture.date("2026-11-30T12:00:00Z")
@@ -91,18 +135,24 @@ enum ClientFixture {
 final class ClientHarness: Sendable {
   let runtime: SimulatedRuntime
   let fetcher = HandAnsweredFetcher()
+  let poster = HandAnsweredPoster()
   let cache: any CustomerInfoCache
   let client: EntitlementClient
   private let recorded = Mutex<
-    (states: [ClientState], pro: [AccessDecision], reports: [RefreshReport], times: [Date])
-  >(([], [], [], []))
+    (
+      states: [ClientState], pro: [AccessDecision], reports: [RefreshReport], times: [Date],
+      purchases: [PurchaseUpdate]
+    )
+  >(([], [], [], [], []))
 
   /// Where an SQLite cache's file lives, kept as long as the harness.
   let directory: TemporaryDirectory
 
+  /// - Parameter posts: Whether the client posts purchases through ``poster``.
   init(
     user: String = "alice", on kind: CacheKind = .inMemory,
     configure: (inout ClientConfiguration) -> Void = { _ in },
+    posts: Bool = false,
     cache makeCache: ((CacheClock, TemporaryDirectory) throws -> any CustomerInfoCache)? = nil
   ) throws {
     runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
@@ -117,7 +167,7 @@ final class ClientHarness: Sendable {
     configure(&configuration)
     client = try EntitlementClient(
       cache: cache, fetcher: fetcher, identity: ClientFixture.identity(user),
-      configuration: configuration, runtime: runtime)
+      configuration: configuration, runtime: runtime, poster: posts ? poster : nil)
     let client = self.client
     runtime.spawn { [self] in
       for await state in client.updates {
@@ -136,6 +186,11 @@ final class ClientHarness: Sendable {
     runtime.spawn { [self] in
       for await report in client.refreshReports { recorded.withLock { $0.reports.append(report) } }
     }
+    runtime.spawn { [self] in
+      for await update in client.purchaseUpdates {
+        recorded.withLock { $0.purchases.append(update) }
+      }
+    }
     runtime.runUntilIdle()
   }
 
@@ -144,6 +199,12 @@ final class ClientHarness: Sendable {
   var publishTimes: [Date] { recorded.withLock { $0.times } }
   var proDecisions: [AccessDecision] { recorded.withLock { $0.pro } }
   var reports: [RefreshReport] { recorded.withLock { $0.reports } }
+  /// `user: transaction state` for every purchase update.
+  var purchaseLog: [String] {
+    recorded.withLock { $0.purchases }.map {
+      "\($0.appUserID): \($0.purchase.transactionID) \($0.purchase.state.rawValue)"
+    }
+  }
   /// `user: outcome` for every report.
   var outcomes: [String] { reports.map { "\($0.appUserID): \($0.outcome.name)" } }
   /// The state of `pro` in every published state.

@@ -1,0 +1,133 @@
+import EntitlementCacheTesting
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// The purchase queue's backoff and expiry across launches, by the injected clock: each
+/// launch is a new client and a new cache instance on the same file, as after a kill.
+@Suite("Refresh client: purchase backoff across launches")
+struct PurchaseBackoffTests {
+  /// One device: a file, a virtual clock, and the client of the current launch.
+  final class Device: Sendable {
+    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let directory: TemporaryDirectory
+    let fetcher = HandAnsweredFetcher()
+    let poster = HandAnsweredPoster()
+    let scope = ClientFixture.identity("alice").scope
+
+    init() throws {
+      directory = try TemporaryDirectory()
+    }
+
+    func openCache() throws -> SQLiteCustomerInfoCache {
+      var configuration = CacheConfiguration()
+      configuration.pruneOnOpen = false
+      configuration.crossProcessCheckInterval = 0
+      return try SQLiteCustomerInfoCache(
+        path: directory.path("cache.sqlite"), configuration: configuration,
+        clock: runtime.clock)
+    }
+
+    /// Starts a client on a new cache instance; fetches are left unanswered (offline).
+    func launch() throws -> (EntitlementClient, SQLiteCustomerInfoCache) {
+      let cache = try openCache()
+      let client = try EntitlementClient(
+        cache: cache, fetcher: fetcher, identity: ClientFixture.identity("alice"),
+        runtime: runtime, poster: poster)
+      client.start()
+      runtime.runUntilIdle()
+      return (client, cache)
+    }
+
+    func entry(in cache: SQLiteCustomerInfoCache) throws -> QueuedPurchase? {
+      try cache.queuedPurchases(observedBy: scope).first
+    }
+  }
+
+  @Test(
+    "each failed post doubles the persisted delay from 2 s to the 1 h cap, jittered, and a relaunch keeps it"
+  )
+  func scheduleAcrossLaunches() throws {
+    let device = try Device()
+    var (client, cache) = try device.launch()
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
+    client.networkAvailable()
+    device.runtime.runUntilIdle()
+    var delays: [TimeInterval] = []
+    for attempt in 1...14 {
+      #expect(device.poster.waiting.map(\.attempt) == [attempt])
+      let failedAt = device.runtime.manualClock.now
+      device.poster.answer(.failure(.transient(status: nil)))
+      device.runtime.runUntilIdle()
+      let due = try #require(try device.entry(in: cache)?.nextAttemptAt)
+      delays.append(due.timeIntervalSince(failedAt))
+      // The process dies; the next launch finds the entry backed off and waits for its time.
+      client.stop()
+      (client, cache) = try device.launch()
+      #expect(device.poster.waiting.isEmpty, "attempt \(attempt) posted again before its time")
+      let wait = Int64((due.timeIntervalSince(device.runtime.manualClock.now) * 1000).rounded())
+      device.runtime.advance(by: .milliseconds(wait - 1))
+      #expect(device.poster.waiting.isEmpty, "attempt \(attempt) posted 1 ms early")
+      device.runtime.advance(by: .milliseconds(1))
+    }
+    for (index, delay) in delays.enumerated() {
+      let base = min(2 * pow(2, Double(index)), 3600)
+      #expect(
+        delay >= base * 0.75 - 0.001 && delay <= min(base * 1.25, 3600) + 0.001,
+        "\(index): \(delay)")
+    }
+    #expect(delays.last == 3600 || (delays.last ?? 0) >= 2700)
+    #expect(device.poster.requests.allSatisfy { $0.appUserID == "alice" })
+    client.stop()
+  }
+
+  @Test("a due time a clock set back pushed far ahead does not hold the purchase")
+  func clockSetBack() throws {
+    let device = try Device()
+    var (client, cache) = try device.launch()
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
+    client.networkAvailable()
+    device.runtime.runUntilIdle()
+    device.poster.answer(.failure(.transient(status: nil)))
+    device.runtime.runUntilIdle()
+    client.stop()
+    device.runtime.manualClock.advance(by: -2 * 86_400)
+    (client, cache) = try device.launch()
+    #expect(device.poster.waiting.map(\.attempt) == [2])
+    client.stop()
+  }
+
+  @Test("unsent 30 days after its observation, an entry expires: kept, listed, never posted again")
+  func thirtyDayExpiry() throws {
+    let device = try Device()
+    var (client, cache) = try device.launch()
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
+    client.networkAvailable()
+    device.runtime.runUntilIdle()
+    device.poster.answer(.failure(.transient(status: 503)))
+    device.runtime.runUntilIdle()
+    client.stop()
+    device.runtime.manualClock.advance(by: QueuedPurchase.expiryAge)
+    (client, cache) = try device.launch()
+    let sync = Outcome<PurchaseSyncResult>()
+    device.runtime.spawn { [client] in sync.set(await client.syncPurchases()) }
+    device.runtime.runUntilIdle()
+    #expect(device.poster.waiting.isEmpty)
+    // The start's fetch, then the sync's, which must start after the sync was asked for (and
+    // the first launch's, which nobody waits for any more).
+    while !device.fetcher.waiting.isEmpty {
+      device.fetcher.answer(.failure(.transient(status: nil)))
+      device.runtime.runUntilIdle()
+    }
+    // The start's drain expired it; the sync after it finds it final.
+    let entry = try #require(try device.entry(in: cache))
+    #expect(entry.state == .expired && entry.attempts == 1)
+    #expect(entry.lastFailure == .transient(status: 503))
+    #expect(sync.result?.pending.isEmpty == true)
+    #expect(sync.result?.expired.map(\.transactionID) == ["tx1"])
+    #expect(device.poster.requests.count == 1)
+    client.stop()
+  }
+}
