@@ -70,12 +70,13 @@ import Testing
     #expect(other.status == 1)
     #expect(otherJSON["state"] as? String == "offline_unavailable")
     #expect(otherJSON["reason"] as? String == "no_snapshot")
-    // No snapshot: every evidence field but clockRollbackSuspected is null.
+    // No snapshot: every evidence field but the two flags is null.
     let evidence = try #require(otherJSON["evidence"] as? [String: Any])
-    for (key, value) in evidence where key != "clockRollbackSuspected" {
+    for (key, value) in evidence where key != "clockRollbackSuspected" && key != "pendingPurchase" {
       #expect(value is NSNull, "\(key)")
     }
     #expect(evidence["clockRollbackSuspected"] as? Bool == false)
+    #expect(evidence["pendingPurchase"] as? Bool == false)
     #expect(other.stdout.contains("\"clockRollbackSuspected\": false"))
   }
 

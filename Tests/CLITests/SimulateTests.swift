@@ -102,6 +102,13 @@ enum SimScript {
     case "check":
       let decision = event["decision"] as? [String: Any] ?? [:]
       return head + " \(decision["entitlement"] as? String ?? "?")=\(briefDecision(decision))"
+    case "purchase":
+      // `tx1 pending#0`, `tx1 pending#1 transient_503`, `tx1 conflict#1 login_required`.
+      let attempts = (event["attempts"] as? Int).map { "#\($0)" } ?? ""
+      let detail = [event["failure"], event["resolution"]].compactMap { $0 as? String }
+      return head + " \(event["transaction"] as? String ?? "?") "
+        + "\(event["state"] as? String ?? "?")\(attempts)"
+        + detail.map { " \($0)" }.joined()
     default:
       return head + " unknown type"
     }
@@ -126,11 +133,11 @@ enum SimScript {
       ])
     let result = try run(script)
     let noSnapshot =
-      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":null,"clockRollbackSuspected":false,"freshness":null,"isComputedOffline":null,"source":null,"storedAt":null,"validUntil":null,"verification":null,"verifiedAt":null},"isHighTrust":false,"reason":"no_snapshot","recovery":null,"state":"offline_unavailable"}"#
+      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":null,"clockRollbackSuspected":false,"freshness":null,"isComputedOffline":null,"pendingPurchase":false,"source":null,"storedAt":null,"validUntil":null,"verification":null,"verifiedAt":null},"isHighTrust":false,"reason":"no_snapshot","recovery":null,"state":"offline_unavailable"}"#
     // The server stamped requestDate 12:00:00, when the request arrived; the answer landed
     // 2 s later, so the cache sees the server's clock 2 s behind its own.
     let granted =
-      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":-2,"clockRollbackSuspected":false,"freshness":"fresh","isComputedOffline":false,"source":"purchase","storedAt":"2026-11-30T12:00:02Z","validUntil":"2026-12-30T12:00:00Z","verification":"verified","verifiedAt":"2026-11-30T12:00:00Z"},"isHighTrust":true,"reason":null,"recovery":null,"state":"granted"}"#
+      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":-2,"clockRollbackSuspected":false,"freshness":"fresh","isComputedOffline":false,"pendingPurchase":false,"source":"purchase","storedAt":"2026-11-30T12:00:02Z","validUntil":"2026-12-30T12:00:00Z","verification":"verified","verifiedAt":"2026-11-30T12:00:00Z"},"isHighTrust":true,"reason":null,"recovery":null,"state":"granted"}"#
     #expect(
       result.stdout.split(separator: "\n").map(String.init) == [
         #"{"at":"2026-11-30T12:00:00Z","decisions":{"pro":\#(noSnapshot)},"type":"update","user":"alice"}"#,
@@ -362,8 +369,12 @@ enum SimScript {
         "12:00:00Z fetch alice start stored", "12:01:00Z fetch alice purchase stored",
         "12:02:00Z fetch alice restore stored", "12:03:00Z fetch alice sync stored",
       ])
-    // The purchase queue (DESIGN §11) is not built: no purchase line.
-    #expect(!lines.contains { $0.contains(" purchase alice") })
+    // No post answer is scripted: the post fails transiently, before the purchase's fetch.
+    #expect(
+      lines.filter { $0.contains(" purchase alice") }.prefix(3) == [
+        "12:01:00Z purchase alice tx1 pending#0", "12:01:00Z purchase alice tx1 posting#1",
+        "12:01:00Z purchase alice tx1 pending#1 transient",
+      ])
   }
 
   @Test func networkAvailableRefreshesOnlyWhenServingOffline() throws {
@@ -480,10 +491,12 @@ enum SimScript {
         SimScript.step("+0s", "start"),
         SimScript.step("+1s", "purchase", #""transaction": "tx1", "product": "pro_monthly""#),
       ])
-    let lines = try events(script)
+    let lines = try events(script).filter { !$0.contains(" purchase alice tx") }
     #expect(
       lines == [
         "12:00:00Z update alice pro=offline_unavailable(no_snapshot)",
+        // The purchase is pending: the evidence says so.
+        "12:00:01Z update alice pro=offline_unavailable(no_snapshot)",
         "12:00:05Z fetch alice start stored",
         "12:00:05Z update alice pro=granted/fresh",
         "12:00:05Z fetch alice purchase stored",
@@ -739,7 +752,7 @@ enum SimScript {
     ),
     (
       SimScript.make(server: #"{ "bob": [ { "latency": "1s" } ] }"#, steps: []),
-      #"server.bob[0]: needs "snapshot" or "fail""#
+      #"server.bob[0]: needs "snapshot", "fail" or "post""#
     ),
     (
       SimScript.make(server: #"{ "bob": [ { "fail": "rejected" } ] }"#, steps: []),
@@ -803,5 +816,95 @@ enum SimScript {
     result = try CLI.run(["simulate"], in: directory.path)
     #expect(result.status == 2)
     #expect(result.stderr == "error: simulate: missing --script FILE\n")
+  }
+}
+
+// MARK: The purchase queue (DESIGN §11)
+
+extension SimulateTests {
+  @Test func aPurchaseIsPostedAsItsObserverAcrossAnAccountSwitchAndNeverAsTheNextUser() throws {
+    // Alice buys offline; she logs out, bob logs in, the network comes back: her purchase is
+    // posted as alice. Bob then observes the same transaction: it stays hers.
+    let script = SimScript.make(
+      server: """
+        { "alice": [ \(SimScript.answer()), { "post": "transient", "status": 503 },
+                     { "fail": "transient" },
+                     { "post": "synced", "latency": "1s" } ],
+          "bob": [ { "snapshot": { "verification": "verified", "entitlements": {} } },
+                   { "snapshot": { "verification": "verified", "entitlements": {} } } ] }
+        """,
+      steps: [
+        SimScript.step("+0s", "start"), SimScript.step("+1s", "background"),
+        SimScript.step("+1m", "purchase", #""transaction": "tx1", "product": "pro_monthly""#),
+        SimScript.step("+2m", "logOut"), SimScript.step("+3m", "logIn", #""user": "bob""#),
+        SimScript.step("+4m", "foreground"), SimScript.step("+5m", "networkAvailable"),
+        SimScript.step("+6m", "purchase", #""transaction": "tx1", "product": "pro_monthly""#),
+      ])
+    let lines = try events(script).filter { $0.contains(" purchase ") && !$0.contains(" fetch ") }
+    #expect(
+      lines == [
+        "12:01:00Z purchase alice tx1 pending#0", "12:01:00Z purchase alice tx1 posting#1",
+        "12:01:00Z purchase alice tx1 pending#1 transient_503",
+        // In the background nothing retries; the foreground's drain posts as alice.
+        "12:04:00Z purchase alice tx1 posting#2", "12:04:01Z purchase alice tx1 synced#2",
+        "12:06:00Z purchase bob tx1 boundToAnotherUser",
+      ])
+  }
+
+  @Test func postAnswersReachTheOutputWithTheirDetailsAndNeverTheToken() throws {
+    let script = SimScript.make(
+      server: """
+        { "alice": [ \(SimScript.answer()),
+                     { "post": "conflict", "resolution": "restore_required" },
+                     { "post": "rejected", "status": 400 },
+                     { "post": "synced", "snapshot": \(SimScript.snapshot(proUntil: "2027-01-30T12:00:00Z")) } ] }
+        """,
+      steps: [
+        SimScript.step("+0s", "start"),
+        SimScript.step(
+          "+1m", "purchase", #""transaction": "tx-conflict", "product": "pro_monthly""#),
+        SimScript.step(
+          "+2m", "purchase", #""transaction": "tx-rejected", "product": "pro_monthly""#),
+        SimScript.step("+3m", "purchase", #""transaction": "tx-synced", "product": "pro_yearly""#),
+      ])
+    let result = try run(script)
+    let purchases = try lines(result.stdout).map(Self.brief).filter {
+      $0.contains(" purchase alice tx")
+    }
+    #expect(
+      purchases == [
+        "12:01:00Z purchase alice tx-conflict pending#0",
+        "12:01:00Z purchase alice tx-conflict posting#1",
+        "12:01:00Z purchase alice tx-conflict conflict#1 restore_required",
+        "12:02:00Z purchase alice tx-rejected pending#0",
+        "12:02:00Z purchase alice tx-rejected posting#1",
+        "12:02:00Z purchase alice tx-rejected rejected#1 rejected_400",
+        "12:03:00Z purchase alice tx-synced pending#0",
+        "12:03:00Z purchase alice tx-synced posting#1",
+        "12:03:00Z purchase alice tx-synced synced#1",
+      ])
+    #expect(!result.stdout.contains("simulated-store-token"))
+    let text = try run(script, json: false).stdout
+    #expect(text.contains("purchase  alice  tx-conflict: conflict (restore_required)"))
+    #expect(!text.contains("simulated-store-token"))
+  }
+
+  @Test(arguments: [
+    (
+      #"{ "post": "maybe" }"#,
+      #"unknown post answer "maybe" (synced, conflict, transient or rejected)"#
+    ),
+    (#"{ "post": "conflict" }"#, "missing (login_required, restore_required or support_required)"),
+    (#"{ "post": "rejected" }"#, "missing (a rejected post has its status, such as 400)"),
+    (#"{ "post": "synced", "status": 200 }"#, "unknown field"),
+  ])
+  func aBadPostAnswerIsExit2NamingItsField(_ answer: String, _ problem: String) throws {
+    let script = SimScript.make(
+      server: #"{ "alice": [ \#(answer) ] }"#, steps: [SimScript.step("+0s", "start")])
+    let path = try directory.write("bad-post.json", script)
+    let result = try CLI.run(["simulate", "--script", path], in: directory.path)
+    #expect(result.status == 2)
+    #expect(result.stderr.hasPrefix("error: server.alice[0]"), "\(result.stderr)")
+    #expect(result.stderr.contains(problem), "\(result.stderr)")
   }
 }

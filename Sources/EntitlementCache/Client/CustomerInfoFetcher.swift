@@ -94,8 +94,9 @@ public enum FetchFailure: Error, Sendable, Hashable, CustomStringConvertible {
     return nil
   }
 
-  /// The note the cache records for support engineers, and the queue's last failure kind.
-  var recordedReason: String {
+  /// The failure as the cache records it for support engineers, and as the purchase queue
+  /// keeps its last failure: `transient`, `transient_503`, `rejected_401`.
+  public var recordedReason: String {
     switch self {
     case .transient(nil): "transient"
     case .transient(let status?): "transient_\(status)"

@@ -193,6 +193,14 @@ struct DemoClientChapter {
         content: .fact("\(flow.rawValue) fetch → \(SimulationOutput.outcomeText(outcome))"))
     case .check(let decision):
       return DemoObservation(at: at, who: "\(event.user), cache only", content: .decision(decision))
+    case .purchase(let entry):
+      return DemoObservation(
+        at: at, who: "\(event.user)'s queue",
+        content: .fact("\(entry.transactionID) \(SimulationOutput.purchaseText(entry))"))
+    case .purchaseBoundToAnotherUser(let transaction):
+      return DemoObservation(
+        at: at, who: "\(event.user)'s queue",
+        content: .fact("\(transaction) is bound to another user: nothing changed"))
     }
   }
 

@@ -42,6 +42,7 @@ enum DecisionOutput {
           ("source", .text(evidence.source?.rawValue)),
           ("clockRollbackSuspected", .bool(evidence.clockRollbackSuspected)),
           ("clockOffset", evidence.clockOffset.map(JSONOutput.integer) ?? .null),
+          ("pendingPurchase", .bool(evidence.pendingPurchase)),
         ])
       ),
       ("device", decision.device.map(json) ?? .null),
@@ -137,6 +138,9 @@ enum DecisionOutput {
       ["clock rollback", evidence.clockRollbackSuspected ? "suspected" : "not suspected"],
       ["clock offset", TextOutput.clockOffset(evidence.clockOffset)],
     ]
+    if evidence.pendingPurchase {
+      rows.append(["purchase", "pending: the queue has not posted it yet; say \"processing\""])
+    }
     if abs(serverNow.timeIntervalSince(now)) >= 1 {
       rows.append([
         "server time", "\(serverNow.iso8601) (estimated; the device clock says \(now.iso8601))",

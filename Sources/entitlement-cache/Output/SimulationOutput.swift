@@ -30,6 +30,22 @@ enum SimulationOutput {
     case .check(let decision):
       fields.append(("type", .string("check")))
       fields.append(("decision", DecisionOutput.json(decision)))
+    case .purchase(let entry):
+      fields.append(("type", .string("purchase")))
+      fields.append(("transaction", .string(entry.transactionID)))
+      fields.append(("state", .string(entry.state.rawValue)))
+      fields.append(("attempts", .integer(entry.attempts)))
+      if let failure = entry.lastFailure, entry.state == .pending || entry.state == .rejected {
+        fields.append(("failure", .string(failure.recordedReason)))
+      }
+      if let retryAt = entry.nextAttemptAt { fields.append(("retryAt", .date(retryAt))) }
+      if let resolution = entry.resolution {
+        fields.append(("resolution", .string(resolution.rawValue)))
+      }
+    case .purchaseBoundToAnotherUser(let transaction):
+      fields.append(("type", .string("purchase")))
+      fields.append(("transaction", .string(transaction)))
+      fields.append(("state", .string("boundToAnotherUser")))
     }
     return .object(fields)
   }
@@ -56,9 +72,12 @@ enum SimulationOutput {
     let times = events.map { SimulationTime.date($0.at).iso8601 }
     let timeWidth = times.map(\.count).max() ?? 0
     let userWidth = events.map(\.user.count).max() ?? 0
-    return zip(times, events).map { time, event in
-      let (kind, content) = textParts(event.kind)
-      return "\(pad(time, timeWidth))  \(kind)  \(pad(event.user, userWidth))  \(content)\n"
+    let parts = events.map { textParts($0.kind) }
+    let kindWidth = parts.map(\.0.count).max() ?? 0
+    return zip(times, zip(events, parts)).map { time, eventAndParts in
+      let (event, (kind, content)) = eventAndParts
+      return
+        "\(pad(time, timeWidth))  \(pad(kind, kindWidth))  \(pad(event.user, userWidth))  \(content)\n"
     }.joined()
   }
 
@@ -71,7 +90,24 @@ enum SimulationOutput {
       return ("fetch ", "\(flow.rawValue): \(outcomeText(outcome))")
     case .check(let decision):
       return ("check ", summary(decision))
+    case .purchase(let entry):
+      return ("purchase", "\(entry.transactionID): \(purchaseText(entry))")
+    case .purchaseBoundToAnotherUser(let transaction):
+      return ("purchase", "\(transaction): bound to another user, nothing changed")
     }
+  }
+
+  /// `pending`, `posting (attempt 2)`, `pending (transient_503, retry at ...)`, `conflict
+  /// (login_required)`, `rejected (rejected_400)`.
+  static func purchaseText(_ entry: QueuedPurchase) -> String {
+    var details: [String] = []
+    if entry.state == .posting { details.append("attempt \(entry.attempts)") }
+    if let failure = entry.lastFailure, entry.state == .pending || entry.state == .rejected {
+      details.append(failure.recordedReason)
+    }
+    if let retryAt = entry.nextAttemptAt { details.append("retry at \(retryAt.iso8601)") }
+    if let resolution = entry.resolution { details.append(resolution.rawValue) }
+    return entry.state.rawValue + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
   }
 
   /// `stored`, `failed (transient)`, `failed (rejected, status 401)`.
@@ -116,6 +152,7 @@ enum SimulationOutput {
     }
     if let source = evidence.source { parts.append("source \(source.rawValue)") }
     if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
+    if evidence.pendingPurchase { parts.append("purchase pending") }
     if let offset = evidence.clockOffset, offset != 0 {
       parts.append("clock offset \(TextOutput.signedDuration(offset))")
     }

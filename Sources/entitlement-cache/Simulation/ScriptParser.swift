@@ -46,6 +46,7 @@ enum ScriptParser {
       watched: try watched(root.optional("watch")),
       identity: try identity(root.required("identity")),
       server: try server(root.optional("server")),
+      posts: try posts(root.optional("server")),
       steps: try steps(root.required("steps"), times: times))
     return script
   }
@@ -74,17 +75,77 @@ enum ScriptParser {
 
   private static func server(_ node: ScriptNode?) throws(ScriptError) -> [String: [ScriptedAnswer]]
   {
+    try answers(node, posts: false, answer)
+  }
+
+  private static func posts(_ node: ScriptNode?) throws(ScriptError)
+    -> [String: [ScriptedPostAnswer]]
+  {
+    try answers(node, posts: true, postAnswer)
+  }
+
+  /// Each user's answers of one kind: fetch answers, or post answers (those with `post`).
+  private static func answers<Answer>(
+    _ node: ScriptNode?, posts: Bool, _ parse: (ScriptNode) throws(ScriptError) -> Answer
+  ) throws(ScriptError) -> [String: [Answer]] {
     guard let node else { return [:] }
     let object = try node.object()
-    var answers: [String: [ScriptedAnswer]] = [:]
+    var answers: [String: [Answer]] = [:]
     // Sorted, so the first bad answer reported is the same on every run.
     for user in object.fields.keys.sorted() {
       guard let list = object.optional(user) else { continue }
-      var parsed: [ScriptedAnswer] = []
-      for item in try list.array() { parsed.append(try answer(item)) }
+      var parsed: [Answer] = []
+      for item in try list.array() where try item.object().has("post") == posts {
+        parsed.append(try parse(item))
+      }
       answers[user] = parsed
     }
     return answers
+  }
+
+  /// `{"post": "synced" | "conflict" | "transient" | "rejected", ...}`: `snapshot` (synced,
+  /// optional), `resolution` (conflict, required), `status` (rejected, required; transient,
+  /// optional), `latency`.
+  private static func postAnswer(_ node: ScriptNode) throws(ScriptError) -> ScriptedPostAnswer {
+    let object = try node.object()
+    enum Kind { case synced, conflict, transient, rejected }
+    let kind = try object.required("post").choice(
+      "post answer",
+      [
+        "synced": Kind.synced, "conflict": .conflict, "transient": .transient,
+        "rejected": .rejected,
+      ])
+    let latency = try latency(object)
+    switch kind {
+    case .synced:
+      try object.rejectingOthers(than: ["post", "snapshot", "latency"])
+      let snapshot = try object.optional("snapshot")?.object().fields
+      return ScriptedPostAnswer(reply: .synced(snapshot), latency: latency)
+    case .conflict:
+      try object.rejectingOthers(than: ["post", "resolution", "latency"])
+      let resolution = try object.required(
+        "resolution", "login_required, restore_required or support_required"
+      ).choice(
+        "resolution",
+        [
+          "login_required": ClaimHint.loginRequired, "restore_required": .restoreRequired,
+          "support_required": .supportRequired,
+        ])
+      return ScriptedPostAnswer(reply: .conflict(resolution), latency: latency)
+    case .transient, .rejected:
+      try object.rejectingOthers(than: ["post", "status", "latency"])
+      var status: Int?
+      if let node = object.optional("status") { status = try httpStatus(node) }
+      if kind == .transient {
+        return ScriptedPostAnswer(reply: .failure(.transient(status: status)), latency: latency)
+      }
+      guard let status else {
+        throw ScriptError(
+          path: node.path + ".status",
+          problem: "missing (a rejected post has its status, such as 400)")
+      }
+      return ScriptedPostAnswer(reply: .failure(.rejected(status: status)), latency: latency)
+    }
   }
 
   private static func answer(_ node: ScriptNode) throws(ScriptError) -> ScriptedAnswer {
@@ -93,7 +154,7 @@ enum ScriptParser {
     case (true, true):
       throw node.error("has both \"snapshot\" and \"fail\"; give one")
     case (false, false):
-      throw node.error("needs \"snapshot\" or \"fail\"")
+      throw node.error("needs \"snapshot\", \"fail\" or \"post\"")
     case (true, false):
       try object.rejectingOthers(than: ["snapshot", "latency"])
       let snapshot = try object.required("snapshot").object()

@@ -13,9 +13,14 @@ import Synchronization
 ///
 /// The user is the request's raw app-user ID, which in a simulation is the script's label.
 /// With no answer left for the user, the fetch fails `transient` at once: the network is gone.
-final class ScriptedServer: CustomerInfoFetcher {
+///
+/// It is the client's ``PurchasePoster`` too: each post for a user takes that user's next
+/// scripted post answer (none left: `transient`). The user is the observer's label: the client
+/// posts as whoever first observed the purchase.
+final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   private struct State {
     var remaining: [String: [ScriptedAnswer]]
+    var remainingPosts: [String: [ScriptedPostAnswer]]
     var inFlight = 0
   }
 
@@ -24,8 +29,11 @@ final class ScriptedServer: CustomerInfoFetcher {
   /// The start in milliseconds: a request arrives at the start plus virtual time elapsed.
   private let start: Int64
 
-  init(answers: [String: [ScriptedAnswer]], runtime: SimulatedRuntime, start: Int64) {
-    state = Mutex(State(remaining: answers))
+  init(
+    answers: [String: [ScriptedAnswer]], posts: [String: [ScriptedPostAnswer]],
+    runtime: SimulatedRuntime, start: Int64
+  ) {
+    state = Mutex(State(remaining: answers, remainingPosts: posts))
     self.runtime = runtime
     self.start = start
   }
@@ -64,6 +72,41 @@ final class ScriptedServer: CustomerInfoFetcher {
         fields["requestDate"] = .string(SimulationTime.date(arrived).iso8601)
       }
       return FetchedCustomerInfo(body: Self.encode(fields))
+    }
+  }
+
+  func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
+    let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
+    let answer: ScriptedPostAnswer? = state.withLock { state in
+      guard var answers = state.remainingPosts[request.appUserID], !answers.isEmpty else {
+        return nil
+      }
+      let next = answers.removeFirst()
+      state.remainingPosts[request.appUserID] = answers
+      state.inFlight += 1
+      return next
+    }
+    guard let answer else { throw .transient(status: nil) }
+    defer { state.withLock { $0.inFlight -= 1 } }
+    if answer.latency > .zero {
+      do {
+        try await runtime.sleep(for: answer.latency)
+      } catch {
+        throw .transient(status: nil)
+      }
+    }
+    switch answer.reply {
+    case .failure(let failure):
+      throw failure
+    case .conflict(let resolution):
+      return .conflict(resolution: resolution)
+    case .synced(nil):
+      return .synced(nil)
+    case .synced(var fields?):
+      if fields["requestDate"] == nil {
+        fields["requestDate"] = .string(SimulationTime.date(arrived).iso8601)
+      }
+      return .synced(FetchedCustomerInfo(body: Self.encode(fields)))
     }
   }
 

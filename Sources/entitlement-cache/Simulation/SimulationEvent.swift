@@ -11,6 +11,10 @@ struct SimulationEvent: Sendable {
     case fetch(flow: RefreshFlow, outcome: RefreshOutcome)
     /// A `check` step read the cache-only decision.
     case check(AccessDecision)
+    /// A queued purchase changed state; `user` is its observer.
+    case purchase(QueuedPurchase)
+    /// A `purchase` step observed a transaction another user observed first: nothing changed.
+    case purchaseBoundToAnotherUser(transaction: String)
   }
 
   /// True virtual time, in milliseconds since the Unix epoch: the start plus the time elapsed,

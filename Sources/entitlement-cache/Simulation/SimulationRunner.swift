@@ -81,7 +81,8 @@ private final class SimulatedDevice: Sendable {
     let start = SimulationTime.milliseconds(script.start) ?? 0
     self.runtime = runtime
     self.start = start
-    server = ScriptedServer(answers: script.server, runtime: runtime, start: start)
+    server = ScriptedServer(
+      answers: script.server, posts: script.posts, runtime: runtime, start: start)
     log = EventLog(now: { start + SimulationTime.milliseconds(runtime.elapsed) })
     let identity: ClientIdentity
     do {
@@ -160,11 +161,21 @@ private final class SimulatedDevice: Sendable {
       _ = await client.refresh()
     case .refresh(let policy?):
       _ = await client.customerInfo(fetchPolicy: policy)
-    case .purchase:
-      // The purchase queue (DESIGN §11) is not built yet: the step runs the refresh a
-      // completed purchase starts, and prints no `purchase` line. The transaction and product
-      // are parsed and kept so scripts written now run unchanged once the queue posts them.
-      _ = await client.purchaseCompleted()
+    case .purchase(let transaction, let product):
+      // The store's token is made up: the simulation never prints it, as nothing does.
+      let purchase = ObservedPurchase(
+        transactionID: transaction, productID: product,
+        token: PurchaseToken(Data("simulated-store-token-\(transaction)".utf8)))
+      do {
+        let result = try await client.purchaseCompleted(purchase)
+        if result.boundToAnotherUser.contains(transaction) {
+          log.record(
+            user: client.identity.appUserID,
+            .purchaseBoundToAnotherUser(transaction: transaction))
+        }
+      } catch {
+        fail(CLIError(error, path: path))
+      }
     case .restore:
       _ = await client.restorePurchases()
     case .sync:
@@ -227,12 +238,13 @@ private final class SimulatedDevice: Sendable {
     do {
       client = try EntitlementClient(
         cache: cache, fetcher: server, identity: identity, configuration: configuration,
-        runtime: runtime)
+        runtime: runtime, poster: server)
     } catch {
       throw CLIError(error, path: path)
     }
     let updates = client.updates
     let reports = client.refreshReports
+    let purchases = client.purchaseUpdates
     let log = self.log
     Task(executorPreference: recorders) {
       for await state in updates {
@@ -242,6 +254,11 @@ private final class SimulatedDevice: Sendable {
     Task(executorPreference: recorders) {
       for await report in reports {
         log.record(user: report.appUserID, .fetch(flow: report.flow, outcome: report.outcome))
+      }
+    }
+    Task(executorPreference: recorders) {
+      for await update in purchases {
+        log.record(user: update.appUserID, .purchase(update.purchase))
       }
     }
     return App(cache: cache, client: client)

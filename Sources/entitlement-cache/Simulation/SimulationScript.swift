@@ -21,6 +21,9 @@ struct SimulationScript: Sendable {
   var identity: Identity
   /// Each user label's answers, in the order fetches take them.
   var server: [String: [ScriptedAnswer]]
+  /// Each user label's answers to purchase posts, in the order posts take them: the answers
+  /// of `server` with a `post` field.
+  var posts: [String: [ScriptedPostAnswer]]
   /// The steps, in time order.
   var steps: [ScriptStep]
 
@@ -53,6 +56,23 @@ struct ScriptedAnswer: Sendable {
   var latency: Duration
 }
 
+/// One answer of the scripted server to one purchase post.
+struct ScriptedPostAnswer: Sendable {
+  /// What the server says.
+  enum Reply: Sendable {
+    /// Attributed to the poster, with the CustomerInfo that follows when the script gives one.
+    case synced([String: JSONValue]?)
+    /// Owned by another app user.
+    case conflict(ClaimHint)
+    /// A failure: `transient` or `rejected` with its status.
+    case failure(FetchFailure)
+  }
+
+  var reply: Reply
+  /// How long after the post arrived the answer comes back, on the virtual clock.
+  var latency: Duration
+}
+
 /// One step of a script: an action at an instant.
 struct ScriptStep: Sendable {
   /// When the step happens, as virtual time since the start.
@@ -74,7 +94,7 @@ enum ScriptAction: Sendable {
   case logOut
   /// `customerInfo(fetchPolicy:)`, or `refresh()` without a policy.
   case refresh(FetchPolicy?)
-  /// `purchaseCompleted()`; the transaction and product are kept for the purchase queue.
+  /// `purchaseCompleted(_:)`: the purchase is enqueued under the current user and posted.
   case purchase(transaction: String, product: String)
   /// `restorePurchases()`.
   case restore
