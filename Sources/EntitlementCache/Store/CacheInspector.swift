@@ -44,6 +44,10 @@ public struct DatabaseHealth: Sendable, Hashable {
   public var walSize: Int
   /// Scopes stored; nil when the damage the integrity check reports makes them unreadable.
   public var scopeCount: Int?
+  /// Purchase-queue entries by state, states with none left out (as is a row another tool
+  /// gave a state outside the schema); empty when the file predates the queue (schema 3 or
+  /// earlier); nil when the damage the integrity check reports makes the queue unreadable.
+  public var purchaseCounts: [PurchaseState: Int]?
 
   /// Whether the integrity check passed and the schema is one this build knows.
   public var isHealthy: Bool {
@@ -172,7 +176,7 @@ public struct CacheInspector: Sendable {
   }
 
   /// Checks the file at `path` without changing it: schema version, `PRAGMA integrity_check`,
-  /// page counts, file and WAL sizes, scope count.
+  /// page counts, file and WAL sizes, scope count, purchase-queue entries by state.
   ///
   /// - Throws: ``CacheError/databaseMissing(path:)``; ``CacheError/damagedDatabase(path:movedTo:cause:)``
   ///   with `movedTo` nil when the file is not a database (it is left where it is).
@@ -250,6 +254,7 @@ extension SQLiteCustomerInfoCache {
       } catch  where error.isDamage && integrity != ["ok"] {
         scopeCount = nil
       }
+      let purchaseCounts = try purchaseCounts(on: connection, integrity: integrity)
       return DatabaseHealth(
         schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
         integrity: integrity,
@@ -258,10 +263,37 @@ extension SQLiteCustomerInfoCache {
         pageCount: Int(try connection.scalarInt("PRAGMA page_count")),
         freelistCount: Int(try connection.scalarInt("PRAGMA freelist_count")),
         fileSize: DatabaseFile.size(path) ?? 0, walSize: DatabaseFile.size(path + "-wal") ?? 0,
-        scopeCount: scopeCount)
+        scopeCount: scopeCount, purchaseCounts: purchaseCounts)
     } catch {
       if error.isDamage { throw .damagedDatabase(path: path, movedTo: nil, cause: error) }
       throw .storage(.inspect, error)
+    }
+  }
+
+  /// The queue's entries by state for ``inspect(path:)``: empty for a file from before the
+  /// queue's migration, nil when damage the integrity check found stops the count.
+  private static func purchaseCounts(
+    on connection: SQLiteConnection, integrity: [String]
+  ) throws(SQLiteError) -> [PurchaseState: Int]? {
+    let hasQueue =
+      try connection.scalarInt(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'purchase_queue'") > 0
+    guard hasQueue else { return [:] }
+    do throws(SQLiteError) {
+      return try connection.withStatement(PurchaseQueueSQL.countsByState) {
+        statement throws(SQLiteError) in
+        var counts: [PurchaseState: Int] = [:]
+        while try statement.step() {
+          // The table's CHECK admits only known states; a row another tool forced past it
+          // is left out rather than counted under a state it is not.
+          guard let state = statement.string(0).flatMap(PurchaseState.init) else { continue }
+          counts[state] = Int(statement.int64(1))
+        }
+        return counts
+      }
+    } catch  where error.isDamage && integrity != ["ok"] {
+      // As for the scope count: the integrity lines already say what is wrong.
+      return nil
     }
   }
 }

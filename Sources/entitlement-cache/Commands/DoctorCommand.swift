@@ -4,7 +4,7 @@ import EntitlementCache
 enum DoctorCommand: Command {
   static let spec = CommandSpec(
     name: "doctor",
-    summary: "integrity check, schema version, page and file sizes, scope count",
+    summary: "integrity check, schema version, page and file sizes, scope and purchase counts",
     usage: "doctor [options]",
     discussion: """
       Opens the file read-only and never changes it. Exit status 3 when the file is
@@ -40,7 +40,26 @@ enum DoctorCommand: Command {
       ("fileSize", .integer(health.fileSize)),
       ("walSize", .integer(health.walSize)),
       ("scopeCount", health.scopeCount.map(JSONOutput.integer) ?? .null),
+      ("purchasesByState", health.purchaseCounts.map(purchasesByState) ?? .null),
     ])
+  }
+
+  /// Every state, zero included, so a script reads the same keys from every file.
+  private static func purchasesByState(_ counts: [PurchaseState: Int]) -> JSONOutput {
+    .object(PurchaseState.allCases.map { ($0.rawValue, .integer(counts[$0] ?? 0)) })
+  }
+
+  /// `3 (1 pending, 2 synced)`: the total, then each state that has entries, in the order an
+  /// entry moves through them; `0`; or `unreadable`.
+  private static func purchases(_ counts: [PurchaseState: Int]?) -> String {
+    guard let counts else { return "unreadable" }
+    let total = counts.values.reduce(0, +)
+    guard total > 0 else { return "0" }
+    let parts = PurchaseState.allCases.compactMap { state -> String? in
+      guard let count = counts[state], count > 0 else { return nil }
+      return "\(TextOutput.count(count)) \(state.rawValue)"
+    }
+    return "\(TextOutput.count(total)) (\(parts.joined(separator: ", ")))"
   }
 
   private static func text(_ health: DatabaseHealth, path: String) -> String {
@@ -69,6 +88,7 @@ enum DoctorCommand: Command {
       ["file size", exactSize(health.fileSize)],
       ["WAL size", exactSize(health.walSize)],
       ["scopes", health.scopeCount.map(TextOutput.count) ?? "unreadable"],
+      ["purchases", purchases(health.purchaseCounts)],
     ]
     return "\(path): \(verdict)\n" + TextOutput.table(rows, indent: "  ")
   }
