@@ -9,9 +9,11 @@ import Foundation
 import Observation
 import Testing
 
-/// The SDK's transport: URLSession in an app; anything that can GET a path.
+/// The SDK's transport: URLSession in an app; anything that can GET and POST a path.
 protocol HTTPTransport: Sendable {
   func get(_ path: String, headers: [String: String]) async throws -> (status: Int, body: Data)
+  func post(_ path: String, headers: [String: String], body: Data) async throws
+    -> (status: Int, body: Data)
 }
 
 /// 1. The network is the SDK's: map its answers to what the client needs.
@@ -44,7 +46,33 @@ struct BackendFetcher: CustomerInfoFetcher {
   }
 }
 
-/// 2. The SDK's entry point: one cache file, one client, the flows the app calls.
+/// 2. Purchases too. The client posts each queued purchase as the user who first observed it,
+/// so `request.appUserID` is the buyer's, whoever is logged in now.
+struct BackendPoster: PurchasePoster {
+  let transport: any HTTPTransport
+  let apiKey: String
+
+  func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
+    let headers = [
+      "Authorization": "Bearer \(apiKey)", "X-App-User-ID": request.appUserID,
+      "X-Transaction-ID": request.transactionID,  // the server de-duplicates by it
+    ]
+    let answer: (status: Int, body: Data)
+    do {
+      answer = try await transport.post("/v1/receipts", headers: headers, body: request.token.bytes)
+    } catch {
+      throw .transient(status: nil)
+    }
+    switch answer.status {
+    case 200..<300: return .synced(FetchedCustomerInfo(body: answer.body))
+    case 409: return .conflict(resolution: .loginRequired)  // another app user owns it
+    case 400..<500: throw .rejected(status: answer.status)
+    default: throw .transient(status: answer.status)
+    }
+  }
+}
+
+/// 3. The SDK's entry point: one cache file, one client, the flows the app calls.
 final class Purchases: Sendable {
   let client: EntitlementClient
 
@@ -60,28 +88,39 @@ final class Purchases: Sendable {
       identity: ClientIdentity(
         sdkKey: apiKey, installationID: installationID, environment: .production,
         appUserID: appUserID),
-      configuration: configuration, runtime: runtime)
-    client.start()  // publishes the cached state at once, then refreshes
+      configuration: configuration, runtime: runtime,
+      poster: BackendPoster(transport: transport, apiKey: apiKey))
+    client.start()  // publishes the cached state at once, then refreshes and drains the queue
   }
 
-  // 3. The app's lifecycle, wired once (UIApplication / NSApplication notifications, and
+  // 4. The app's lifecycle, wired once (UIApplication / NSApplication notifications, and
   // NWPathMonitor for the network).
   func applicationDidBecomeActive() { client.didEnterForeground() }
   func applicationDidEnterBackground() { client.didEnterBackground() }
   func networkBecameReachable() { client.networkAvailable() }
 
-  // 4. The flows an app calls. Each answers the state after its refresh.
+  // 5. The flows an app calls. Each answers the state after its refresh.
   func logIn(_ appUserID: String) async throws -> ClientState { try await client.logIn(appUserID) }
   func logOut() async throws -> ClientState { try await client.logOut() }
-  func restorePurchases() async -> ClientState { await client.restorePurchases().state }
-  func purchaseCompleted() async -> ClientState { await client.purchaseCompleted() }
+  func restorePurchases() async -> PurchaseSyncResult { await client.restorePurchases() }
+
+  /// Called from the store's transaction listener. The purchase is on disk before any network
+  /// call; finish the store's transaction once the result lists it as synced.
+  func purchaseCompleted(transactionID: String, productID: String, signedTransaction: Data)
+    async throws -> PurchaseSyncResult
+  {
+    try await client.purchaseCompleted(
+      ObservedPurchase(
+        transactionID: transactionID, productID: productID,
+        token: PurchaseToken(signedTransaction)))
+  }
   func customerInfo(forceFetch: Bool = false) async -> ClientState {
     await client.customerInfo(
       fetchPolicy: forceFetch ? .fetchCurrent(timeout: .seconds(5)) : .cachedOrFetched)
   }
 }
 
-/// 5. A SwiftUI-style observer: `.task { await model.watch(purchases) }` on the paywall.
+/// 6. A SwiftUI-style observer: `.task { await model.watch(purchases) }` on the paywall.
 @MainActor @Observable final class ProAccessModel {
   private(set) var isUnlocked = false
   private(set) var message = "Checking your subscription…"
@@ -93,6 +132,7 @@ final class Purchases: Sendable {
       case .granted:
         message = decision.evidence.isComputedOffline == true ? "Pro (offline)" : "Pro"
       case .denied(.expired): message = "Your subscription ended"
+      case .denied where decision.evidence.pendingPurchase: message = "Purchase processing…"
       case .denied: message = decision.recovery == nil ? "Upgrade to Pro" : "Restore purchases"
       case .deviceBlocked: message = "Pro is in use on another device"
       case .offlineUnavailable: message = "Can't check your subscription: try again online"

@@ -17,7 +17,17 @@ final class ScriptedTransport: HTTPTransport {
   var requestedPaths: [String] { paths.withLock { $0 } }
 
   func get(_ path: String, headers: [String: String]) async throws -> (status: Int, body: Data) {
-    paths.withLock { $0.append(path) }
+    try answer(path)
+  }
+
+  func post(_ path: String, headers: [String: String], body: Data) async throws
+    -> (status: Int, body: Data)
+  {
+    try answer("POST \(path) as \(headers["X-App-User-ID"] ?? "?")")
+  }
+
+  private func answer(_ request: String) throws -> (status: Int, body: Data) {
+    paths.withLock { $0.append(request) }
     guard let answer = answers.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
       throw URLError(.notConnectedToInternet)
     }
@@ -76,6 +86,47 @@ struct SDKIntegrationTests {
     await settle(runtime)
     #expect(await back.value?.decisions["pro"]?.isGranted == true)
     #expect(model.message == "Pro (offline)")
+    watching.cancel()
+    purchases.client.stop()
+  }
+
+  @MainActor
+  @Test("the example: a purchase made offline says processing, and is posted as its buyer later")
+  func purchaseOffline() async throws {
+    let directory = try TemporaryDirectory()
+    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let transport = ScriptedTransport()
+    let free =
+      #"{"requestDate":"2026-11-30T12:00:00Z","verification":"verified","entitlements":{}}"#
+    transport.queue(status: 200, body: free)
+    let purchases = try Purchases(
+      apiKey: "sdk_live_123", appUserID: "alice", installationID: "install-1",
+      cacheFile: directory.path("purchases.sqlite"), transport: transport, runtime: runtime)
+    let model = ProAccessModel()
+    let watching = Task { await model.watch(purchases) }
+    await settle(runtime)
+    #expect(model.message == "Upgrade to Pro")
+    // Offline: the post and the refresh after it fail.
+    let bought = runtime.spawn {
+      try? await purchases.purchaseCompleted(
+        transactionID: "tx1", productID: "pro_monthly", signedTransaction: Data("jws".utf8))
+    }
+    await settle(runtime)
+    #expect(await bought.value?.pending.map(\.transactionID) == ["tx1"])
+    #expect(model.message == "Purchase processing…")
+    // Bob logs in on the same device before the network is back.
+    transport.queue(status: 200, body: free)
+    _ = runtime.spawn { try? await purchases.logIn("bob") }
+    await settle(runtime)
+    transport.queue(status: 200, body: ClientFixture.json(requestDate: ClientFixture.start))
+    runtime.advance(by: .seconds(5))
+    purchases.networkBecameReachable()
+    await settle(runtime)
+    #expect(
+      transport.requestedPaths.filter { $0.hasPrefix("POST") } == [
+        "POST /v1/receipts as alice", "POST /v1/receipts as alice",
+      ])
+    #expect(model.message == "Upgrade to Pro")
     watching.cancel()
     purchases.client.stop()
   }
