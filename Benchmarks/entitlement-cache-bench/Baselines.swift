@@ -241,6 +241,49 @@ struct Baselines {
         return try CaseResult("baseline_raw_c_write", workload, measurement, sink)
       })
   }
+
+  /// The row `enqueue` inserts for a new purchase, by hand (``RawEnqueue``): the scopes as
+  /// observers in the seeded order, a fresh transaction ID and the template's 3 KB token each
+  /// time, one `BEGIN IMMEDIATE` transaction each.
+  ///
+  /// `baseline_raw_c_enqueue` is the insert alone in its transaction, what issue 12 compares
+  /// `purchase_enqueue` with. Beyond it the store checks the purchase's fields, takes its
+  /// writer lock, gathers the read marks to persist in the same transaction (none in this
+  /// case), looks the transaction ID up first so an enqueue is idempotent, builds the entry it
+  /// returns and marks the scope for re-read. `baseline_raw_c_enqueue_lookup` adds that lookup
+  /// (`lookup`), so the two baselines show what it costs by itself.
+  func rawEnqueue(_ workload: Workload, samples: Int, lookup: Bool) throws -> TimedCase {
+    let name = lookup ? "baseline_raw_c_enqueue_lookup" : "baseline_raw_c_enqueue"
+    var template = PurchaseTemplate()
+    let enqueuer = try RawEnqueue(path: workload.path, template: template, lookup: lookup)
+    let keys = workload.scopes.map(\.key.bytes)
+    let clock = CacheClock.fixed(Workload.now)
+    var stream = SeededStream(keys)
+    var sink = Sink()
+    var failure: (any Error)?
+    return TimedCase(
+      name: name, samples: samples,
+      batch: { count in
+        for _ in 0..<count {
+          let now = Int64((clock.now().timeIntervalSince1970 * 1_000).rounded(.down))
+          do {
+            try enqueuer.enqueue(template.nextTransactionID(), observer: stream.next(), now: now)
+            sink.consume(granted: true)
+          } catch {
+            failure = error
+            sink.consume(granted: false)
+          }
+        }
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        let queued = try enqueuer.queuedCount()
+        guard queued == sink.operations else {
+          throw BenchError.wrongAnswer("\(name): \(queued) of \(sink.operations) entries queued")
+        }
+        return try CaseResult(name, workload, measurement, sink)
+      })
+  }
 }
 
 /// The locked dictionary of the baseline: scope → entitlement → expiry.

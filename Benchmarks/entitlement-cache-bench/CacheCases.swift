@@ -153,4 +153,48 @@ struct CacheCases {
         return try CaseResult("snapshot_write", workload, measurement, sink)
       })
   }
+
+  /// Enqueuing a purchase just observed (DESIGN §11): one write transaction, durable when it
+  /// returns, with a fresh transaction ID and the template's 3 KB token each time, observed by
+  /// the scopes in the seeded order. Nothing reads, so there are no read marks to persist with
+  /// it. Compared with ``Baselines/rawEnqueue(_:samples:lookup:)``.
+  func purchaseEnqueue(_ workload: Workload, samples: Int) throws -> TimedCase {
+    let name = "purchase_enqueue"
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
+    var template = PurchaseTemplate()
+    var stream = SeededStream(workload.scopes)
+    var last: (transactionID: String, scope: CacheScope)?
+    var failure: (any Error)?
+    var sink = Sink()
+    return TimedCase(
+      name: name, samples: samples,
+      batch: { count in
+        for _ in 0..<count {
+          let transactionID = template.nextTransactionID()
+          let scope = stream.next()
+          do {
+            let outcome = try cache.enqueue(template.purchase(transactionID), observedBy: scope)
+            guard case .queued = outcome else {
+              throw BenchError.wrongAnswer("\(name): \(transactionID) was not new")
+            }
+            last = (transactionID, scope)
+            sink.consume(granted: true)
+          } catch {
+            failure = error
+            sink.consume(granted: false)
+          }
+        }
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        // Every enqueue must have landed: the last one reads back pending for its observer.
+        guard let last,
+          try cache.queuedPurchases(observedBy: last.scope).contains(where: {
+            $0.transactionID == last.transactionID && $0.state == .pending
+          })
+        else { throw BenchError.wrongAnswer("\(name): the last purchase is not queued") }
+        return try CaseResult(name, workload, measurement, sink)
+      })
+  }
 }

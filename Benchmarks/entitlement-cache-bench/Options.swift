@@ -25,8 +25,8 @@ struct Options {
       --only NAME      run only cases whose name contains NAME
       --profile KIND COUNT
                        run COUNT operations of one loop and nothing else, for callgrind;
-                       KIND is hot, read-through, client, client-start, baseline or
-                       raw-point-read
+                       KIND is hot, read-through, client, client-start, baseline,
+                       raw-point-read, enqueue, raw-enqueue or raw-enqueue-lookup
       --scopes N       how many scopes --profile uses (default 100)
     """
 

@@ -7,7 +7,9 @@ import Foundation
 /// `valgrind --tool=callgrind --toggle-collect='*Loop*' entitlement-cache-bench --profile
 /// read-through 20000`.
 enum Profile {
-  static let kinds = "hot|read-through|client|client-start|baseline|raw-point-read"
+  static let kinds =
+    "hot|read-through|client|client-start|baseline|raw-point-read|enqueue|raw-enqueue"
+    + "|raw-enqueue-lookup"
 
   static func run(_ kind: String, count: Int, scopes: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appending(
@@ -37,6 +39,12 @@ enum Profile {
       return
     case "client-start":
       try profileClientStart(workload, count: count)
+      return
+    case "enqueue":
+      try profileEnqueue(workload, cache, count: count)
+      return
+    case "raw-enqueue", "raw-enqueue-lookup":
+      try profileRawEnqueue(workload, count: count, lookup: kind == "raw-enqueue-lookup")
       return
     default: throw BenchError.usage("--profile \(kinds) COUNT")
     }
@@ -137,6 +145,58 @@ enum Profile {
       try cache.close()
     }
     return granted
+  }
+
+  /// `purchase_enqueue`: COUNT enqueues of new purchases, as
+  /// ``CacheCases/purchaseEnqueue(_:samples:)`` makes them. Each is a committed write, so
+  /// COUNT is best a few thousand: the queue grows by 3 KB an entry.
+  private static func profileEnqueue(
+    _ workload: Workload, _ cache: SQLiteCustomerInfoCache, count: Int
+  ) throws {
+    var template = PurchaseTemplate()
+    var stream = SeededStream(workload.scopes)
+    let queued = try enqueueProfileLoop(cache, &template, &stream, count: count)
+    guard queued == count else {
+      throw BenchError.wrongAnswer("profile: \(queued) of \(count) purchases queued")
+    }
+    print("\(count) enqueues, all queued")
+  }
+
+  /// `baseline_raw_c_enqueue` (or, with `lookup`, `baseline_raw_c_enqueue_lookup`): COUNT
+  /// inserts of the same rows by hand.
+  private static func profileRawEnqueue(_ workload: Workload, count: Int, lookup: Bool) throws {
+    var template = PurchaseTemplate()
+    let enqueuer = try RawEnqueue(path: workload.path, template: template, lookup: lookup)
+    var stream = SeededStream(workload.scopes.map(\.key.bytes))
+    try rawEnqueueProfileLoop(enqueuer, &template, &stream, count: count)
+    guard try enqueuer.queuedCount() == count else {
+      throw BenchError.wrongAnswer("profile raw enqueue")
+    }
+    print("\(count) raw enqueues, all queued")
+  }
+
+  @inline(never)
+  private static func enqueueProfileLoop(
+    _ cache: SQLiteCustomerInfoCache, _ template: inout PurchaseTemplate,
+    _ stream: inout SeededStream<CacheScope>, count: Int
+  ) throws -> Int {
+    var queued = 0
+    for _ in 0..<count {
+      let purchase = template.purchase(template.nextTransactionID())
+      if case .queued = try cache.enqueue(purchase, observedBy: stream.next()) { queued += 1 }
+    }
+    return queued
+  }
+
+  @inline(never)
+  private static func rawEnqueueProfileLoop(
+    _ enqueuer: RawEnqueue, _ template: inout PurchaseTemplate,
+    _ stream: inout SeededStream<[UInt8]>, count: Int
+  ) throws {
+    let now = Int64((Workload.now.timeIntervalSince1970 * 1_000).rounded(.down))
+    for _ in 0..<count {
+      try enqueuer.enqueue(template.nextTransactionID(), observer: stream.next(), now: now)
+    }
   }
 
   @inline(never)

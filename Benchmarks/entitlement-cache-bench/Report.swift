@@ -65,12 +65,12 @@ struct CaseResult {
 enum Report {
   static func table(_ results: [CaseResult]) -> String {
     var lines = [
-      pad("case", 28) + lpad("scopes", 8) + lpad("ents", 6) + lpad("p50", 12) + lpad("p99", 12)
+      pad("case", 30) + lpad("scopes", 8) + lpad("ents", 6) + lpad("p50", 12) + lpad("p99", 12)
         + lpad("samples", 9) + lpad("batch", 7)
     ]
     for result in results {
       let head =
-        pad(result.name, 28) + lpad("\(result.scopes)", 8) + lpad("\(result.entitlements)", 6)
+        pad(result.name, 30) + lpad("\(result.scopes)", 8) + lpad("\(result.entitlements)", 6)
       if let skipped = result.skipped {
         lines.append(head + "  skipped: \(skipped)")
         continue

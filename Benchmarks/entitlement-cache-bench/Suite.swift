@@ -89,6 +89,25 @@ struct Suite {
       ("baseline_raw_c_write", { try baselines.rawWrite(rawWrites, samples: writeSamples) }),
     ])
 
+    // Issue 12: each side enqueues into a queue of its own, so all three insert into queues
+    // that grow alike. The lookup baseline shows what the store's idempotence lookup costs.
+    let enqueueFiles = try ["enqueue-cache", "enqueue-raw", "enqueue-raw-lookup"].map {
+      try Workload.create(
+        in: path + "/" + $0, scopes: Workload.headlineScopes,
+        entitlements: Workload.headlineEntitlements, makeDirectory: true)
+    }
+    try together([
+      ("purchase_enqueue", { try cache.purchaseEnqueue(enqueueFiles[0], samples: writeSamples) }),
+      (
+        "baseline_raw_c_enqueue",
+        { try baselines.rawEnqueue(enqueueFiles[1], samples: writeSamples, lookup: false) }
+      ),
+      (
+        "baseline_raw_c_enqueue_lookup",
+        { try baselines.rawEnqueue(enqueueFiles[2], samples: writeSamples, lookup: true) }
+      ),
+    ])
+
     // Each side opens a one-scope file of its own, so neither can leave anything in the
     // other's way; the files are built the same way. The client's start-up is the cache's cold
     // open plus what the client adds, so it alternates with both.

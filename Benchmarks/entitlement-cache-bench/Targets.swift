@@ -1,4 +1,4 @@
-/// The performance targets of issues 5, 10 and 11, as ratios between cases of one run, so a
+/// The performance targets of issues 5, 10, 11 and 12, as ratios between cases of one run, so a
 /// slower or busier machine moves both sides together.
 struct Target: Sendable {
   enum Comparison: String {
@@ -64,6 +64,10 @@ struct Target: Sendable {
       name: "client_start_first_publish p50 / cold_open_first_decision p50", comparison: .atMost,
       bound: 1.5
     ) { ratio($0, "client_start_first_publish", "cold_open_first_decision", scopes: 1) },
+    // Issue 12: enqueuing a purchase against the same row inserted by hand in one transaction.
+    Target(
+      name: "purchase_enqueue p50 / baseline_raw_c_enqueue p50", comparison: .atMost, bound: 1.5
+    ) { ratio($0, "purchase_enqueue", "baseline_raw_c_enqueue") },
   ]
 
   /// How much a case grows from 1 scope to `scopes`, over how much its baseline grows: issue
