@@ -16,6 +16,7 @@ import Testing
     "A user switch", "Clock rollback", "A clock set back before a refresh",
     "The refresh client launches offline", "A forced fetch that times out",
     "A late answer after a user switch", "Expiry flips the stream, offline",
+    "A purchase made offline is queued, then posted as its buyer",
   ]
 
   @Test func walksThroughEveryRuleQuicklyAndLeavesNothingBehind() throws {

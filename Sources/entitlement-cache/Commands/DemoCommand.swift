@@ -143,6 +143,7 @@ enum DemoCommand: Command {
       parts.append("\(device.devices.count) devices listed")
     }
     if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
+    if evidence.pendingPurchase { parts.append("purchase pending") }
     if let offset = evidence.clockOffset, offset != 0 {
       parts.append("clock offset \(TextOutput.signedDuration(offset))")
       parts.append("server time \(serverNow.iso8601)")

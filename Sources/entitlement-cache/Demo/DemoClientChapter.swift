@@ -119,6 +119,15 @@ struct DemoClientChapter {
           + "virtual clock, with no fetch.",
         4...5
       ),
+      (
+        "A purchase made offline is queued, then posted as its buyer",
+        "Still offline, Bob buys pro. The purchase is written to the queue before any network "
+          + "call; the post fails and backs off, and until it is posted his denial says "
+          + "\"purchase pending\" (processing, not \"buy\"). Back in the foreground with a "
+          + "network, the queue posts it as Bob; the server's answer to the post grants pro, and the "
+          + "foreground refresh after it agrees.",
+        6...7
+      ),
     ]
   }
 
@@ -135,6 +144,8 @@ struct DemoClientChapter {
     // plus the latency), so the cache records no clock offset.
     let forced = start + 8
     let bobs = start + Self.minute + 7
+    let back = start + 70 * Self.minute
+    let refreshed = back + 2
     return """
       {
         "start": "\(start.iso8601)", "db": \(database), "policy": "conservative",
@@ -151,6 +162,12 @@ struct DemoClientChapter {
           ],
           "bob": [
             { "snapshot": \(proSnapshot(at: bobs, until: start + Self.hour, product: "pro_pass")),
+              "latency": "2s" },
+            { "post": "transient" },
+            { "fail": "transient" },
+            { "post": "synced",
+              "snapshot": \(proSnapshot(at: back, until: proExpiry, product: "pro_monthly")) },
+            { "snapshot": \(proSnapshot(at: refreshed, until: proExpiry, product: "pro_monthly")),
               "latency": "2s" }
           ]
         },
@@ -160,7 +177,9 @@ struct DemoClientChapter {
           { "at": "+1m", "do": "refresh" },
           { "at": "+65s", "do": "logIn", "user": "bob" },
           { "at": "+2m", "do": "background" },
-          { "at": "+61m", "do": "check", "entitlement": "pro" }
+          { "at": "+61m", "do": "check", "entitlement": "pro" },
+          { "at": "+62m", "do": "purchase", "transaction": "demo-tx-1", "product": "pro_monthly" },
+          { "at": "+70m", "do": "foreground" }
         ]
       }
       """
