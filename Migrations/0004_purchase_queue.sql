@@ -31,10 +31,38 @@ CREATE TABLE purchase_queue (
   CHECK ((state = 'conflict') = (resolution IS NOT NULL))
 );
 
--- What a scope read asks ("does this scope have a purchase still to post?") and what a drain
--- lists: only unsent entries, so the index stays as small as the backlog.
+-- Only unsent entries, so the index stays as small as the backlog: what a scope with no row
+-- asks ("did it observe a purchase still to post?"), and what a new scope row counts.
 CREATE INDEX purchase_queue_unsent ON purchase_queue (observer_key, id)
   WHERE state IN ('pending', 'posting');
+
+-- How many unsent entries the scope observed, kept on its row so a scope read answers "is a
+-- purchase pending?" with one more column instead of a subquery (a subquery opens a cursor on
+-- every read-through, an eighth of its cost). A new scope row counts the queue when it is
+-- inserted (ScopeSQL's upserts); these triggers keep the count as entries come, change state
+-- and go, in the same transaction, whoever writes the queue.
+ALTER TABLE scope ADD COLUMN unsent_purchases INTEGER NOT NULL DEFAULT 0
+  CHECK (unsent_purchases >= 0);
+
+CREATE TRIGGER purchase_queue_count_insert AFTER INSERT ON purchase_queue
+  WHEN NEW.state IN ('pending', 'posting')
+BEGIN
+  UPDATE scope SET unsent_purchases = unsent_purchases + 1 WHERE scope_key = NEW.observer_key;
+END;
+
+CREATE TRIGGER purchase_queue_count_update AFTER UPDATE OF state ON purchase_queue
+  WHEN (OLD.state IN ('pending', 'posting')) != (NEW.state IN ('pending', 'posting'))
+BEGIN
+  UPDATE scope SET unsent_purchases = unsent_purchases
+    + CASE WHEN NEW.state IN ('pending', 'posting') THEN 1 ELSE -1 END
+  WHERE scope_key = NEW.observer_key;
+END;
+
+CREATE TRIGGER purchase_queue_count_delete AFTER DELETE ON purchase_queue
+  WHEN OLD.state IN ('pending', 'posting')
+BEGIN
+  UPDATE scope SET unsent_purchases = unsent_purchases - 1 WHERE scope_key = OLD.observer_key;
+END;
 
 -- Every entry of one observer, for a sync result, and retention by age.
 CREATE INDEX purchase_queue_by_observer ON purchase_queue (observer_key, id);

@@ -17,6 +17,15 @@ package enum PurchaseQueueSQL {
     """
   }
 
+  /// How many unsent entries `observerKey` (an SQL expression) observed, counted in the
+  /// partial index: what a new scope row starts its `unsent_purchases` at.
+  static func unsentCount(observerKey: String) -> String {
+    """
+    (SELECT count(*) FROM purchase_queue q WHERE q.observer_key = \(observerKey) \
+    AND q.state IN ('pending', 'posting'))
+    """
+  }
+
   /// ``hasUnsentEntry(observerKey:)`` for the scope bound to `?1`, for a scope with no row.
   static let scopeHasUnsentEntry = "SELECT " + hasUnsentEntry(observerKey: "?1")
 

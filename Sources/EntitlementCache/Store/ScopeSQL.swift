@@ -84,10 +84,14 @@ package enum ScopeSQL {
     _ assignments: [(column: String, parameter: Int32)], raising: Set<String> = [],
     alsoOnConflict extra: [String], returningID: Bool
   ) -> String {
-    let columns = ScopeIdentityParameter.columns + assignments.map(\.column)
+    // A new row counts the purchases its scope observed before it existed (a purchase made
+    // before the first refresh, or kept across a log-out's removal); from then on the queue's
+    // triggers keep the count, so an existing row's is left alone.
+    let columns = ScopeIdentityParameter.columns + assignments.map(\.column) + ["unsent_purchases"]
     let values =
       ScopeIdentityParameter.allCases.map { "?\($0.rawValue)" }
       + assignments.map { "?\($0.parameter)" }
+      + [PurchaseQueueSQL.unsentCount(observerKey: "?\(ScopeIdentityParameter.scopeKey.rawValue)")]
     let forward = raising.union(["last_used_at"])
     let updates =
       assignments.map { column, _ in
@@ -100,11 +104,9 @@ package enum ScopeSQL {
       VALUES (\(values.joined(separator: ", ")))
       ON CONFLICT (scope_key) DO UPDATE SET \(updates.joined(separator: ", "))
       """
-        // The row's ID, and whether the scope has a purchase to post, so the resident the write
-        // installs says so without a read of its own.
-        + (returningID
-          ? " RETURNING id, " + PurchaseQueueSQL.hasUnsentEntry(observerKey: "scope.scope_key")
-          : "")
+        // The row's ID and its unsent purchases, so the resident the write installs says
+        // whether one is pending without a read of its own.
+        + (returningID ? " RETURNING id, unsent_purchases" : "")
   }
 
   /// The revision for the write in progress: the file-wide counter, moved on by one (see

@@ -40,8 +40,8 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
   /// Read so a resident knows the file's last use: without it, releasing a cache that only
   /// read would write the same value back.
   case lastUsedAt
-  /// Whether the purchase queue holds an entry this scope observed that is not posted yet
-  /// (DESIGN §11): one seek in a partial index that holds only the backlog.
+  /// How many entries this scope observed that the purchase queue has not posted yet
+  /// (DESIGN §11), kept on the row by the queue's triggers.
   case pendingPurchase
 
   /// How many there are: where the columns after the header start.
@@ -64,7 +64,7 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
     case .refreshBootSession: "s.refresh_boot_session"
     case .refreshBootUptime: "s.refresh_boot_uptime"
     case .lastUsedAt: "s.last_used_at"
-    case .pendingPurchase: PurchaseQueueSQL.hasUnsentEntry(observerKey: "s.scope_key")
+    case .pendingPurchase: "s.unsent_purchases"
     }
   }
 }

@@ -248,6 +248,48 @@ struct PurchaseQueueFileTests {
     #expect(reader.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase == false)
   }
 
+  @Test(
+    "every scope row's unsent count is the queue's, through 600 random writes, and every read agrees"
+  )
+  func unsentCountsStayExact() throws {
+    let caches = try QueueCaches()
+    let cache = try caches.make(.sqlite)
+    let scopes = [Fixture.scopeA, Fixture.scopeB, Fixture.scope(user: "user-c")]
+    let snapshot = try Fixture.snapshot(PurchaseFixture.notEntitledJSON())
+    let changes: [PurchaseStateChange] = [
+      .posting, .synced, .conflict(.loginRequired), .rejected(status: 400), .expired,
+      .retry(.transient(status: nil), at: Fixture.requestDate),
+    ]
+    var generator = SplitMix64(seed: 12)
+    for step in 0..<600 {
+      let scope = scopes[Int(generator.next() % 3)]
+      let id = "tx\(generator.next() % 40)"
+      caches.clock.advance(by: 1)
+      switch generator.next() % 10 {
+      case 0...3: _ = try cache.enqueue(PurchaseFixture.purchase(id), observedBy: scope)
+      case 4...6:
+        _ = try cache.updatePurchase(id, observedBy: scope, to: changes[Int(generator.next() % 6)])
+      case 7, 8: try cache.store(snapshot, for: scope)
+      default: try cache.remove(scope)
+      }
+      // Every read (resident or not, with a row or without) says what the queue holds.
+      for scope in scopes {
+        #expect(
+          cache.access(to: "pro", for: scope).evidence.pendingPurchase
+            == (try cache.queuedPurchases(observedBy: scope).contains { $0.state.isUnsent }),
+          "step \(step)")
+      }
+    }
+    let raw = try StoreTest.connection(caches.directory.path("cache.sqlite"), readOnly: true)
+    let drift = try raw.scalarInt(
+      """
+      SELECT count(*) FROM scope s WHERE s.unsent_purchases != (SELECT count(*) FROM purchase_queue q
+        WHERE q.observer_key = s.scope_key AND q.state IN ('pending', 'posting'))
+      """)
+    #expect(drift == 0)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope") > 0)
+  }
+
   @Test("removing a scope (logOut) keeps its purchases bound to it")
   func removeKeepsPurchases() throws {
     let caches = try QueueCaches()
