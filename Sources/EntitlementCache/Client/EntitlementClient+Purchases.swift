@@ -163,10 +163,10 @@ extension EntitlementClient {
     }
     var wakeUp: Date?
     for observer in observers {
-      guard let entries = try? purchaseQueue.queuedPurchases(observedBy: observer.scope) else {
+      guard let entries = try? purchaseQueue.unsentPurchases(observedBy: observer.scope) else {
         continue
       }
-      for entry in entries where entry.state.isUnsent {
+      for entry in entries {
         guard !core.withLock({ $0.stopped }) else { return }
         if let due = notYetDue(entry) {
           wakeUp = min(wakeUp ?? due, due)

@@ -25,9 +25,21 @@ public protocol PurchaseQueueStore: Sendable {
   /// Every entry `scope` observed, in observation order, final ones included.
   func queuedPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase]
 
+  /// The entries `scope` observed that are still to post (`pending` or `posting`), in
+  /// observation order: what each drain reads, so it should cost the backlog, not the history.
+  /// By default, ``queuedPurchases(observedBy:)`` filtered.
+  func unsentPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase]
+
   /// Applies `change` to the entry of `transactionID` that `scope` observed, now, and returns
   /// the entry as stored after it; nil when `scope` has no such entry.
   func updatePurchase(
     _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
   ) throws(CacheError) -> QueuedPurchase?
+}
+
+extension PurchaseQueueStore {
+  /// ``queuedPurchases(observedBy:)`` without the final entries.
+  public func unsentPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase] {
+    try queuedPurchases(observedBy: scope).filter(\.state.isUnsent)
+  }
 }

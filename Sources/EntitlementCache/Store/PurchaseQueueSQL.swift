@@ -8,11 +8,16 @@
 ///
 /// `package` so the benchmark's raw-C baseline inserts exactly the row the store inserts.
 package enum PurchaseQueueSQL {
+  /// Without statistics the planner takes the index of every entry an observer has, and reads
+  /// each row for its state; named, the partial index of unsent entries costs the backlog
+  /// only (and a statement that cannot use it fails to prepare rather than scan).
+  private static let unsentIndex = "INDEXED BY purchase_queue_unsent"
+
   /// Whether `observerKey` (an SQL expression) observed an entry not posted yet: the
   /// condition of the partial index `purchase_queue_unsent`, so it is one index seek.
   static func hasUnsentEntry(observerKey: String) -> String {
     """
-    EXISTS (SELECT 1 FROM purchase_queue q WHERE q.observer_key = \(observerKey) \
+    EXISTS (SELECT 1 FROM purchase_queue q \(unsentIndex) WHERE q.observer_key = \(observerKey) \
     AND q.state IN ('pending', 'posting'))
     """
   }
@@ -21,7 +26,7 @@ package enum PurchaseQueueSQL {
   /// partial index: what a new scope row starts its `unsent_purchases` at.
   static func unsentCount(observerKey: String) -> String {
     """
-    (SELECT count(*) FROM purchase_queue q WHERE q.observer_key = \(observerKey) \
+    (SELECT count(*) FROM purchase_queue q \(unsentIndex) WHERE q.observer_key = \(observerKey) \
     AND q.state IN ('pending', 'posting'))
     """
   }
@@ -70,6 +75,12 @@ package enum PurchaseQueueSQL {
 
   static let entriesByObserver = """
     SELECT \(columns), payload FROM purchase_queue WHERE observer_key = ?1 ORDER BY id
+    """
+
+  /// An observer's unsent entries, from the partial index that holds only them.
+  static let unsentByObserver = """
+    SELECT \(columns), payload FROM purchase_queue \(unsentIndex)
+    WHERE observer_key = ?1 AND state IN ('pending', 'posting') ORDER BY id
     """
 
   /// Every entry without its token, for the support tool's listing.
