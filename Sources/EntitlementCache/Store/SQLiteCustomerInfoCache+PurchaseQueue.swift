@@ -43,9 +43,20 @@ extension SQLiteCustomerInfoCache: PurchaseQueueStore {
   /// Every entry `scope` observed, in observation order. Entries another tool left out of the
   /// schema's range are skipped.
   public func queuedPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase] {
+    try entries(PurchaseQueueSQL.entriesByObserver, observedBy: scope)
+  }
+
+  /// The entries `scope` observed that are still to post, in observation order, read from the
+  /// partial index that holds only those: a drain costs the backlog, not the history.
+  public func unsentPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase] {
+    try entries(PurchaseQueueSQL.unsentByObserver, observedBy: scope)
+  }
+
+  private func entries(
+    _ sql: String, observedBy scope: CacheScope
+  ) throws(CacheError) -> [QueuedPurchase] {
     try readQueue(.readPurchases) { connection throws(SQLiteError) in
-      try connection.withStatement(PurchaseQueueSQL.entriesByObserver) {
-        statement throws(SQLiteError) in
+      try connection.withStatement(sql) { statement throws(SQLiteError) in
         try statement.bind(scope.key.bytes, at: 1)
         var entries: [QueuedPurchase] = []
         while try statement.step() {

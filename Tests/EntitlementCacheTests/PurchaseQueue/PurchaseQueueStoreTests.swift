@@ -80,6 +80,15 @@ struct PurchaseQueueStoreTests {
     }
     let entries = try cache.queuedPurchases(observedBy: Fixture.scopeA)
     #expect(entries.map(\.transactionID) == ["tx-c", "tx-a", "tx-b"])
+    _ = try cache.updatePurchase("tx-a", observedBy: Fixture.scopeA, to: .posting)
+    _ = try cache.updatePurchase("tx-a", observedBy: Fixture.scopeA, to: .synced)
+    _ = try cache.updatePurchase("tx-b", observedBy: Fixture.scopeA, to: .posting)
+    // What a drain reads: the unsent ones only, still in observation order.
+    #expect(
+      try cache.unsentPurchases(observedBy: Fixture.scopeA).map(\.transactionID) == [
+        "tx-c", "tx-b",
+      ])
+    #expect(try cache.unsentPurchases(observedBy: Fixture.scopeB).isEmpty)
     #expect(
       entries.map(\.token) == ["tx-c", "tx-a", "tx-b"].map { PurchaseFixture.purchase($0).token })
   }
