@@ -40,6 +40,8 @@ struct ClientCore {
   /// The wake-up for the earliest backed-off purchase.
   var purchaseRetry: ClientTask?
   var purchaseSubscribers: [Int: AsyncStream<PurchaseUpdate>.Continuation] = [:]
+  /// The logs of the calls waiting for a sync result.
+  var purchaseLogs: [Int: PurchaseChangeLog] = [:]
 
   init(identity: ClientIdentity) {
     self.identity = identity

@@ -26,7 +26,7 @@ public protocol CustomerInfoFetcher: Sendable {
 }
 
 /// One request for CustomerInfo, as the refresh client makes it.
-public struct FetchRequest: Sendable, Hashable, CustomStringConvertible {
+public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
   /// The scope the answer will be stored under: the one current when the request started.
   public var scope: CacheScope
   /// The raw app-user ID to send. It is the SDK's own; the cache stores only its hash.
@@ -46,6 +46,9 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible {
 
   /// The scope and flow only: never the app-user ID or the nonce.
   public var description: String { "FetchRequest(\(scope), flow: \(flow.rawValue))" }
+
+  /// What ``description`` shows, so `dump` and debuggers show no app-user ID either.
+  public var customMirror: Mirror { Mirror(self, children: ["scope": scope, "flow": flow]) }
 }
 
 /// The server's answer.

@@ -6,7 +6,7 @@ import Synchronization
 final class DrainPass: Sendable {
   private struct State {
     var finished = false
-    var changes: [PurchaseUpdate] = []
+    var postsBackedOff = false
     var onFinish: [@Sendable () -> Void] = []
   }
 
@@ -14,13 +14,15 @@ final class DrainPass: Sendable {
 
   init() {}
 
-  /// Records a state change the pass made.
-  func record(_ update: PurchaseUpdate) {
-    state.withLock { $0.changes.append(update) }
-  }
+  /// Whether the pass posts entries still backing off: a pass someone asked for (a restore, a
+  /// sync, a purchase, the network back) posts at once; one the app's lifecycle or a wake-up
+  /// started keeps to each entry's time.
+  var postsBackedOff: Bool { state.withLock { $0.postsBackedOff } }
 
-  /// The changes the pass made, in order.
-  var changes: [PurchaseUpdate] { state.withLock { $0.changes } }
+  /// Makes the pass post backed-off entries too; called before it starts.
+  func postBackedOff() {
+    state.withLock { $0.postsBackedOff = true }
+  }
 
   /// Calls `body` once the pass ends, at once if it has.
   func whenFinished(_ body: @escaping @Sendable () -> Void) {
@@ -51,4 +53,18 @@ final class DrainPass: Sendable {
       first.offer(())
     }
   }
+}
+
+/// The purchase updates told while one call waits: what its sync result says synced, whichever
+/// pass posted it.
+final class PurchaseChangeLog: Sendable {
+  private let changes = Mutex<[PurchaseUpdate]>([])
+
+  init() {}
+
+  func append(_ update: PurchaseUpdate) {
+    changes.withLock { $0.append(update) }
+  }
+
+  var all: [PurchaseUpdate] { changes.withLock { $0 } }
 }

@@ -13,8 +13,10 @@ extension EntitlementClient {
   ///
   /// A transaction another user of this device observed first stays bound to them: it is
   /// listed in ``PurchaseSyncResult/boundToAnotherUser`` and nothing changes. Finish the
-  /// store's transaction only once the entry has ``PurchaseState/synced``: until then the store
-  /// keeps delivering it, a second safety net under the queue.
+  /// store's transaction only once the result lists it in ``PurchaseSyncResult/synced``: until
+  /// then the store keeps delivering it, a second safety net under the queue. A transaction
+  /// delivered again after it synced is listed there too, so the app can finish it; one that
+  /// expired unsent is queued again (its 30 days start over).
   ///
   /// - Throws: ``CacheError`` when the purchase could not be enqueued (a bad ID or token, or
   ///   storage); nothing was posted then.
@@ -24,19 +26,21 @@ extension EntitlementClient {
   {
     let identity = self.identity
     var boundElsewhere: [String] = []
+    var alreadySynced: [QueuedPurchase] = []
     if let purchaseQueue {
       let outcome = try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
       switch outcome {
       case .queued(let entry):
-        tell(PurchaseUpdate(appUserID: identity.appUserID, purchase: entry), in: nil)
+        tell(PurchaseUpdate(appUserID: identity.appUserID, purchase: entry))
         publish()
-      case .alreadyQueued:
-        break
+      case .alreadyQueued(let entry):
+        if entry.state == .synced { alreadySynced.append(entry) }
       case .boundToAnotherObserver:
         boundElsewhere.append(purchase.transactionID)
       }
     }
-    return await syncedResult(.purchase, boundElsewhere: boundElsewhere)
+    return await syncedResult(
+      .purchase, alreadySynced: alreadySynced, boundElsewhere: boundElsewhere)
   }
 
   /// Restores purchases: drains the queue, then a fetch in the `restore` flow started after
@@ -44,13 +48,31 @@ extension EntitlementClient {
   /// returns once both have ended.
   @discardableResult
   public func restorePurchases() async -> PurchaseSyncResult {
-    await syncedResult(.restore, boundElsewhere: [])
+    await syncedResult(.restore, alreadySynced: [], boundElsewhere: [])
   }
 
   /// Syncs purchases: as ``restorePurchases()``, in the `sync` flow.
   @discardableResult
   public func syncPurchases() async -> PurchaseSyncResult {
-    await syncedResult(.sync, boundElsewhere: [])
+    await syncedResult(.sync, alreadySynced: [], boundElsewhere: [])
+  }
+
+  /// Lets the client post, as `appUserID`, the purchases that user observed in an earlier
+  /// launch, and drains the queue.
+  ///
+  /// The queue keeps only hashes of its observers (DESIGN §2), so after a relaunch the client
+  /// can post another user's entries only once it knows their raw app-user ID: when that user
+  /// is current again, or when the SDK, which keeps its users' IDs, names them here (a user
+  /// logged out on a shared device, whose purchase is still queued). Entries are posted as
+  /// `appUserID`, never as the current user.
+  ///
+  /// - Throws: ``ScopeError`` when `appUserID` is empty; nothing changes.
+  public func postQueuedPurchases(observedBy appUserID: String) throws(ScopeError) {
+    let observer = try identity.switching(to: appUserID)
+    core.withLock { core in
+      core.knownObservers[observer.scope.key] = observer
+      _ = requestDrain(&core, startedAfterThisCall: true, postingBackedOff: false)
+    }
   }
 
   /// Every change of a queued purchase's state this client makes, for every user it posts
@@ -70,18 +92,28 @@ extension EntitlementClient {
 
   /// Drains the queue with a pass started after this call, refreshes in `flow`, and collects
   /// the current user's result.
+  ///
+  /// A user asked for it, so the pass posts entries still backing off, at once. What synced is
+  /// what the purchase updates told while the call waited, whichever pass posted it.
   private func syncedResult(
-    _ flow: RefreshFlow, boundElsewhere: [String]
+    _ flow: RefreshFlow, alreadySynced: [QueuedPurchase], boundElsewhere: [String]
   ) async -> PurchaseSyncResult {
-    let pass = core.withLock { requestDrain(&$0, startedAfterThisCall: true) }
+    let log = PurchaseChangeLog()
+    let (logID, pass) = core.withLock { core in
+      let id = core.nextSubscriberID()
+      core.purchaseLogs[id] = log
+      return (id, requestDrain(&core, startedAfterThisCall: true, postingBackedOff: true))
+    }
     await pass?.wait()
     await refresh(flow, waitingAtMost: nil)
+    core.withLock { _ = $0.purchaseLogs.removeValue(forKey: logID) }
     let identity = self.identity
-    let changes = (pass?.changes ?? []).filter { $0.purchase.observer == identity.scope.key }
+    let synced = log.all.map(\.purchase).filter {
+      $0.observer == identity.scope.key && $0.state == .synced
+    }
     var result = PurchaseSyncResult(
-      synced: [], pending: [], conflicts: [], rejected: [], expired: [],
+      synced: alreadySynced + synced, pending: [], conflicts: [], rejected: [], expired: [],
       boundToAnotherUser: boundElsewhere, storageError: nil, state: state(of: identity))
-    result.synced = changes.map(\.purchase).filter { $0.state == .synced }
     do throws(CacheError) {
       for entry in try purchaseQueue?.queuedPurchases(observedBy: identity.scope) ?? [] {
         switch entry.state {
@@ -110,14 +142,28 @@ extension EntitlementClient {
   // MARK: Draining
 
   /// The pass a drain request joins: the one running, or when the caller needs entries it
-  /// just enqueued posted (or a pass that started after it), the one queued behind it. Nil
-  /// when the client posts no purchases, or has not started or has stopped.
+  /// just enqueued posted (or a pass that started after it, or one that posts backed-off
+  /// entries when the running one does not), the one queued behind it. Nil when the client
+  /// posts no purchases, or has not started or has stopped.
+  ///
+  /// - Parameter postingBackedOff: Someone asked (a restore, a sync, a purchase, the network
+  ///   back): post entries still backing off too, at once.
   @discardableResult
-  func requestDrain(_ core: inout ClientCore, startedAfterThisCall: Bool) -> DrainPass? {
+  func requestDrain(
+    _ core: inout ClientCore, startedAfterThisCall: Bool, postingBackedOff: Bool
+  ) -> DrainPass? {
     guard purchaseQueue != nil, poster != nil, core.started, !core.stopped else { return nil }
-    if let current = core.drain.current, !startedAfterThisCall { return current }
-    if let queued = core.drain.queued { return queued }
+    if let current = core.drain.current, !startedAfterThisCall,
+      current.postsBackedOff || !postingBackedOff
+    {
+      return current
+    }
+    if let queued = core.drain.queued {
+      if postingBackedOff { queued.postBackedOff() }
+      return queued
+    }
     let pass = DrainPass()
+    if postingBackedOff { pass.postBackedOff() }
     if core.drain.current == nil {
       core.drain.current = pass
       runDrain(pass, &core)
@@ -131,20 +177,26 @@ extension EntitlementClient {
     core.purchaseRetry?.cancel()
     core.purchaseRetry = nil
     let spawned = spawn(&core) { [self] in
-      await drain(pass)
-      endDrain(pass)
+      let wakeUp = await drain(pass)
+      endDrain(pass, wakeUp: wakeUp)
     }
     if spawned == nil { pass.finish() }
   }
 
-  /// Ends `pass`: starts the one queued behind it, and republishes, since the current user's
-  /// pending purchases may have changed what a denial says.
-  private func endDrain(_ pass: DrainPass) {
+  /// Ends `pass`: starts the one queued behind it or, with none, arms the wake-up for the
+  /// earliest backed-off entry, in the same step that clears the running pass, so the wake-up
+  /// cannot fire into the pass that is ending and be spent on it. Then republishes, since the
+  /// current user's pending purchases may have changed what a denial says.
+  private func endDrain(_ pass: DrainPass, wakeUp: Date?) {
     core.withLock { core in
       guard core.drain.current === pass else { return }
       core.drain.current = core.drain.queued
       core.drain.queued = nil
-      if let next = core.drain.current { runDrain(next, &core) }
+      if let next = core.drain.current {
+        runDrain(next, &core)
+      } else if let wakeUp {
+        scheduleDrainWakeUp(&core, at: wakeUp)
+      }
     }
     pass.finish()
     publish()
@@ -152,9 +204,9 @@ extension EntitlementClient {
 
   /// Posts every known observer's unsent entries, the current user's first, each observer's in
   /// observation order. A transient failure ends that observer's turn (the entries after it
-  /// wait for it, in order), and the earliest backed-off entry sets the wake-up.
-  private func drain(_ pass: DrainPass) async {
-    guard let purchaseQueue else { return }
+  /// wait for it, in order). Returns the earliest backed-off entry's due time, for the wake-up.
+  private func drain(_ pass: DrainPass) async -> Date? {
+    guard let purchaseQueue else { return nil }
     let observers: [ClientIdentity] = core.withLock { core in
       let current = core.identity
       return [current]
@@ -167,8 +219,8 @@ extension EntitlementClient {
         continue
       }
       for entry in entries {
-        guard !core.withLock({ $0.stopped }) else { return }
-        if let due = notYetDue(entry) {
+        guard !core.withLock({ $0.stopped }) else { return nil }
+        if !pass.postsBackedOff, let due = notYetDue(entry) {
           wakeUp = min(wakeUp ?? due, due)
           break
         }
@@ -176,22 +228,24 @@ extension EntitlementClient {
         case .next: continue
         case .stopObserver(let retryAt):
           if let retryAt { wakeUp = min(wakeUp ?? retryAt, retryAt) }
-        case .stopped: return
+        case .stopped: return nil
         }
         break
       }
     }
-    if let wakeUp { scheduleDrainWakeUp(at: wakeUp) }
+    return wakeUp
   }
 
   /// When a pending entry backed off may be posted again, if that is still ahead. A due time
   /// further ahead than the longest backoff can put it was set by a clock since set back, and
-  /// is due now: a wrong clock must not hold a purchase back.
+  /// is due now: a wrong clock must not hold a purchase back. "Ahead" is what the wake-up
+  /// timer can wait for: a wait that rounds to nothing is due now, or the timer would fire at
+  /// once and find it not due, forever.
   private func notYetDue(_ entry: QueuedPurchase) -> Date? {
     guard entry.state == .pending, let due = entry.nextAttemptAt else { return nil }
-    let now = runtime.clock.now()
+    let wait = due.timeIntervalSince(runtime.clock.now())
     let longest = configuration.purchaseRetryMaxDelay.seconds * 1.25
-    guard due > now, due.timeIntervalSince(now) <= longest else { return nil }
+    guard Duration.ceilingMilliseconds(wait) > .zero, wait <= longest else { return nil }
     return due
   }
 
@@ -220,7 +274,7 @@ extension EntitlementClient {
     } catch {
       return .stopObserver(retryAt: nil)
     }
-    tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: started), in: pass)
+    tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: started))
     guard started.state == .posting else { return .next }
     let request = PurchasePostRequest(
       scope: scope, appUserID: observer.appUserID, transactionID: started.transactionID,
@@ -238,8 +292,11 @@ extension EntitlementClient {
     case .failure(.rejected(let status)):
       change = .rejected(status: status)
     case .failure(let failure):
-      let at = runtime.clock.now().addingTimeInterval(
-        purchaseRetryDelay(afterAttempt: started.attempts).seconds)
+      // To the millisecond, as the file keeps it, so both caches hold the same instant.
+      let at = Date(
+        unixMilliseconds: runtime.clock.now().addingTimeInterval(
+          purchaseRetryDelay(afterAttempt: started.attempts).seconds
+        ).unixMilliseconds)
       retryAt = at
       change = .retry(failure, at: at)
     }
@@ -250,7 +307,7 @@ extension EntitlementClient {
       return .stopObserver(retryAt: nil)
     }
     if let updated {
-      tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: updated), in: pass)
+      tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: updated))
       if updated.state == .pending {
         return .stopObserver(retryAt: updated.nextAttemptAt ?? retryAt)
       }
@@ -289,6 +346,9 @@ extension EntitlementClient {
       first.offer(.failure(.transient(status: nil)))
     }
     tasks.deadline?.cancel()
+    // A post that lost to its deadline is abandoned: the entry is posted again after its
+    // backoff, and a late answer to this one would only race that post.
+    tasks.post?.cancel()
     return answer
   }
 
@@ -315,28 +375,28 @@ extension EntitlementClient {
   }
 
   /// After a transient failure, a drain at the earliest entry's due time, in the foreground.
-  private func scheduleDrainWakeUp(at due: Date) {
+  /// Called holding the core lock, with no pass running.
+  private func scheduleDrainWakeUp(_ core: inout ClientCore, at due: Date) {
+    guard core.phase == .foreground, !core.stopped else { return }
     let delay = Duration.ceilingMilliseconds(due.timeIntervalSince(runtime.clock.now()))
-    core.withLock { core in
-      guard core.phase == .foreground, !core.stopped else { return }
-      core.purchaseRetry?.cancel()
-      core.purchaseRetry = spawn(&core) { [weak self, runtime] in
-        do { try await runtime.sleep(for: delay) } catch { return }
-        guard let self else { return }
-        self.core.withLock { core in
-          guard core.phase == .foreground else { return }
-          core.purchaseRetry = nil
-          self.requestDrain(&core, startedAfterThisCall: false)
-        }
+    core.purchaseRetry?.cancel()
+    core.purchaseRetry = spawn(&core) { [weak self, runtime] in
+      do { try await runtime.sleep(for: delay) } catch { return }
+      guard let self else { return }
+      self.core.withLock { core in
+        guard core.phase == .foreground else { return }
+        core.purchaseRetry = nil
+        // A pass that started after this wake-up was armed: the one that armed it has ended.
+        self.requestDrain(&core, startedAfterThisCall: true, postingBackedOff: false)
       }
     }
   }
 
-  /// Tells the purchase streams, and records the change in `pass`.
-  private func tell(_ update: PurchaseUpdate, in pass: DrainPass?) {
-    pass?.record(update)
+  /// Tells the purchase streams and the logs of the calls waiting for a sync result.
+  private func tell(_ update: PurchaseUpdate) {
     core.withLock { core in
       for continuation in core.purchaseSubscribers.values { continuation.yield(update) }
+      for log in core.purchaseLogs.values { log.append(update) }
     }
   }
 }

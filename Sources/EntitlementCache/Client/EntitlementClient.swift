@@ -83,8 +83,9 @@ public final class EntitlementClient: Sendable {
     core = Locked(ClientCore(identity: identity))
   }
 
-  /// A client dropped without ``stop()`` cancels its timers and ends its streams; its waits
-  /// hold it only weakly, so dropping it is enough.
+  /// A client dropped without ``stop()`` cancels its timers and ends its streams; its timers
+  /// hold it only weakly, so dropping it is enough. A fetch or post in flight holds it until
+  /// it ends, at most ``ClientConfiguration/fetchTimeout``.
   deinit {
     let (tasks, endStreams) = core.withLock { core in
       (Array(core.tasks.values), core.takeSubscribers())
@@ -219,7 +220,7 @@ public final class EntitlementClient: Sendable {
     }
     guard starting else { return }
     let published = publish()
-    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false) }
+    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false, postingBackedOff: false) }
     if phase == .foreground || isStale(published?.customerInfo, in: .background) {
       launchRefresh(.start)
     }
@@ -235,7 +236,7 @@ public final class EntitlementClient: Sendable {
       return true
     }
     guard entering, let published = publish() else { return }
-    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false) }
+    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false, postingBackedOff: false) }
     if isStale(published.customerInfo, in: .foreground) { launchRefresh(.foreground) }
   }
 
@@ -252,15 +253,17 @@ public final class EntitlementClient: Sendable {
     }
   }
 
-  /// The network came back: refreshes when access is being served offline (the last refresh
-  /// failed, or nothing is cached), at once rather than at the next backed-off retry.
+  /// The network came back: posts the queued purchases, backed-off ones too, and refreshes
+  /// when access is being served offline (the last refresh failed, or nothing is cached), at
+  /// once rather than at the next backed-off retry.
   public func networkAvailable() {
     let identity: ClientIdentity? = core.withLock { core in
       guard core.started, !core.stopped else { return nil }
       return core.identity
     }
     guard let identity else { return }
-    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false) }
+    // The network is back: what backed off while it was gone is due now.
+    core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false, postingBackedOff: true) }
     let info = try? cache.evaluatedCustomerInfo(for: identity.scope, policy: configuration.policy)
     guard info == nil || info?.freshness == .offline else { return }
     core.withLock { $0.retry.cancel() }

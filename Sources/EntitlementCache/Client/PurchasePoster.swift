@@ -25,7 +25,9 @@ public protocol PurchasePoster: Sendable {
 }
 
 /// One post of a queued purchase.
-public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible {
+public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
+  CustomReflectable
+{
   /// The observer's scope: where the answer's CustomerInfo is stored.
   public var scope: CacheScope
   /// The raw app-user ID of the user who first observed the purchase, to post as.
@@ -55,6 +57,16 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible {
   /// The scope, transaction, product and attempt: never the app-user ID or the token.
   public var description: String {
     "PurchasePostRequest(\(scope), \(transactionID), product: \(productID), attempt: \(attempt))"
+  }
+
+  /// What ``description`` shows, so `dump` and debuggers show no app-user ID or token either.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "scope": scope, "transactionID": transactionID, "productID": productID,
+        "attempt": attempt,
+      ])
   }
 }
 

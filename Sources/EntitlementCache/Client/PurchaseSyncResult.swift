@@ -44,7 +44,7 @@ public struct PurchaseConflict: Sendable, Hashable {
 ///
 /// Every observer's changes are told, each with its observer's app-user ID, so an app shows a
 /// user only the updates whose ``appUserID`` is theirs.
-public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible {
+public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
   /// The raw app-user ID of the user who observed the purchase, which it is posted as.
   public var appUserID: String
   /// The entry after the change.
@@ -52,4 +52,7 @@ public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible {
 
   /// The entry's description: never the app-user ID or the token.
   public var description: String { "PurchaseUpdate(\(purchase))" }
+
+  /// The entry alone, so `dump` and debuggers show no app-user ID either.
+  public var customMirror: Mirror { Mirror(self, children: ["purchase": purchase]) }
 }

@@ -6,8 +6,11 @@
 /// `EntitlementCacheTesting` product to check it keeps the rules.
 ///
 /// The rules:
-/// - An entry is durable when ``enqueue(_:observedBy:)`` returns, and idempotent by transaction
-///   ID: the first observer keeps it for good, across log-outs and log-ins.
+/// - An entry is committed when ``enqueue(_:observedBy:)`` returns (with
+///   ``SQLiteCustomerInfoCache``, durable against the app being killed; against power loss with
+///   ``CacheConfiguration/Durability/full``), and idempotent by transaction ID: the first
+///   observer keeps it for good, across log-outs and log-ins. Only an expired entry observed
+///   again by its own observer changes: it is queued again (``QueuedPurchase/reobserved(as:at:)``).
 /// - Entries are bound to their observer: every read and change names it, and no call shows
 ///   one scope another scope's entry.
 /// - State changes follow ``QueuedPurchase/applying(_:at:)``: a final entry never changes.
@@ -15,7 +18,8 @@
 ///   its decisions with ``AccessEvidence/pendingPurchase``.
 public protocol PurchaseQueueStore: Sendable {
   /// Enqueues `purchase` as observed by `scope` now, durably; nothing happens when its
-  /// transaction is queued already, under any scope.
+  /// transaction is queued already, under any scope, except that an expired entry observed
+  /// again by its own observer is queued again (``EnqueueOutcome/queued(_:)``).
   ///
   /// - Throws: ``CacheError/invalidPurchase(field:problem:)`` for an empty or oversized ID or
   ///   token; ``CacheError/storage(_:_:)``. Either way nothing was written.

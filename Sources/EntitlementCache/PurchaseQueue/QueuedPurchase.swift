@@ -49,7 +49,8 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
   /// When a pending entry may be posted again after a transient failure (device time); nil
   /// when it may be posted at once.
   public var nextAttemptAt: Date?
-  /// The device time it was first observed.
+  /// The device time it was first observed, or observed again after it expired: what its
+  /// 30 days count from.
   public var firstObservedAt: Date
   /// The device time it reached its state.
   public var stateChangedAt: Date
@@ -61,8 +62,9 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
 
   /// After this long unsent since its observation, an entry is ``PurchaseState/expired``.
   public static let expiryAge: TimeInterval = 30 * 86_400
-  /// A final entry is deleted this long after it reached its state (see
-  /// ``SQLiteCustomerInfoCache/prune()``).
+  /// This long after a final entry reached its state, retention deletes it when it synced,
+  /// and otherwise drops its token and keeps the rest, so the transaction stays bound to its
+  /// observer (see ``SQLiteCustomerInfoCache/prune()``).
   public static let retentionAge: TimeInterval = 30 * 86_400
 
   /// An entry as a cache of an SDK's own stores and returns it.
@@ -98,6 +100,24 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
   /// Transaction, product, state and attempts; never the token or the observer.
   public var description: String {
     "QueuedPurchase(\(transactionID), product: \(productID), \(state.rawValue), attempts: \(attempts))"
+  }
+
+  /// The entry after its own observer observed it again at `now`, as `purchase`; nil when that
+  /// changes nothing.
+  ///
+  /// Only an expired entry changes: it is queued again, `pending`, with the new token and its
+  /// 30 days counted from now. The store delivers a transaction until the app finishes it, so
+  /// a purchase that expired unsent (a long outage, a clock set forward) comes back this way
+  /// rather than being lost. Another observer never reopens it.
+  public func reobserved(as purchase: ObservedPurchase, at now: Date) -> QueuedPurchase? {
+    guard state == .expired else { return nil }
+    var next = self
+    next.state = .pending
+    next.token = purchase.token
+    next.firstObservedAt = now
+    next.stateChangedAt = now
+    next.nextAttemptAt = nil
+    return next
   }
 
   /// The entry after `change` at `now`: the one set of transition rules both caches apply.

@@ -44,9 +44,10 @@ public struct CacheConfiguration: Sendable {
   public var maxScopes = 100
   /// At most this many final purchase-queue entries (synced, conflicted, rejected, expired)
   /// are kept, the oldest going first; entries still to post are never deleted. Default
-  /// 1,000. Each final entry is also deleted ``QueuedPurchase/retentionAge`` after it
-  /// reached its state, and an unsent one expires ``QueuedPurchase/expiryAge`` after it was
-  /// observed, so on a shared device the queue holds at most two months of purchases.
+  /// 1,000. A synced entry is also deleted ``QueuedPurchase/retentionAge`` after it synced,
+  /// the others then keep only their binding (no token), and an unsent one expires
+  /// ``QueuedPurchase/expiryAge`` after it was observed, so on a shared device the queue holds
+  /// at most this many bindings and two months of tokens.
   public var maxFinalPurchases = 1_000
   /// Run the retention rules when the cache opens. Default true.
   public var pruneOnOpen = true

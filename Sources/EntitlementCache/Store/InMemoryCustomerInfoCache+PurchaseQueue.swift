@@ -40,7 +40,12 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
     return purchases.withLock { book in
       if let existing = book.entry(purchase.transactionID) {
-        return existing.observer == scope.key ? .alreadyQueued(existing) : .boundToAnotherObserver
+        guard existing.observer == scope.key else { return .boundToAnotherObserver }
+        guard let reopened = existing.reobserved(as: purchase, at: now) else {
+          return .alreadyQueued(existing)
+        }
+        book.replace(reopened)
+        return .queued(reopened)
       }
       let entry = QueuedPurchase(purchase, observedBy: scope, at: now)
       book.append(entry)

@@ -95,16 +95,33 @@ package enum PurchaseQueueSQL {
     WHERE transaction_id = ?1
     """
 
+  /// An expired entry its observer observed again: pending, with the new token `?2`, its 30
+  /// days counted from `?3` (``QueuedPurchase/reobserved(as:at:)``).
+  static let reopen = """
+    UPDATE purchase_queue SET state = 'pending', payload = ?2, first_observed_at = ?3,
+      state_changed_at = ?3, next_attempt_at = NULL
+    WHERE transaction_id = ?1 AND state = 'expired'
+    """
+
   /// Unsent entries observed at or before `?1` become expired at `?2` (retention).
   static let expireUnsent = """
     UPDATE purchase_queue SET state = 'expired', state_changed_at = ?2, next_attempt_at = NULL
     WHERE state IN ('pending', 'posting') AND first_observed_at <= ?1
     """
 
-  /// Final entries that reached their state at or before `?1` are deleted (retention).
-  static let deleteFinal = """
-    DELETE FROM purchase_queue
-    WHERE state NOT IN ('pending', 'posting') AND state_changed_at <= ?1
+  /// Synced entries that synced at or before `?1` are deleted (retention): the app has
+  /// finished their transactions, so the store does not deliver them again.
+  static let deleteSynced = """
+    DELETE FROM purchase_queue WHERE state = 'synced' AND state_changed_at <= ?1
+    """
+
+  /// Other final entries that reached their state at or before `?1` lose their token and keep
+  /// the rest (retention): the app never finished their transactions, so the store may
+  /// deliver them again, and the row keeps each bound to its first observer.
+  static let dropFinalTokens = """
+    UPDATE purchase_queue SET payload = x''
+    WHERE state IN ('conflict', 'rejected', 'expired') AND state_changed_at <= ?1
+      AND length(payload) > 0
     """
 
   /// The oldest final entries beyond a cap of `?1` are deleted; unsent ones never are.

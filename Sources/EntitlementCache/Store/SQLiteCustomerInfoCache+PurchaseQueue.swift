@@ -20,8 +20,19 @@ extension SQLiteCustomerInfoCache: PurchaseQueueStore {
     var outcome = EnqueueOutcome.boundToAnotherObserver
     try write(.enqueuePurchase, scope: scope) { connection, _ throws(SQLiteError) in
       if let existing = try Self.entry(purchase.transactionID, on: connection) {
-        if existing.observer == scope.key { outcome = .alreadyQueued(existing) }
-        return { _ in }
+        guard existing.observer == scope.key else { return { _ in } }
+        guard let reopened = existing.reobserved(as: purchase, at: now) else {
+          outcome = .alreadyQueued(existing)
+          return { _ in }
+        }
+        try connection.withStatement(PurchaseQueueSQL.reopen) { statement throws(SQLiteError) in
+          try statement.bind(purchase.transactionID, at: 1)
+          try statement.bind(reopened.token.bytes, at: 2)
+          try statement.bind(now, at: 3)
+          try statement.run()
+        }
+        outcome = .queued(reopened)
+        return { path in path.residents.markForReread(scope.key) }
       }
       try connection.withStatement(PurchaseQueueSQL.insert) { statement throws(SQLiteError) in
         typealias Parameter = PurchaseQueueSQL.InsertParameter

@@ -23,9 +23,11 @@ extension SQLiteCustomerInfoCache {
   /// every scope that can no longer grant anything under the configured policy and was not
   /// used for ``CacheConfiguration/retention``, then the least recently used scopes beyond
   /// ``CacheConfiguration/maxScopes``. In the purchase queue, an entry unsent
-  /// ``QueuedPurchase/expiryAge`` after its observation becomes expired, and final entries
-  /// are deleted ``QueuedPurchase/retentionAge`` after they reached their state, and beyond
-  /// ``CacheConfiguration/maxFinalPurchases``. Deleting a scope never deletes its purchases.
+  /// ``QueuedPurchase/expiryAge`` after its observation becomes expired;
+  /// ``QueuedPurchase/retentionAge`` after an entry reached a final state it is deleted when
+  /// it synced, and otherwise keeps only its binding (its token dropped); the oldest final
+  /// entries beyond ``CacheConfiguration/maxFinalPurchases`` are deleted. Deleting a scope
+  /// never deletes its purchases.
   ///
   /// Runs at open unless ``CacheConfiguration/pruneOnOpen`` is false. Cheap: the age test
   /// uses an index and only old scopes are evaluated.
@@ -127,11 +129,17 @@ extension SQLiteCustomerInfoCache {
       try statement.run()
       return connection.changes
     }
-    var deleted = try connection.withStatement(PurchaseQueueSQL.deleteFinal) {
+    let cutoff = now.addingTimeInterval(-QueuedPurchase.retentionAge)
+    var deleted = try connection.withStatement(PurchaseQueueSQL.deleteSynced) {
       statement throws(SQLiteError) in
-      try statement.bind(now.addingTimeInterval(-QueuedPurchase.retentionAge), at: 1)
+      try statement.bind(cutoff, at: 1)
       try statement.run()
       return connection.changes
+    }
+    try connection.withStatement(PurchaseQueueSQL.dropFinalTokens) {
+      statement throws(SQLiteError) in
+      try statement.bind(cutoff, at: 1)
+      try statement.run()
     }
     deleted += try connection.withStatement(PurchaseQueueSQL.deleteFinalOverCap) {
       statement throws(SQLiteError) in

@@ -212,14 +212,27 @@ struct PurchaseQueueStoreTests {
     let request = PurchasePostRequest(
       scope: Fixture.scopeA, appUserID: "user-a", transactionID: "tx1", productID: "p",
       token: purchase.token, attempt: 1)
+    var dumpedRequest = ""
+    dump(request, to: &dumpedRequest)
+    let update = PurchaseUpdate(appUserID: "user-a", purchase: entry)
+    var dumpedUpdate = ""
+    dump(update, to: &dumpedUpdate)
+    var dumpedFetch = ""
+    dump(
+      FetchRequest(scope: Fixture.scopeA, appUserID: "user-a", nonce: [1, 2], flow: .restore),
+      to: &dumpedFetch)
     let texts = [
       "\(entry)", String(reflecting: entry), dumped, "\(purchase)", dumpedPurchase,
       String(reflecting: purchase.token), "\(request)", String(reflecting: request),
+      dumpedRequest, "\(update)", dumpedUpdate,
     ]
     for text in texts {
       #expect(!text.contains(PurchaseFixture.secret), "\(text)")
     }
-    #expect(!"\(request)".contains("user-a"))
+    for text in ["\(request)", dumpedRequest, "\(update)", dumpedUpdate, dumpedFetch] {
+      #expect(!text.contains("user-a"), "\(text)")
+    }
+    #expect(dumpedRequest.contains("tx1") && dumpedUpdate.contains("tx1"))
   }
 }
 
@@ -339,7 +352,20 @@ struct PurchaseQueueFileTests {
     #expect(report.deletedPurchases == 2)
     caches.clock.advance(by: QueuedPurchase.retentionAge)
     report = try cache.prune()
-    #expect(report.deletedPurchases == 1)
-    #expect(try CacheInspector(cache).purchaseQueue().entries.isEmpty)
+    // Never synced, so never finished: the store may deliver it again. The row stays, without
+    // its token, and keeps the transaction bound to its first observer.
+    #expect(report.deletedPurchases == 0)
+    let kept = try cache.queuedPurchases(observedBy: Fixture.scopeA)
+    #expect(kept.map(\.transactionID) == ["old"])
+    #expect(kept.first?.token.bytes.isEmpty == true)
+    #expect(
+      try cache.enqueue(PurchaseFixture.purchase("old"), observedBy: Fixture.scopeB)
+        == .boundToAnotherObserver)
+    // Its own observer seeing it again queues it again, with the store's new token.
+    let reopened = try cache.enqueue(PurchaseFixture.purchase("old"), observedBy: Fixture.scopeA)
+    #expect(reopened.entry?.state == .pending)
+    #expect(reopened.entry?.token == PurchaseFixture.purchase("old").token)
+    #expect(try cache.unsentPurchases(observedBy: Fixture.scopeA).map(\.transactionID) == ["old"])
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase)
   }
 }
