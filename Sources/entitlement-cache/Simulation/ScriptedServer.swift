@@ -45,56 +45,17 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
     -> FetchedCustomerInfo
   {
-    let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
-    let answer: ScriptedAnswer? = state.withLock { state in
-      guard var answers = state.remaining[request.appUserID], !answers.isEmpty else { return nil }
-      let next = answers.removeFirst()
-      state.remaining[request.appUserID] = answers
-      state.inFlight += 1
-      return next
-    }
-    guard let answer else { throw .transient(status: nil) }
-    defer { state.withLock { $0.inFlight -= 1 } }
-    if answer.latency > .zero {
-      do {
-        try await runtime.sleep(for: answer.latency)
-      } catch {
-        // The client cancelled the fetch (it stopped: a relaunch kills the process). The
-        // server's answer is lost with it, as it would be; the client drops whatever it gets.
-        throw .transient(status: nil)
-      }
-    }
+    let (answer, arrived) = try await take(\.remaining, for: request.appUserID)
     switch answer.reply {
     case .failure(let failure):
       throw failure
-    case .snapshot(var fields):
-      if fields["requestDate"] == nil {
-        fields["requestDate"] = .string(SimulationTime.date(arrived).iso8601)
-      }
-      return FetchedCustomerInfo(body: Self.encode(fields))
+    case .snapshot(let fields):
+      return FetchedCustomerInfo(body: Self.encode(fields, arrived: arrived))
     }
   }
 
   func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
-    let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
-    let answer: ScriptedPostAnswer? = state.withLock { state in
-      guard var answers = state.remainingPosts[request.appUserID], !answers.isEmpty else {
-        return nil
-      }
-      let next = answers.removeFirst()
-      state.remainingPosts[request.appUserID] = answers
-      state.inFlight += 1
-      return next
-    }
-    guard let answer else { throw .transient(status: nil) }
-    defer { state.withLock { $0.inFlight -= 1 } }
-    if answer.latency > .zero {
-      do {
-        try await runtime.sleep(for: answer.latency)
-      } catch {
-        throw .transient(status: nil)
-      }
-    }
+    let (answer, arrived) = try await take(\.remainingPosts, for: request.appUserID)
     switch answer.reply {
     case .failure(let failure):
       throw failure
@@ -102,16 +63,45 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
       return .conflict(resolution: resolution)
     case .synced(nil):
       return .synced(nil)
-    case .synced(var fields?):
-      if fields["requestDate"] == nil {
-        fields["requestDate"] = .string(SimulationTime.date(arrived).iso8601)
-      }
-      return .synced(FetchedCustomerInfo(body: Self.encode(fields)))
+    case .synced(let fields?):
+      return .synced(FetchedCustomerInfo(body: Self.encode(fields, arrived: arrived)))
     }
   }
 
+  /// Takes `user`'s next answer from `list` and waits out its latency on the virtual clock;
+  /// returns it with the time the request arrived. None left: `transient` at once.
+  private func take<Answer: Sendable & ScriptedLatency>(
+    _ list: WritableKeyPath<State, [String: [Answer]]> & Sendable, for user: String
+  ) async throws(FetchFailure) -> (answer: Answer, arrived: Int64) {
+    let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
+    let answer: Answer? = state.withLock { state in
+      guard var answers = state[keyPath: list][user], !answers.isEmpty else { return nil }
+      let next = answers.removeFirst()
+      state[keyPath: list][user] = answers
+      state.inFlight += 1
+      return next
+    }
+    guard let answer else { throw .transient(status: nil) }
+    defer { state.withLock { $0.inFlight -= 1 } }
+    if answer.latency > .zero {
+      do {
+        try await runtime.sleep(for: answer.latency)
+      } catch {
+        // The client cancelled the request (it stopped: a relaunch kills the process). The
+        // server's answer is lost with it, as it would be; the client drops whatever it gets.
+        throw .transient(status: nil)
+      }
+    }
+    return (answer, arrived)
+  }
+
   /// The snapshot object as JSON bytes, keys sorted so the bytes are the same on every run.
-  private static func encode(_ fields: [String: JSONValue]) -> Data {
+  /// A snapshot without `requestDate` gets the time its request `arrived`.
+  private static func encode(_ fields: [String: JSONValue], arrived: Int64) -> Data {
+    var fields = fields
+    if fields["requestDate"] == nil {
+      fields["requestDate"] = .string(SimulationTime.date(arrived).iso8601)
+    }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     // Values parsed from JSON always encode (they hold no non-finite number); should one not,
@@ -119,3 +109,11 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     return (try? encoder.encode(JSONValue.object(fields))) ?? Data()
   }
 }
+
+/// An answer that comes back after a latency.
+protocol ScriptedLatency {
+  var latency: Duration { get }
+}
+
+extension ScriptedAnswer: ScriptedLatency {}
+extension ScriptedPostAnswer: ScriptedLatency {}
