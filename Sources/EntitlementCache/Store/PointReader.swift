@@ -25,14 +25,7 @@ final class PointReader {
   ) throws(ReadFailure) -> Outcome {
     let outcome: Result<Outcome, SnapshotError>
     do throws(SQLiteError) {
-      let prepared: SQLiteStatement
-      if let statement {
-        prepared = statement
-      } else {
-        prepared = try SQLiteStatement(
-          connection: connection, sql: ScopeSQL.pointRead, persistent: true)
-        statement = prepared
-      }
+      let prepared = try Self.prepared(&statement, ScopeSQL.pointRead, on: connection)
       do throws(SQLiteError) {
         let found = try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
           try prepared.withBorrowedParameters(blob: scopeKey, at: 1, text: key, at: 2) {
@@ -71,18 +64,22 @@ final class PointReader {
   private func unsentEntry(
     _ scope: CacheScope, on connection: SQLiteConnection
   ) throws(SQLiteError) -> Bool {
-    let prepared: SQLiteStatement
-    if let pendingStatement {
-      prepared = pendingStatement
-    } else {
-      prepared = try SQLiteStatement(
-        connection: connection, sql: PurchaseQueueSQL.scopeHasUnsentEntry, persistent: true)
-      pendingStatement = prepared
-    }
+    let prepared = try Self.prepared(
+      &pendingStatement, PurchaseQueueSQL.scopeHasUnsentEntry, on: connection)
     defer { prepared.reset() }
     try prepared.bind(scope.key.bytes, at: 1)
     guard try prepared.step() else { return false }
     return prepared.int64(0) != 0
+  }
+
+  /// The statement held in `held`, prepared on first use.
+  private static func prepared(
+    _ held: inout SQLiteStatement?, _ sql: String, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> SQLiteStatement {
+    if let held { return held }
+    let statement = try SQLiteStatement(connection: connection, sql: sql, persistent: true)
+    held = statement
+    return statement
   }
 
   /// The resident of a scope the file has no row for.

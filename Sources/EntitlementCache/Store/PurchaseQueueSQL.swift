@@ -172,32 +172,3 @@ package enum PurchaseQueueSQL {
       resolution: resolution)
   }
 }
-
-/// One purchase-queue entry as a support tool lists it (`entitlement-cache queue`): no
-/// token, and the observer by hashes only.
-public struct QueuedPurchaseSummary: Sendable, Hashable {
-  /// The store's transaction ID.
-  public var transactionID: String
-  /// The store's product ID.
-  public var productID: String
-  /// The observing scope's hash.
-  public var observer: ScopeKey
-  /// The first hexadecimal digits of the observer's hashed app-user ID, as `scopes` shows it.
-  public var observerUserHashPrefix: String
-  /// The observer's store environment.
-  public var environment: StoreEnvironment
-  /// Where the entry is on its way to the server.
-  public var state: PurchaseState
-  /// Posts begun.
-  public var attempts: Int
-  /// When a backed-off entry may be posted again (device time).
-  public var nextAttemptAt: Date?
-  /// When it was first observed (device time).
-  public var firstObservedAt: Date
-  /// When it reached its state (device time).
-  public var stateChangedAt: Date
-  /// How the last failed post failed.
-  public var lastFailure: FetchFailure?
-  /// A conflict's resolution.
-  public var resolution: ClaimHint?
-}
