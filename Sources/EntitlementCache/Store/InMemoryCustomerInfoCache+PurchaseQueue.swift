@@ -4,10 +4,12 @@
   import Foundation
 #endif
 
-/// The in-memory cache's purchase queue: entries in observation order, by transaction ID.
+/// The in-memory cache's purchase queue: entries in observation order, by transaction ID,
+/// and how many each observer has still to post, which every read asks.
 struct PurchaseBook: Sendable {
   private(set) var entries: [QueuedPurchase] = []
   private var indexByTransaction: [String: Int] = [:]
+  private var unsentCounts: [ScopeKey: Int] = [:]
 
   func entry(_ transactionID: String) -> QueuedPurchase? {
     indexByTransaction[transactionID].map { entries[$0] }
@@ -16,15 +18,18 @@ struct PurchaseBook: Sendable {
   mutating func append(_ entry: QueuedPurchase) {
     indexByTransaction[entry.transactionID] = entries.count
     entries.append(entry)
+    if entry.state.isUnsent { unsentCounts[entry.observer, default: 0] += 1 }
   }
 
   mutating func replace(_ entry: QueuedPurchase) {
     guard let index = indexByTransaction[entry.transactionID] else { return }
+    let unsentChange = (entry.state.isUnsent ? 1 : 0) - (entries[index].state.isUnsent ? 1 : 0)
     entries[index] = entry
+    unsentCounts[entry.observer, default: 0] += unsentChange
   }
 
   func hasUnsentEntry(_ observer: ScopeKey) -> Bool {
-    entries.contains { $0.observer == observer && $0.state.isUnsent }
+    (unsentCounts[observer] ?? 0) > 0
   }
 }
 
@@ -38,24 +43,24 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
   ) throws(CacheError) -> EnqueueOutcome {
     try purchase.validate()
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
-    return purchases.withLock { book in
-      if let existing = book.entry(purchase.transactionID) {
+    return scopes.withLock { state in
+      if let existing = state.purchases.entry(purchase.transactionID) {
         guard existing.observer == scope.key else { return .boundToAnotherObserver }
         guard let reopened = existing.reobserved(as: purchase, at: now) else {
           return .alreadyQueued(existing)
         }
-        book.replace(reopened)
+        state.purchases.replace(reopened)
         return .queued(reopened)
       }
       let entry = QueuedPurchase(purchase, observedBy: scope, at: now)
-      book.append(entry)
+      state.purchases.append(entry)
       return .queued(entry)
     }
   }
 
   /// Every entry `scope` observed, in observation order.
   public func queuedPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase] {
-    purchases.withLock { book in book.entries.filter { $0.observer == scope.key } }
+    scopes.withLock { state in state.purchases.entries.filter { $0.observer == scope.key } }
   }
 
   /// Applies `change` to the entry `scope` observed, by the rules of
@@ -64,15 +69,13 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
     _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
   ) throws(CacheError) -> QueuedPurchase? {
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
-    return purchases.withLock { book in
-      guard let entry = book.entry(transactionID), entry.observer == scope.key else { return nil }
+    return scopes.withLock { state in
+      guard let entry = state.purchases.entry(transactionID), entry.observer == scope.key else {
+        return nil
+      }
       let next = entry.applying(change, at: now)
-      book.replace(next)
+      state.purchases.replace(next)
       return next
     }
-  }
-
-  func hasPendingPurchase(_ scope: CacheScope) -> Bool {
-    purchases.withLock { $0.hasUnsentEntry(scope.key) }
   }
 }

@@ -47,9 +47,9 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// The clock every read and write uses.
   public let clock: CacheClock
 
-  private let scopes = Mutex<[ScopeKey: StoredScope]>([:])
-  /// The purchase queue. Reads take this lock, then `scopes`'s, never both at once.
-  let purchases = Mutex(PurchaseBook())
+  /// The scopes and the purchase queue, under one lock, so a read sees the scope and whether
+  /// it has a purchase to post at one instant.
+  let scopes = Mutex(InMemoryState())
   /// Why ``policy`` is out of range, found once at init; nil when it is valid.
   private let policyError: CacheError?
 
@@ -164,7 +164,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Parameter scope: The scope to forget.
   public func remove(_ scope: CacheScope) throws(CacheError) {
-    _ = scopes.withLock { $0.removeValue(forKey: scope.key) }
+    scopes.withLock { $0.removeValue(forKey: scope.key) }
   }
 
   // MARK: Reads
@@ -178,9 +178,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Throws: ``CacheError/unreadableSnapshot(_:)`` when the stored bytes do not decode (a
   ///   snapshot built in code whose encoding the parser rejects).
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    let pending = hasPendingPurchase(scope)
-    guard var stored = scopes.withLock({ $0[scope.key] }) else { return nil }
-    stored.bookkeeping.hasPendingPurchase = pending
+    guard let stored = scopes.withLock({ $0[scope.key] }) else { return nil }
     guard let snapshot = stored.snapshot else {
       return CachedCustomerInfo(snapshot: nil, bookkeeping: stored.bookkeeping)
     }
@@ -206,16 +204,15 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         entitlement, .unreadable, clock: ClockReading(unstoredAt: now))
     }
     let boot = clock.bootInstant()
-    let pending = hasPendingPurchase(scope)
     return scopes.withLock { scopes in
       guard var stored = scopes[scope.key] else {
         return EntitlementEvaluator.unavailable(
-          entitlement, .noSnapshot, clock: ClockReading(unstoredAt: now), pendingPurchase: pending)
+          entitlement, .noSnapshot, clock: ClockReading(unstoredAt: now),
+          pendingPurchase: scopes.purchases.hasUnsentEntry(scope.key))
       }
       let reading = stored.clockReading(now: now, boot: boot, policy: policy)
       stored.raiseMark(to: reading.effectiveDeviceNow)
       scopes[scope.key] = stored
-      stored.bookkeeping.hasPendingPurchase = pending
       return stored.decide(entitlement, clock: reading, policy: policy)
     }
   }
@@ -232,10 +229,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let now = clock.now()
     guard case .success(let policy) = resolve(policy) else { return [] }
     let boot = clock.bootInstant()
-    let pending = hasPendingPurchase(scope)
     return scopes.withLock { scopes in
       guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return [] }
-      stored.bookkeeping.hasPendingPurchase = pending
       var keys: Set<String> = []
       // Key by key, each a read, as the SQLite cache evaluates them: a snapshot without keys
       // is then no read at all, and raises no mark there either.
@@ -244,7 +239,6 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         stored.raiseMark(to: reading.effectiveDeviceNow)
         if stored.decide(key, clock: reading, policy: policy).isGranted { keys.insert(key) }
       }
-      stored.bookkeeping.hasPendingPurchase = false
       scopes[scope.key] = stored
       return keys
     }
@@ -264,14 +258,12 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let now = clock.now()
     let policy = try resolve(policy).get()
     let boot = clock.bootInstant()
-    let pending = hasPendingPurchase(scope)
     let read = try scopes.withLock {
       scopes throws(CacheError) -> ViewInput? in
       guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return nil }
       let info = try snapshot.decoded().customerInfo
       // The view is evaluated with the mark as it was before this read, as a key's decision is.
-      var bookkeeping = stored.bookkeeping
-      bookkeeping.hasPendingPurchase = pending
+      let bookkeeping = stored.bookkeeping
       let reading = stored.clockReading(now: now, boot: boot, policy: policy)
       // The effective time, not the wall clock: in the refresh's boot session it is what the
       // boot clock measured, which a reboot must not take back (ClockReading).
@@ -289,6 +281,28 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
 private typealias ViewInput = (
   info: CustomerInfo, bookkeeping: ScopeBookkeeping, boot: BootInstant?
 )
+
+/// Everything the in-memory cache holds, behind its one lock.
+struct InMemoryState: Sendable {
+  private var scopes: [ScopeKey: StoredScope] = [:]
+  var purchases = PurchaseBook()
+
+  /// The scope of `key`, its bookkeeping saying whether the queue holds a purchase it observed
+  /// still to post: the queue's answer, as the SQLite cache's scope row carries the queue's
+  /// count. What a write stores in the flag is never read back.
+  fileprivate subscript(key: ScopeKey) -> StoredScope? {
+    get {
+      guard var stored = scopes[key] else { return nil }
+      stored.bookkeeping.hasPendingPurchase = purchases.hasUnsentEntry(key)
+      return stored
+    }
+    set { scopes[key] = newValue }
+  }
+
+  mutating func removeValue(forKey key: ScopeKey) {
+    scopes.removeValue(forKey: key)
+  }
+}
 
 /// One scope as the in-memory cache holds it: what a row of the SQLite cache's file and its
 /// resident copy hold together.

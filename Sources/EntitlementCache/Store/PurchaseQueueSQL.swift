@@ -13,17 +13,9 @@ package enum PurchaseQueueSQL {
   /// only (and a statement that cannot use it fails to prepare rather than scan).
   private static let unsentIndex = "INDEXED BY purchase_queue_unsent"
 
-  /// Whether `observerKey` (an SQL expression) observed an entry not posted yet: the
-  /// condition of the partial index `purchase_queue_unsent`, so it is one index seek.
-  static func hasUnsentEntry(observerKey: String) -> String {
-    """
-    EXISTS (SELECT 1 FROM purchase_queue q \(unsentIndex) WHERE q.observer_key = \(observerKey) \
-    AND q.state IN ('pending', 'posting'))
-    """
-  }
-
   /// How many unsent entries `observerKey` (an SQL expression) observed, counted in the
-  /// partial index: what a new scope row starts its `unsent_purchases` at.
+  /// partial index, which holds only the backlog: what a new scope row starts its
+  /// `unsent_purchases` at, and what a scope with no row is asked.
   static func unsentCount(observerKey: String) -> String {
     """
     (SELECT count(*) FROM purchase_queue q \(unsentIndex) WHERE q.observer_key = \(observerKey) \
@@ -31,8 +23,8 @@ package enum PurchaseQueueSQL {
     """
   }
 
-  /// ``hasUnsentEntry(observerKey:)`` for the scope bound to `?1`, for a scope with no row.
-  static let scopeHasUnsentEntry = "SELECT " + hasUnsentEntry(observerKey: "?1")
+  /// Whether the scope bound to `?1` observed an entry still to post: for a scope with no row.
+  static let scopeHasUnsentEntry = "SELECT " + unsentCount(observerKey: "?1") + " > 0"
 
   /// Runs ``scopeHasUnsentEntry`` for `scope` on `connection`.
   static func scopeHasUnsentEntry(

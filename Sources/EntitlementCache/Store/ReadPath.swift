@@ -146,16 +146,17 @@ final class ReadPath {
     _ resident: ResidentScope, _ key: String, _ facts: EntitlementFacts?, now: Date,
     boot: () -> BootInstant?, policy: OfflinePolicy
   ) -> AccessDecision {
-    let pending = resident.header.bookkeeping.hasPendingPurchase
     guard resident.hasRow else {
       return EntitlementEvaluator.unavailable(
-        key, .noSnapshot, clock: ClockReading(unstoredAt: now), pendingPurchase: pending)
+        key, .noSnapshot, clock: ClockReading(unstoredAt: now),
+        pendingPurchase: resident.header.bookkeeping.hasPendingPurchase)
     }
     let clock = resident.clockReading(now: now, boot: boot, policy: policy)
     resident.recordRead(at: clock.effectiveDeviceNow)
     guard resident.hasSnapshot else {
       return EntitlementEvaluator.unavailable(
-        key, .noSnapshot, clock: clock, pendingPurchase: pending)
+        key, .noSnapshot, clock: clock,
+        pendingPurchase: resident.header.bookkeeping.hasPendingPurchase)
     }
     return EntitlementEvaluator.decide(
       key, facts: facts, snapshot: resident.header.snapshotFacts,
