@@ -206,3 +206,74 @@ struct SchemaVersion2UpgradeTests {
     #expect(behind.evidence.estimatedServerTime == Fixture.date("2026-11-30T12:00:00Z"))
   }
 }
+
+/// Schema 3 to 4: the purchase queue arrives beside the snapshots, which stay as they were.
+@Suite("Schema upgrade from version 3")
+struct SchemaVersion3UpgradeTests {
+  static let version3 = Migrator(migrations: Array(Migrator.embedded.migrations.prefix(3)))
+
+  /// The version 2 test's two scopes, written by version 3 as its own writes left them (the
+  /// refresh revision set to the row's).
+  static func writeVersion3File(_ path: String) throws {
+    let connection = try SQLiteConnection(path: path)
+    try version3.migrate(connection)
+    try connection.withStatement(SchemaVersion2UpgradeTests.version2Rows) {
+      statement throws(SQLiteError) in
+      let milliseconds = SchemaVersion2UpgradeTests.milliseconds
+      try statement.bind(Fixture.scopeA.key.bytes, at: 1)
+      try statement.bind(Fixture.scopeB.key.bytes, at: 2)
+      try statement.bind(Fixture.scopeA.sdkKeyHash, at: 3)
+      try statement.bind(Fixture.scopeA.userHash, at: 4)
+      try statement.bind(Fixture.scopeA.installationHash, at: 5)
+      try statement.bind(Data(SchemaVersion2UpgradeTests.snapshot.utf8), at: 6)
+      try statement.bind(milliseconds("2026-11-10T12:00:00Z"), at: 7)
+      try statement.bind(milliseconds("2026-11-30T12:00:00Z"), at: 8)
+      try statement.bind(milliseconds("2026-11-12T12:00:00Z"), at: 9)
+      try statement.bind(milliseconds("2026-11-30T13:00:00Z"), at: 10)
+      try statement.run()
+    }
+    try connection.execute(
+      """
+      UPDATE scope SET refresh_revision = revision;
+      INSERT INTO entitlement (scope_id, key, status, expires_at, verified_at, source, product_id)
+      SELECT id, 'pro', 'active', \(SchemaVersion2UpgradeTests.milliseconds("2026-12-05T12:00:00Z")),
+        \(SchemaVersion2UpgradeTests.milliseconds("2026-11-30T12:00:00Z")), 'purchase',
+        'pro_monthly' FROM scope;
+      """)
+    #expect(try connection.scalarInt("PRAGMA user_version") == 3)
+  }
+
+  @Test func aVersion3FileUpgradesKeepingEverySnapshotAndCountsPurchasesOnItsRows() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try Self.writeVersion3File(path)
+    let rowsBefore = try StoreTest.connection(path, readOnly: true).scalarText(
+      "SELECT group_concat(hex(snapshot) || revision || high_water_mark, ',') FROM scope")
+
+    let clock = ManualClock(Fixture.date("2026-12-01T12:00:00Z"))
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    let raw = try StoreTest.connection(path, readOnly: true)
+    #expect(try raw.scalarInt("PRAGMA user_version") == 4)
+    #expect(
+      try raw.scalarText(
+        "SELECT group_concat(hex(snapshot) || revision || high_water_mark, ',') FROM scope")
+        == rowsBefore)
+    #expect(try raw.scalarInt("SELECT count(*) FROM scope WHERE unsent_purchases = 0") == 2)
+    #expect(try raw.scalarInt("SELECT count(*) FROM purchase_queue") == 0)
+    for scope in [Fixture.scopeA, Fixture.scopeB] {
+      let loaded = try #require(try cache.load(scope))
+      #expect(loaded.snapshot?.jsonData == Data(SchemaVersion2UpgradeTests.snapshot.utf8))
+      #expect(!loaded.bookkeeping.hasPendingPurchase)
+    }
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
+
+    // The queue's triggers count on an upgraded row as on a new one.
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeB)
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).evidence.pendingPurchase)
+    #expect(try raw.scalarInt("SELECT unsent_purchases FROM scope WHERE id = 2") == 1)
+    _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeB, to: .posting)
+    _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeB, to: .synced)
+    #expect(!cache.access(to: "pro", for: Fixture.scopeB).evidence.pendingPurchase)
+    #expect(try raw.scalarInt("SELECT unsent_purchases FROM scope WHERE id = 2") == 0)
+  }
+}
