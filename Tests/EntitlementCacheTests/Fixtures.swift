@@ -51,3 +51,35 @@ enum Fixture {
       path: directory.path(name), configuration: configuration, clock: clock.cacheClock)
   }
 }
+
+/// A cache that answers every `CustomerInfoCache` call from `base`, for test caches that add or
+/// leave out something around the reference cache (a queue, or none).
+protocol ForwardingCustomerInfoCache: CustomerInfoCache {
+  var base: InMemoryCustomerInfoCache { get }
+}
+
+extension ForwardingCustomerInfoCache {
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    try base.load(scope)
+  }
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    try base.store(snapshot, for: scope)
+  }
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
+    try base.recordRefreshFailure(for: scope, reason: reason)
+  }
+  func remove(_ scope: CacheScope) throws(CacheError) { try base.remove(scope) }
+  func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
+    -> AccessDecision
+  {
+    base.access(to: entitlement, for: scope, policy: policy)
+  }
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
+    base.activeEntitlementKeys(for: scope, policy: policy)
+  }
+  func evaluatedCustomerInfo(for scope: CacheScope, policy: OfflinePolicy?) throws(CacheError)
+    -> EvaluatedCustomerInfo?
+  {
+    try base.evaluatedCustomerInfo(for: scope, policy: policy)
+  }
+}

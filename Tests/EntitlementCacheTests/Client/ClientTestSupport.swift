@@ -239,6 +239,15 @@ final class ClientHarness: Sendable {
     start(answering: .success(FetchedCustomerInfo(body: Data(json.utf8))))
   }
 
+  /// Answers every fetch waiting, and every one a landed answer starts, with `json`, running
+  /// until idle after each.
+  func answerEveryFetch(json: String) {
+    while !fetcher.waiting.isEmpty {
+      fetcher.answer(json: json)
+      runtime.runUntilIdle()
+    }
+  }
+
   /// Stores `json` for `user` straight into the cache, as another process would.
   func storeDirectly(_ json: String, user: String) throws {
     try cache.store(

@@ -198,31 +198,8 @@ struct PurchaseQueueClientTests {
 
   @Test("without a poster nothing is posted, and a poster needs a cache that keeps a queue")
   func posterNeedsAQueue() throws {
-    struct NoQueueCache: CustomerInfoCache {
+    struct NoQueueCache: ForwardingCustomerInfoCache {
       let base = InMemoryCustomerInfoCache()
-      func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-        try base.load(scope)
-      }
-      func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
-        try base.store(snapshot, for: scope)
-      }
-      func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
-        try base.recordRefreshFailure(for: scope, reason: reason)
-      }
-      func remove(_ scope: CacheScope) throws(CacheError) { try base.remove(scope) }
-      func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
-        -> AccessDecision
-      {
-        base.access(to: entitlement, for: scope, policy: policy)
-      }
-      func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
-        base.activeEntitlementKeys(for: scope, policy: policy)
-      }
-      func evaluatedCustomerInfo(for scope: CacheScope, policy: OfflinePolicy?) throws(CacheError)
-        -> EvaluatedCustomerInfo?
-      {
-        try base.evaluatedCustomerInfo(for: scope, policy: policy)
-      }
     }
     #expect {
       _ = try EntitlementClient(

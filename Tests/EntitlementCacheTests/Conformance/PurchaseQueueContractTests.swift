@@ -37,38 +37,16 @@ struct PurchaseQueueContractTests {
 
 /// Decisions from one in-memory cache and the queue kept in another, listed newest first:
 /// what a cache that bolts a queue on beside its storage would do.
-private struct DetachedQueueCache: CustomerInfoCache, PurchaseQueueStore {
-  let decisions: InMemoryCustomerInfoCache
+private struct DetachedQueueCache: ForwardingCustomerInfoCache, PurchaseQueueStore {
+  /// Where decisions come from.
+  let base: InMemoryCustomerInfoCache
   let queue: InMemoryCustomerInfoCache
 
   init(clock: CacheClock) {
-    decisions = InMemoryCustomerInfoCache(clock: clock)
+    base = InMemoryCustomerInfoCache(clock: clock)
     queue = InMemoryCustomerInfoCache(clock: clock)
   }
 
-  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    try decisions.load(scope)
-  }
-  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
-    try decisions.store(snapshot, for: scope)
-  }
-  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
-    try decisions.recordRefreshFailure(for: scope, reason: reason)
-  }
-  func remove(_ scope: CacheScope) throws(CacheError) { try decisions.remove(scope) }
-  func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
-    -> AccessDecision
-  {
-    decisions.access(to: entitlement, for: scope, policy: policy)
-  }
-  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
-    decisions.activeEntitlementKeys(for: scope, policy: policy)
-  }
-  func evaluatedCustomerInfo(for scope: CacheScope, policy: OfflinePolicy?) throws(CacheError)
-    -> EvaluatedCustomerInfo?
-  {
-    try decisions.evaluatedCustomerInfo(for: scope, policy: policy)
-  }
   func enqueue(_ purchase: ObservedPurchase, observedBy scope: CacheScope) throws(CacheError)
     -> EnqueueOutcome
   {

@@ -63,17 +63,11 @@ struct PurchaseQueueReviewFindingsTests {
     let postedOnNetwork = harness.poster.waiting.count
     let sync = harness.run { client in await client.syncPurchases() }
     let postedOnSync = harness.poster.waiting.count
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
+    harness.answerEveryFetch(json: Self.notEntitled)
     while !harness.poster.waiting.isEmpty {
       harness.poster.answer(.success(.synced(nil)))
       harness.runtime.runUntilIdle()
-      while !harness.fetcher.waiting.isEmpty {
-        harness.fetcher.answer(json: Self.notEntitled)
-        harness.runtime.runUntilIdle()
-      }
+      harness.answerEveryFetch(json: Self.notEntitled)
     }
     #expect(postedOnNetwork == 1, "networkAvailable() did not post the backed-off entry")
     // The network's post failed too; the sync, asked for by the user, posts at once.
@@ -109,10 +103,7 @@ struct PurchaseQueueReviewFindingsTests {
     try #require(harness.poster.waiting.map(\.transactionID) == ["txA"])
     harness.poster.answer(.success(.synced(nil)))  // txA, by the pass that was running
     harness.runtime.runUntilIdle()
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
+    harness.answerEveryFetch(json: Self.notEntitled)
     let result = try #require(purchase.result ?? nil)
     #expect(harness.purchaseLog.contains("alice: txA synced"))
     #expect(
@@ -138,18 +129,12 @@ struct PurchaseQueueReviewFindingsTests {
     harness.runtime.advance(by: .seconds(3))
     harness.poster.answer(.success(.synced(nil)))
     harness.runtime.runUntilIdle()
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
+    harness.answerEveryFetch(json: Self.notEntitled)
     // The store delivers tx1 again (it was never finished): the SDK calls purchaseCompleted.
     let again = harness.run { client in
       try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
     }
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
+    harness.answerEveryFetch(json: Self.notEntitled)
     let result = try #require(again.result ?? nil)
     #expect(result.synced.map(\.transactionID) == ["tx1"])
     #expect(harness.poster.requests.count == 2)
@@ -217,10 +202,7 @@ struct PurchaseQueueReviewFindingsTests {
     #expect(harness.poster.waiting.map(\.transactionID) == ["tx1"])
     harness.poster.answer(.success(.synced(nil)))
     harness.runtime.runUntilIdle()
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
+    harness.answerEveryFetch(json: Self.notEntitled)
     #expect(again.result??.synced.map(\.transactionID) == ["tx1"])
     #expect(
       harness.purchaseLog.suffix(3) == [
