@@ -224,7 +224,7 @@ extension EntitlementClient {
           wakeUp = min(wakeUp ?? due, due)
           break
         }
-        switch await post(entry, as: observer, in: pass, queue: purchaseQueue) {
+        switch await post(entry, as: observer, queue: purchaseQueue) {
         case .next: continue
         case .stopObserver(let retryAt):
           if let retryAt { wakeUp = min(wakeUp ?? retryAt, retryAt) }
@@ -261,8 +261,7 @@ extension EntitlementClient {
   /// Posts one entry as `observer`: `posting` (and the attempt) written first, then the
   /// post, then its result written.
   private func post(
-    _ entry: QueuedPurchase, as observer: ClientIdentity, in pass: DrainPass,
-    queue: any PurchaseQueueStore
+    _ entry: QueuedPurchase, as observer: ClientIdentity, queue: any PurchaseQueueStore
   ) async -> PostStep {
     let scope = observer.scope
     let started: QueuedPurchase
@@ -282,7 +281,6 @@ extension EntitlementClient {
     let answer = await postWithDeadline(request)
     guard !core.withLock({ $0.stopped }) else { return .stopped }
     let change: PurchaseStateChange
-    var retryAt: Date?
     switch answer {
     case .success(.synced(let body)):
       if let body { storePosted(body, for: observer) }
@@ -297,7 +295,6 @@ extension EntitlementClient {
         unixMilliseconds: runtime.clock.now().addingTimeInterval(
           purchaseRetryDelay(afterAttempt: started.attempts).seconds
         ).unixMilliseconds)
-      retryAt = at
       change = .retry(failure, at: at)
     }
     let updated: QueuedPurchase?
@@ -309,7 +306,7 @@ extension EntitlementClient {
     if let updated {
       tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: updated))
       if updated.state == .pending {
-        return .stopObserver(retryAt: updated.nextAttemptAt ?? retryAt)
+        return .stopObserver(retryAt: updated.nextAttemptAt)
       }
     }
     return .next
