@@ -53,12 +53,17 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomR
 
 /// The server's answer.
 public struct FetchedCustomerInfo: Sendable, Hashable {
-  /// The response body: a CustomerInfo snapshot as JSON (DESIGN §3).
+  /// The response body: a CustomerInfo snapshot as JSON (DESIGN §3), exactly as received.
   public var body: Data
+  /// The signed material that came with the body (DESIGN §12), the server's signature over
+  /// it, its `requestDate`, the scope and the request's ``FetchRequest/nonce``; nil when the
+  /// answer came unsigned. The client stores it with the snapshot, with the nonce it sent.
+  public var signature: ResponseSignature?
 
-  /// An answer with `body`.
-  public init(body: Data) {
+  /// An answer with `body` and, when the server signed it, its `signature`.
+  public init(body: Data, signature: ResponseSignature? = nil) {
     self.body = body
+    self.signature = signature
   }
 }
 

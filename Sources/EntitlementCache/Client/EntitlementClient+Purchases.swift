@@ -367,7 +367,8 @@ extension EntitlementClient {
     writes.withLock { _ in
       let current = core.withLock { $0.identity.scope == observer.scope }
       guard current else { return }
-      _ = storeAnswer(body, for: observer.scope)
+      // A post's answer has no nonce of its own to compare: the request sent none.
+      _ = storeAnswer(body, for: observer.scope, requestNonce: nil)
     }
   }
 

@@ -127,7 +127,7 @@ extension EntitlementClient {
       }
       guard claim.take() else { return }
       deadline?.cancel()
-      complete(flight, with: answer)
+      complete(flight, with: answer, requestNonce: request.nonce)
     }
   }
 
@@ -140,17 +140,20 @@ extension EntitlementClient {
       spawn(&core) { [self] in
         do { try await runtime.sleep(for: limit) } catch { return }
         guard claim.take() else { return }
-        complete(flight, with: .failure(.transient(status: nil)))
+        complete(flight, with: .failure(.transient(status: nil)), requestNonce: nil)
       }
     }
   }
 
   /// Applies `answer` and lands `flight`. A stopped client is a killed process: whatever came
   /// back is lost; `stop()` marks the client stopped before it cancels anything.
-  private func complete(_ flight: Flight, with answer: Result<FetchedCustomerInfo, FetchFailure>) {
+  private func complete(
+    _ flight: Flight, with answer: Result<FetchedCustomerInfo, FetchFailure>,
+    requestNonce: [UInt8]?
+  ) {
     guard !core.withLock({ $0.stopped }) else { return land(flight, nil) }
     let late = flight.beginApplying()
-    let outcome = apply(answer, for: flight)
+    let outcome = apply(answer, for: flight, requestNonce: requestNonce)
     land(flight, late && outcome == .stored ? .lateStored : outcome)
   }
 
@@ -162,13 +165,15 @@ extension EntitlementClient {
   /// Stores or records `answer` under the flight's scope (DESIGN §10 items 7–9), holding the
   /// write lock from the logged-out check to the write.
   private func apply(
-    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight
+    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,
+    requestNonce: [UInt8]?
   ) -> RefreshOutcome {
-    writes.withLock { _ in applyHoldingWriteLock(answer, for: flight) }
+    writes.withLock { _ in applyHoldingWriteLock(answer, for: flight, requestNonce: requestNonce) }
   }
 
   private func applyHoldingWriteLock(
-    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight
+    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,
+    requestNonce: [UInt8]?
   ) -> RefreshOutcome {
     let scope = flight.identity.scope
     if wasRemoved(scope, after: flight.epoch) { return .discardedLoggedOut }
@@ -181,18 +186,24 @@ extension EntitlementClient {
         return .storageFailed(error)
       }
     case .success(let fetched):
-      return storeAnswer(fetched, for: scope)
+      return storeAnswer(fetched, for: scope, requestNonce: requestNonce)
     }
   }
 
-  /// Stores a server's CustomerInfo under `scope` unless it would take the scope backwards
-  /// (DESIGN §10 item 8): an older `requestDate` is not stored, and a failed verification
-  /// never replaces a verified snapshot. Called holding the write lock.
-  func storeAnswer(_ fetched: FetchedCustomerInfo, for scope: CacheScope) -> RefreshOutcome {
+  /// Stores a server's CustomerInfo under `scope`, with its signature and the nonce its
+  /// request sent, unless it would take the scope backwards (DESIGN §10 item 8): an older
+  /// `requestDate` is not stored, and a failed verification never replaces a verified
+  /// snapshot. A signed answer is the cache's to judge (with trust roots it decides
+  /// verification itself and refuses a failed one over a verified one, DESIGN §12); an
+  /// unsigned one is judged here by the bodies' claims. Called holding the write lock.
+  func storeAnswer(
+    _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?
+  ) -> RefreshOutcome {
     do throws(CacheError) {
       let snapshot: CustomerInfoSnapshot
       do {
-        snapshot = try CustomerInfoSnapshot(jsonData: fetched.body)
+        snapshot = try CustomerInfoSnapshot(
+          jsonData: fetched.body, signature: fetched.signature, requestNonce: requestNonce)
       } catch {
         try cache.recordRefreshFailure(for: scope, reason: "invalid_response")
         return .invalidResponse
@@ -202,12 +213,19 @@ extension EntitlementClient {
         let storedIsVerified =
           stored.verification == .known(.verified)
           || stored.verification == .known(.verifiedOnDevice)
-        if snapshot.customerInfo.verification == .known(.failed), storedIsVerified {
+        if fetched.signature == nil, snapshot.customerInfo.verification == .known(.failed),
+          storedIsVerified
+        {
           try cache.recordRefreshFailure(for: scope, reason: "verification_failed")
           return .verificationFailed
         }
       }
-      try cache.store(snapshot, for: scope)
+      do {
+        try cache.store(snapshot, for: scope)
+      } catch .unverifiedSnapshot(let reason) {
+        try cache.recordRefreshFailure(for: scope, reason: "verification_failed_\(reason.rawValue)")
+        return .verificationFailed
+      }
       return .stored
     } catch {
       return .storageFailed(error)

@@ -84,6 +84,9 @@ public enum UnavailableReason: String, Sendable, Hashable, CaseIterable {
   case deviceAccessExpired = "device_access_expired"
   /// The stored snapshot could not be read (damaged file or storage error).
   case unreadable
+  /// The policy requires a verified snapshot and this one is not: see
+  /// ``AccessEvidence/verificationFailure`` for why.
+  case unverified
 }
 
 /// How current the cached snapshot is.
@@ -100,8 +103,12 @@ public enum Freshness: String, Sendable, Hashable, CaseIterable {
 public struct AccessEvidence: Sendable, Hashable {
   /// How current the snapshot is.
   public var freshness: Freshness?
-  /// How the server verified the snapshot.
+  /// How the snapshot is verified. With ``CacheConfiguration/trustRoots`` set this is the
+  /// library's decision, `verified` or `failed` (the body's own field is ignored); without
+  /// them, the body's claim.
   public var verification: OpenEnum<VerificationStatus>?
+  /// Why the library decided `failed`; nil when it did not decide, or decided `verified`.
+  public var verificationFailure: VerificationFailure?
   /// Served from cache after a failed refresh.
   public var isComputedOffline: Bool?
   /// The device time of the refresh that stored the snapshot.
@@ -136,10 +143,12 @@ public struct AccessEvidence: Sendable, Hashable {
     isComputedOffline: Bool? = nil, storedAt: Date? = nil, verifiedAt: Date? = nil,
     validUntil: Date? = nil, source: OpenEnum<EntitlementSource>? = nil,
     clockRollbackSuspected: Bool = false, clockOffset: Int? = nil,
-    estimatedServerTime: Date? = nil, pendingPurchase: Bool = false
+    estimatedServerTime: Date? = nil, pendingPurchase: Bool = false,
+    verificationFailure: VerificationFailure? = nil
   ) {
     self.freshness = freshness
     self.verification = verification
+    self.verificationFailure = verificationFailure
     self.isComputedOffline = isComputedOffline
     self.storedAt = storedAt
     self.verifiedAt = verifiedAt

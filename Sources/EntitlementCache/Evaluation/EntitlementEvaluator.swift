@@ -54,13 +54,25 @@ public enum EntitlementEvaluator {
     _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date,
     bootInstant: BootInstant? = nil, policy: OfflinePolicy = .conservative
   ) -> EvaluatedCustomerInfo {
+    evaluate(
+      info, verdict: nil, bookkeeping: bookkeeping, now: now, bootInstant: bootInstant,
+      policy: policy)
+  }
+
+  /// ``evaluate(_:bookkeeping:now:bootInstant:policy:)`` with the library's verification
+  /// verdict in place of the body's claim; the claim when `verdict` is nil.
+  static func evaluate(
+    _ info: CustomerInfo, verdict: TrustVerdict?, bookkeeping: ScopeBookkeeping, now: Date,
+    bootInstant: BootInstant?, policy: OfflinePolicy
+  ) -> EvaluatedCustomerInfo {
     let bookkeeping = bookkeeping.withServerTime(of: info)
     let clock = ClockReading(
       now: now, boot: bootInstant, bookkeeping: bookkeeping,
       tolerance: policy.clockRollbackTolerance)
     return evaluate(
-      info, facts: EntitlementFacts.table(for: info), snapshot: SnapshotFacts(info),
-      bookkeeping: bookkeeping, clock: clock, policy: policy)
+      info, facts: EntitlementFacts.table(for: info),
+      snapshot: SnapshotFacts(info, verdict: verdict), bookkeeping: bookkeeping, clock: clock,
+      policy: policy)
   }
 
   static func evaluate(
@@ -68,6 +80,8 @@ public enum EntitlementEvaluator {
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
   ) -> EvaluatedCustomerInfo {
     var evaluated = info
+    // With trust roots the library's verdict, not the body's claim (DESIGN §12).
+    evaluated.verification = snapshot.verification
     var decisions: [String: AccessDecision] = [:]
     for key in info.entitlements.keys {
       let decision = decide(
@@ -96,6 +110,7 @@ public enum EntitlementEvaluator {
     let freshness = freshness(bookkeeping, clock: clock, policy: policy)
     return EvaluatedCustomerInfo(
       customerInfo: evaluated, decisions: decisions, freshness: freshness,
+      verificationFailure: snapshot.verificationFailure,
       clockRollbackSuspected: clock.rollbackSuspected,
       clockOffset: clock.clockOffset, estimatedServerTime: clock.serverNow,
       bookkeeping: bookkeeping,
@@ -173,7 +188,12 @@ public enum EntitlementEvaluator {
       verifiedAt: facts?.verifiedAt, source: facts?.source,
       clockRollbackSuspected: clock.rollbackSuspected,
       clockOffset: clock.clockOffset, estimatedServerTime: now,
-      pendingPurchase: bookkeeping.hasPendingPurchase)
+      pendingPurchase: bookkeeping.hasPendingPurchase,
+      verificationFailure: snapshot.verificationFailure)
+    if policy.requireVerified, snapshot.verification != .known(.verified) {
+      return AccessDecision(
+        entitlement: key, state: .offlineUnavailable(.unverified), evidence: evidence)
+    }
 
     // The snapshot's age is elapsed device time; the instant it runs out, in server time, is
     // `requestDate + maxSnapshotAge`, since server time advances with elapsed time.

@@ -13,6 +13,10 @@ public struct EvaluatedCustomerInfo: Sendable, Hashable {
   public var decisions: [String: AccessDecision]
   /// How current the snapshot is.
   public var freshness: Freshness
+  /// Why the library decided the snapshot `failed` verification (its
+  /// ``CustomerInfo/verification`` then reads `failed`); nil when it decided `verified` or
+  /// has no trust roots.
+  public var verificationFailure: VerificationFailure?
   /// The device clock is more than the tolerance behind a device time already seen: it was
   /// set back. A diagnostic; never because the server's clock is ahead.
   public var clockRollbackSuspected: Bool

@@ -45,6 +45,8 @@ struct EntitlementFacts: Sendable, Hashable {
 /// The snapshot-wide facts a decision needs, besides the entitlement's own.
 struct SnapshotFacts: Sendable, Hashable {
   var verification: OpenEnum<VerificationStatus>
+  /// Why the library decided `failed` (DESIGN §12); nil otherwise.
+  var verificationFailure: VerificationFailure?
   var accessContextExpiresAt: Date?
   var deviceAccess: DeviceAccessInfo?
 
@@ -83,4 +85,24 @@ struct SnapshotFacts: Sendable, Hashable {
       verification: info.verification, accessContextExpiresAt: info.accessContext?.expiresAt,
       deviceAccess: info.deviceAccess)
   }
+
+  /// The facts of `info` with the library's verdict in place of the body's claim; the body's
+  /// claim when `verdict` is nil (no trust roots).
+  init(_ info: CustomerInfo, verdict: TrustVerdict?) {
+    self.init(info)
+    if let verdict { apply(verdict) }
+  }
+
+  /// The library's verdict these facts hold: meaningful only for facts a cache with trust
+  /// roots decided, whose verification is `verified` or `failed` with its reason.
+  var verdict: TrustVerdict {
+    verification == .known(.verified) ? .verified : .failed(verificationFailure ?? .tampered)
+  }
+
+  /// Puts the library's verdict in place of whatever verification the facts held.
+  mutating func apply(_ verdict: TrustVerdict) {
+    verification = verdict.status
+    verificationFailure = verdict.failure
+  }
+
 }

@@ -37,6 +37,13 @@ public struct OfflinePolicy: Sendable, Hashable {
   public var clockRollbackTolerance: TimeInterval
   /// Whether `family_shared` entitlements are denied. Default false.
   public var excludeFamilyShared: Bool
+  /// Whether only a `verified` snapshot may decide (DESIGN §12): any other answers
+  /// ``UnavailableReason/unverified``. Default false: verification is informational, shown in
+  /// the evidence. With ``CacheConfiguration/trustRoots`` set, `verified` is the library's own
+  /// check of the server's signature, made again on every read from disk; without them it is
+  /// only the body's claim, which is why ``CacheConfiguration/validate()`` refuses this
+  /// without trust roots.
+  public var requireVerified: Bool
 
   /// Creates a policy; every omitted knob takes its default.
   public init(
@@ -45,7 +52,8 @@ public struct OfflinePolicy: Sendable, Hashable {
     maxSnapshotAge: TimeInterval? = nil,
     expiryReference: ExpiryReference = .deviceClock,
     clockRollbackTolerance: TimeInterval = 5 * 60,
-    excludeFamilyShared: Bool = false
+    excludeFamilyShared: Bool = false,
+    requireVerified: Bool = false
   ) {
     self.staleAfter = staleAfter
     self.nonExpiringMaxOfflineAge = nonExpiringMaxOfflineAge
@@ -53,6 +61,7 @@ public struct OfflinePolicy: Sendable, Hashable {
     self.expiryReference = expiryReference
     self.clockRollbackTolerance = clockRollbackTolerance
     self.excludeFamilyShared = excludeFamilyShared
+    self.requireVerified = requireVerified
   }
 
   /// The default (spec/offline-access.txt): expiring access ends at `expiresAt` by the device

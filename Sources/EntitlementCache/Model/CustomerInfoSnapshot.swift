@@ -24,12 +24,27 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
   public let customerInfo: CustomerInfo
   /// The JSON that is stored: the server's bytes, or the encoding of a CustomerInfo built in code.
   public let jsonData: Data
+  /// The server's signature over these bytes, kept with them (DESIGN §12); nil when the
+  /// response came unsigned. A cache with ``TrustRoots`` decides `verified` from it alone.
+  public let signature: ResponseSignature?
+  /// The nonce the request sent, which the signature must carry; nil when it sent none, or for
+  /// a snapshot not fetched by a request (a fixture, a support file).
+  public let requestNonce: [UInt8]?
 
-  /// Validates the server's JSON and keeps its bytes.
+  /// Validates the server's JSON and keeps its bytes, with the signature that came with them.
   ///
+  /// - Parameters:
+  ///   - jsonData: The response body exactly as received: the signature covers these bytes.
+  ///   - signature: The signed material that came with the body; nil when none did.
+  ///   - requestNonce: The 16 bytes the request sent for the server to sign; nil when none.
+  ///   - sizeLimit: The largest body accepted, in bytes.
   /// - Throws: ``SnapshotError`` naming the field and the problem: malformed JSON, a missing
   ///   field, a wrong type, a date that does not parse, or a payload over `sizeLimit` bytes.
-  public init(jsonData: Data, sizeLimit: Int = defaultSizeLimit) throws(SnapshotError) {
+  ///   A signature is checked by the cache that stores it, not here.
+  public init(
+    jsonData: Data, signature: ResponseSignature? = nil, requestNonce: [UInt8]? = nil,
+    sizeLimit: Int = defaultSizeLimit
+  ) throws(SnapshotError) {
     guard jsonData.count <= sizeLimit else {
       throw SnapshotError(path: "", problem: .tooLarge(size: jsonData.count, limit: sizeLimit))
     }
@@ -41,6 +56,8 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
     }
     customerInfo = try CustomerInfo(json: value, path: "")
     self.jsonData = jsonData
+    self.signature = signature
+    self.requestNonce = requestNonce
   }
 
   /// Encodes a CustomerInfo built in code.

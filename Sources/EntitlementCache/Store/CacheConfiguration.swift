@@ -63,6 +63,14 @@ public struct CacheConfiguration: Sendable {
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.
   public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit
 
+  /// The pinned Ed25519 roots (DESIGN §12). When set, the library decides verification
+  /// itself: a snapshot is `verified` only when its signature checks, and `failed` with a
+  /// ``VerificationFailure`` otherwise; the body's own `verification` field is ignored. The
+  /// signed material is stored with the snapshot and checked again, against the normalized
+  /// columns too, whenever a scope is read from the file; a failed snapshot never replaces a
+  /// verified one. Default none: verification is the body's claim.
+  public var trustRoots: TrustRoots?
+
   /// Called on the reading thread, outside the cache's locks, each time a read cannot use the
   /// file and answers `offlineUnavailable(.unreadable)`: for an SDK's log. The report names no
   /// token and no raw identity. Default none; ``SQLiteCustomerInfoCache/lastReadFailure`` keeps
@@ -92,7 +100,7 @@ public struct CacheConfiguration: Sendable {
     guard snapshotSizeLimit > 0 else {
       throw .invalidConfiguration(field: "snapshotSizeLimit", problem: "must be positive")
     }
-    try policy.validate(prefix: "policy.")
+    try policy.validate(prefix: "policy.", trustRoots: trustRoots)
   }
 
   /// SQLite takes the busy timeout in Int32 milliseconds: about 24 days.
@@ -117,7 +125,20 @@ public struct CacheConfiguration: Sendable {
 }
 
 extension OfflinePolicy {
-  /// Every duration finite and not negative; `prefix` names where the policy sits.
+  /// Every duration finite and not negative, and no verified snapshot required of a cache
+  /// without trust roots, where `verified` would be only the body's claim; `prefix` names
+  /// where the policy sits.
+  func validate(prefix: String = "", trustRoots: TrustRoots?) throws(CacheError) {
+    if requireVerified, trustRoots == nil {
+      throw .invalidConfiguration(
+        field: prefix + "requireVerified",
+        problem: "needs trustRoots: without them `verified` is only the body's claim")
+    }
+    try validate(prefix: prefix)
+  }
+
+  /// Every duration finite and not negative; `prefix` names where the policy sits. The refresh
+  /// client checks its policy so, not knowing its cache's roots: the cache checks the rest.
   func validate(prefix: String = "") throws(CacheError) {
     let any = 0...Double.greatestFiniteMagnitude
     try CacheConfiguration.check(prefix + "staleAfter", staleAfter, within: any)

@@ -50,6 +50,9 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   case closed
   /// A ``CacheConfiguration`` value is out of range; nothing was opened.
   case invalidConfiguration(field: String, problem: String)
+  /// The snapshot failed verification and the scope's stored snapshot is verified: it was
+  /// not stored (DESIGN §12), and the verified one is still readable.
+  case unverifiedSnapshot(VerificationFailure)
   /// An ``ObservedPurchase`` was rejected (`field` names which part); nothing was written.
   /// The message never shows the value.
   case invalidPurchase(field: String, problem: String)
@@ -78,6 +81,9 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
       return "the cache was closed"
     case .invalidConfiguration(let field, let problem):
       return "configuration: \(field) \(problem)"
+    case .unverifiedSnapshot(let reason):
+      return
+        "\(CacheOperation.store.rawValue): failed verification (\(reason.rawValue)); the verified snapshot stored is kept"
     case .invalidPurchase(let field, let problem):
       return "purchase: \(field) \(problem)"
     }

@@ -46,6 +46,10 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   public let snapshotSizeLimit: Int
   /// The clock every read and write uses.
   public let clock: CacheClock
+  /// The pinned roots, as ``CacheConfiguration/trustRoots`` is for the SQLite cache: with them
+  /// the library decides each snapshot's verification when it is stored. Nothing is read back
+  /// from a file here, so nothing is checked again.
+  public let trustRoots: TrustRoots?
 
   /// The scopes and the purchase queue, under one lock, so a read sees the scope and whether
   /// it has a purchase to post at one instant.
@@ -68,15 +72,19 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///     ``CustomerInfoSnapshot/defaultSizeLimit``, as ``CacheConfiguration/snapshotSizeLimit``.
   ///   - clock: The wall clock and, where there is one, the boot clock; by default
   ///     ``CacheClock/system``. Pass a `ManualClock`'s `cacheClock` in tests.
+  ///   - trustRoots: The pinned roots; by default none, as ``CacheConfiguration/trustRoots``.
+  ///     A policy that requires verified snapshots without them fails every read that uses it.
   public init(
     policy: OfflinePolicy = .conservative,
     snapshotSizeLimit: Int = CustomerInfoSnapshot.defaultSizeLimit,
-    clock: CacheClock = .system
+    clock: CacheClock = .system,
+    trustRoots: TrustRoots? = nil
   ) {
     self.policy = policy
     self.snapshotSizeLimit = snapshotSizeLimit
     self.clock = clock
-    if case .failure(let error) = Self.check(policy) {
+    self.trustRoots = trustRoots
+    if case .failure(let error) = Self.check(policy, trustRoots: trustRoots) {
       policyError = error
     } else {
       policyError = nil
@@ -90,12 +98,14 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       if let policyError { return .failure(policyError) }
       return .success(self.policy)
     }
-    return Self.check(policy)
+    return Self.check(policy, trustRoots: trustRoots)
   }
 
-  private static func check(_ policy: OfflinePolicy) -> Result<OfflinePolicy, CacheError> {
+  private static func check(
+    _ policy: OfflinePolicy, trustRoots: TrustRoots?
+  ) -> Result<OfflinePolicy, CacheError> {
     do {
-      try policy.validate(prefix: "policy.")
+      try policy.validate(prefix: "policy.", trustRoots: trustRoots)
       return .success(policy)
     } catch {
       return .failure(error)
@@ -118,16 +128,36 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
   ///   ``snapshotSizeLimit`` or its device access cannot be kept; the previous snapshot is
   ///   then still readable.
+  ///   With ``trustRoots``, ``CacheError/unverifiedSnapshot(_:)`` when it failed verification
+  ///   and the stored snapshot is verified.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
-    let stored = try StoredSnapshot(snapshot, sizeLimit: snapshotSizeLimit)
     // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
     let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
     let boot = clock.bootInstant()?.truncatedToMilliseconds
+    let verdict = trustRoots.map { roots in
+      // The scope's trusted server time, as the SQLite cache takes it (SnapshotTrust).
+      let estimate = scopes.withLock { scopes -> Date? in
+        guard let stored = scopes[scope.key], stored.snapshot != nil else { return nil }
+        return stored.clockReading(now: now, boot: clock.bootInstant(), policy: policy).serverNow
+      }
+      return SnapshotTrust.arrivalVerdict(
+        snapshot, for: scope, roots: roots,
+        serverNow: SnapshotTrust.arrivalServerTime(
+          estimate: estimate, requestDate: snapshot.customerInfo.requestDate))
+    }
+    let stored = try StoredSnapshot(snapshot, verdict: verdict, sizeLimit: snapshotSizeLimit)
     let bookkeeping = ScopeBookkeeping(
       storedAt: now, serverTime: stored.info.requestDate, lastRefreshAttemptAt: now,
       deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: snapshot.jsonData.count,
       snapshotSHA256: stored.sha256)
-    scopes.withLock { $0[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored) }
+    let refused = scopes.withLock { scopes -> VerificationFailure? in
+      if let failure = verdict?.failure, scopes[scope.key]?.snapshot?.verdict == .verified {
+        return failure
+      }
+      scopes[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored)
+      return nil
+    }
+    if let refused { throw .unverifiedSnapshot(refused) }
   }
 
   /// Records that a refresh attempt for `scope` failed now. Access is unchanged; evidence
@@ -269,17 +299,20 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       // boot clock measured, which a reboot must not take back (ClockReading).
       stored.raiseMark(to: reading.effectiveDeviceNow)
       scopes[scope.key] = stored
-      return (info, bookkeeping, bookkeeping.refreshBootInstant == nil ? nil : boot)
+      return (
+        info, bookkeeping, bookkeeping.refreshBootInstant == nil ? nil : boot, snapshot.verdict
+      )
     }
     guard let read else { return nil }
     return EntitlementEvaluator.evaluate(
-      read.info, bookkeeping: read.bookkeeping, now: now, bootInstant: read.boot, policy: policy)
+      read.info, verdict: read.verdict, bookkeeping: read.bookkeeping, now: now,
+      bootInstant: read.boot, policy: policy)
   }
 }
 
 /// What an evaluated view is computed from, taken under the lock and evaluated outside it.
 private typealias ViewInput = (
-  info: CustomerInfo, bookkeeping: ScopeBookkeeping, boot: BootInstant?
+  info: CustomerInfo, bookkeeping: ScopeBookkeeping, boot: BootInstant?, verdict: TrustVerdict?
 )
 
 /// Everything the in-memory cache holds, behind its one lock.
@@ -345,22 +378,29 @@ private struct StoredSnapshot: Sendable {
   var entitlements: [String: EntitlementFacts]
   var facts: SnapshotFacts
   var sha256: [UInt8]
+  /// The library's verification verdict, with trust roots.
+  var verdict: TrustVerdict?
 
   /// Validates `snapshot` as the SQLite cache's store does, before anything changes.
-  init(_ snapshot: CustomerInfoSnapshot, sizeLimit: Int) throws(CacheError) {
+  init(
+    _ snapshot: CustomerInfoSnapshot, verdict: TrustVerdict?, sizeLimit: Int
+  ) throws(CacheError) {
+    self.verdict = verdict
     let size = snapshot.jsonData.count
     guard size <= sizeLimit else {
       throw .invalidSnapshot(
         SnapshotError(path: "", problem: .tooLarge(size: size, limit: sizeLimit)))
     }
     stored = Result { () throws(SnapshotError) in
-      try CustomerInfoSnapshot(jsonData: snapshot.jsonData, sizeLimit: Int.max)
+      try CustomerInfoSnapshot(
+        jsonData: snapshot.jsonData, signature: snapshot.signature,
+        requestNonce: snapshot.requestNonce, sizeLimit: Int.max)
     }
     // The facts come from the bytes as stored, millisecond dates and all, as the file's rows
     // do; only a snapshot that does not decode falls back to the value it was built from.
     info = (try? stored.get())?.customerInfo ?? snapshot.customerInfo
     entitlements = EntitlementFacts.table(for: info)
-    facts = SnapshotFacts(info)
+    facts = SnapshotFacts(info, verdict: verdict)
     do {
       // The SQLite cache keeps a blocked installation's details as JSON and rejects the
       // snapshot when they cannot be encoded; so does this cache.

@@ -21,15 +21,22 @@ final class ReadPath {
   /// The ``SQLiteConnection/serial`` of the writer that `dataVersion` belongs to: a version
   /// read from a writer since replaced (a damaged file moved aside) says nothing of this one.
   private(set) var writerSerial: UInt64?
+  /// With trust roots, every read of a scope from the file reads it whole and checks it
+  /// (``TrustedScopeRead``); the hot path, from memory, checks nothing.
+  let trustRoots: TrustRoots?
 
   /// - Parameters:
   ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
   ///     connection before the first check is noticed too.
   ///   - writerSerial: That writer's serial.
-  init(reader: SQLiteConnection, dataVersion: Int64?, writerSerial: UInt64) {
+  ///   - trustRoots: The cache's pinned roots, if any.
+  init(
+    reader: SQLiteConnection, dataVersion: Int64?, writerSerial: UInt64, trustRoots: TrustRoots?
+  ) {
     self.reader = reader
     self.dataVersion = dataVersion
     self.writerSerial = writerSerial
+    self.trustRoots = trustRoots
   }
 
   deinit {
@@ -92,6 +99,13 @@ final class ReadPath {
       }
     }
     do {
+      if trustRoots != nil {
+        // A scope read from disk is read whole, to be checked against its signed body.
+        let read = try completeResident(scope)
+        let known = read.makeRecent(key)
+        return evaluate(
+          read, key, known ? read.recentFacts : nil, now: now, boot: boot, policy: policy)
+      }
       let read = try readThrough(key, scope: scope, resident: resident)
       return evaluate(read, key, read.recentFacts, now: now, boot: boot, policy: policy)
     } catch {
@@ -120,11 +134,28 @@ final class ReadPath {
     {
       return resident
     }
+    return try readResident(scope).resident
+  }
+
+  /// Reads `scope` from the file into a complete resident and installs it; with trust roots,
+  /// checked (``TrustedScopeRead``), and with the snapshot it was checked against.
+  func readResident(
+    _ scope: CacheScope
+  ) throws(ReadFailure) -> (
+    resident: ResidentScope, checked: Result<CustomerInfoSnapshot, SnapshotError>?
+  ) {
     guard let reader else { throw .closed }
-    let read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
+    var read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
+    var checked: Result<CustomerInfoSnapshot, SnapshotError>?
     let pendingWithoutRow: Bool
     do {
-      read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
+      if let trustRoots {
+        var trusted = try TrustedScopeRead(scope, on: reader)
+        checked = trusted.verify(for: scope, roots: trustRoots)
+        read = (trusted.header, trusted.entitlements)
+      } else {
+        read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
+      }
       pendingWithoutRow =
         read.header == nil ? try PurchaseQueueSQL.scopeHasUnsentEntry(scope, on: reader) : false
     } catch {
@@ -132,13 +163,14 @@ final class ReadPath {
     }
     var header = read.header ?? .absent(pendingPurchase: pendingWithoutRow)
     do {
-      try header.decodeDeviceBlock()
+      // Done already by a checked read, which calls a block that does not decode tampering.
+      if trustRoots == nil { try header.decodeDeviceBlock() }
     } catch {
       throw .snapshot(error)
     }
     let resident = ResidentScope(header: header, entitlements: read.entitlements, isComplete: true)
     residents.install(resident, for: scope.key)
-    return resident
+    return (resident, checked)
   }
 
   /// Evaluates one key of a resident, raising its read marks in memory.

@@ -93,6 +93,9 @@ extension SQLiteCustomerInfoCache {
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     let now = clock.now()
     let rules = try resolve(policy).get()
+    if configuration.trustRoots != nil {
+      return try checkedEvaluation(scope, now: now, policy: rules)
+    }
     let row = try reads.withLock { path throws(CacheError) in
       guard let reader = path.reader else { throw CacheError.closed }
       return try Self.readSnapshotRow(scope, on: reader)
@@ -128,12 +131,89 @@ extension SQLiteCustomerInfoCache {
       policy: rules)
   }
 
+  /// ``evaluatedCustomerInfo(for:policy:)`` with trust roots: the scope read from the file
+  /// and checked (DESIGN §12), then evaluated from the very body that was checked, with the
+  /// verdict in place of the body's claim. The check costs a signature verification, which
+  /// this read pays every time: it shows the whole CustomerInfo, which memory does not hold.
+  private func checkedEvaluation(
+    _ scope: CacheScope, now: Date, policy: OfflinePolicy
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    let read = reads.withLock {
+      path -> Result<(ScopeBookkeeping, CustomerInfo, TrustVerdict)?, ReadFailure> in
+      do throws(ReadFailure) {
+        let (resident, checked) = try path.readResident(scope)
+        guard resident.hasSnapshot else { return .success(nil) }
+        // A body that no longer decodes cannot be shown, as without trust roots; a key's
+        // decision still reads its rows, as `tampered`.
+        let info: CustomerInfo
+        switch checked {
+        case .success(let snapshot)?: info = snapshot.customerInfo
+        case .failure(let error)?: return .failure(.snapshot(error))
+        case nil: return .success(nil)
+        }
+        var bookkeeping = resident.header.bookkeeping
+        let reading = resident.clockReading(now: now, boot: clock.bootInstant, policy: policy)
+        // Evaluated against the mark before this read, as a key's decision is.
+        bookkeeping.deviceHighWaterMark = resident.highWaterMark
+        resident.recordRead(at: reading.effectiveDeviceNow)
+        return .success((bookkeeping, info, resident.header.snapshotFacts.verdict))
+      } catch {
+        return .failure(error)
+      }
+    }
+    switch read {
+    case .failure(let failure):
+      report(failure, for: scope, at: now)
+      switch failure {
+      case .storage(let error): throw .storage(.load, error)
+      case .snapshot(let error): throw .unreadableSnapshot(error)
+      case .closed: throw .closed
+      case .invalid(let error): throw error
+      }
+    case .success(nil):
+      return nil
+    case .success(let (bookkeeping, info, verdict)?):
+      return EntitlementEvaluator.evaluate(
+        info, verdict: verdict, bookkeeping: bookkeeping, now: now,
+        bootInstant: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
+        policy: policy)
+    }
+  }
+
+  /// Reads `scope` from the file again and checks its signature and rows now (DESIGN §12),
+  /// whatever memory held: what `entitlement-cache verify` runs. Later reads use the result.
+  ///
+  /// - Returns: The verdict; nil when no snapshot is stored.
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` when the cache has no
+  ///   ``CacheConfiguration/trustRoots``; ``CacheError/storage(_:_:)`` when the file cannot be
+  ///   read.
+  public func verifySnapshot(for scope: CacheScope) throws(CacheError) -> TrustVerdict? {
+    guard configuration.trustRoots != nil else {
+      throw .invalidConfiguration(field: "trustRoots", problem: "are needed to verify")
+    }
+    let read = reads.withLock { path -> Result<TrustVerdict?, ReadFailure> in
+      do throws(ReadFailure) {
+        let resident = try path.readResident(scope).resident
+        return .success(resident.hasSnapshot ? resident.header.snapshotFacts.verdict : nil)
+      } catch {
+        return .failure(error)
+      }
+    }
+    switch read {
+    case .success(let verdict): return verdict
+    case .failure(.storage(let error)): throw .storage(.load, error)
+    case .failure(.snapshot(let error)): throw .unreadableSnapshot(error)
+    case .failure(.closed): throw .closed
+    case .failure(.invalid(let error)): throw error
+    }
+  }
+
   /// The policy a read uses: the configuration's, or `policy` once it is checked. A policy out
   /// of range (NaN, negative, infinite) would fail open, granting lifetime access forever.
   func resolve(_ policy: OfflinePolicy?) -> Result<OfflinePolicy, CacheError> {
     guard let policy else { return .success(configuration.policy) }
     do {
-      try policy.validate(prefix: "policy.")
+      try policy.validate(prefix: "policy.", trustRoots: configuration.trustRoots)
       return .success(policy)
     } catch {
       return .failure(error)
@@ -150,27 +230,36 @@ extension SQLiteCustomerInfoCache {
     return CachedCustomerInfo(snapshot: try Self.decode(row), bookkeeping: row.header.bookkeeping)
   }
 
-  /// The row's snapshot; nil when it holds only bookkeeping.
-  private static func decode(
-    _ row: (header: ScopeHeader, json: Data?)
-  ) throws(CacheError) -> CustomerInfoSnapshot? {
+  /// The row's snapshot, with the signed material stored with it; nil when it holds only
+  /// bookkeeping.
+  private static func decode(_ row: SnapshotRow) throws(CacheError) -> CustomerInfoSnapshot? {
     guard let json = row.json else { return nil }
     do {
       // The cap was checked when it was stored.
-      return try CustomerInfoSnapshot(jsonData: json, sizeLimit: Int.max)
+      return try CustomerInfoSnapshot(
+        jsonData: json, signature: row.trust.signature, requestNonce: row.trust.requestNonce,
+        sizeLimit: Int.max)
     } catch {
       throw .unreadableSnapshot(error)
     }
   }
 
+  private typealias SnapshotRow = (header: ScopeHeader, json: Data?, trust: StoredTrust)
+
   private static func readSnapshotRow(
     _ scope: CacheScope, on reader: SQLiteConnection
-  ) throws(CacheError) -> (header: ScopeHeader, json: Data?)? {
+  ) throws(CacheError) -> SnapshotRow? {
     do {
       return try reader.withStatement(ScopeSQL.snapshotRead) { statement throws(SQLiteError) in
         try statement.bind(scope.key.bytes, at: 1)
         guard try statement.step() else { return nil }
-        return (ScopeHeader(fullRow: statement), statement.data(SnapshotColumn.snapshot))
+        let header = ScopeHeader(fullRow: statement)
+        return (
+          header, statement.data(SnapshotColumn.snapshot),
+          StoredTrust(
+            row: statement, base: SnapshotColumn.signedMaterialBase,
+            verification: header.facts?.verification)
+        )
       }
     } catch {
       throw .storage(.load, error)

@@ -12,9 +12,14 @@ extension SQLiteCustomerInfoCache {
   /// The next read in this process sees the write at once; other processes within the
   /// cross-process check interval.
   ///
+  /// With ``CacheConfiguration/trustRoots`` set, the signature is checked here (DESIGN §12),
+  /// the intermediate's expiry against the scope's trusted server time (§5.1), and the verdict
+  /// is stored with the signed material, to be checked again on every read from the file.
+  ///
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
-  ///   ``CacheConfiguration/snapshotSizeLimit``; ``CacheError/storage(_:_:)``. Either way the
-  ///   previous snapshot is still readable.
+  ///   ``CacheConfiguration/snapshotSizeLimit``; ``CacheError/unverifiedSnapshot(_:)`` when it
+  ///   failed verification and the stored one is verified; ``CacheError/storage(_:_:)``.
+  ///   Whichever, the previous snapshot is still readable.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
     let limit = configuration.snapshotSizeLimit
     guard snapshot.jsonData.count <= limit else {
@@ -26,8 +31,10 @@ extension SQLiteCustomerInfoCache {
     let boot = clock.bootInstant()?.truncatedToMilliseconds
     let info = snapshot.customerInfo
     let entitlements = EntitlementFacts.table(for: info)
-    let facts = SnapshotFacts(info)
+    let (verdict, checkedAt) = arrivalVerdict(of: snapshot, for: scope, now: now)
+    let facts = SnapshotFacts(info, verdict: verdict)
     let digest = SHA256.hash(Array(snapshot.jsonData))
+    var refusedOverVerified = false
     let deviceBlock: String?
     do {
       deviceBlock = try DeviceBlockColumn.encode(facts)
@@ -35,6 +42,10 @@ extension SQLiteCustomerInfoCache {
       throw .invalidSnapshot(error)
     }
     try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
+      if verdict?.failure != nil, try ScopeSQL.holdsVerifiedSnapshot(scope, on: connection) {
+        refusedOverVerified = true
+        return { _ in }
+      }
       let revision = try ScopeSQL.takeRevision(on: connection)
       let (rowID, pending) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
         statement throws(SQLiteError) in
@@ -46,7 +57,9 @@ extension SQLiteCustomerInfoCache {
         try statement.bind(snapshot.jsonData, to: SnapshotParameter.snapshot)
         try statement.bind(snapshot.jsonData.count, to: SnapshotParameter.snapshotSize)
         try statement.bind(digest, to: SnapshotParameter.snapshotSHA256)
-        try statement.bind(info.verification.rawValue, to: SnapshotParameter.verification)
+        try statement.bind(facts.verification.rawValue, to: SnapshotParameter.verification)
+        try ScopeSQL.bindTrust(
+          StoredTrust(snapshot, verdict: verdict, checkedAt: checkedAt), to: statement)
         try statement.bind(
           facts.accessContextExpiresAt, to: SnapshotParameter.accessContextExpiresAt)
         try statement.bind(facts.deviceAccess?.status.rawValue, to: SnapshotParameter.deviceStatus)
@@ -96,6 +109,32 @@ extension SQLiteCustomerInfoCache {
           for: scope.key)
       }
     }
+    if refusedOverVerified, let failure = verdict?.failure {
+      throw .unverifiedSnapshot(failure)
+    }
+  }
+
+  /// With trust roots, the verdict on `snapshot` arriving for `scope` and the trusted server
+  /// time its intermediate's expiry was checked against; without them, nil for both.
+  private func arrivalVerdict(
+    of snapshot: CustomerInfoSnapshot, for scope: CacheScope, now: Date
+  ) -> (TrustVerdict?, Date?) {
+    guard let roots = configuration.trustRoots else { return (nil, nil) }
+    // The scope's own estimate of the server's clock, from its last refresh: a read of the
+    // scope as any other. A scope the file cannot give one for has only the response's time.
+    let estimate = reads.withLock { path -> Date? in
+      guard let resident = try? path.completeResident(scope), resident.hasSnapshot else {
+        return nil
+      }
+      return resident.clockReading(now: now, boot: clock.bootInstant, policy: configuration.policy)
+        .serverNow
+    }
+    let checkedAt = SnapshotTrust.arrivalServerTime(
+      estimate: estimate, requestDate: snapshot.customerInfo.requestDate)
+    return (
+      SnapshotTrust.arrivalVerdict(snapshot, for: scope, roots: roots, serverNow: checkedAt),
+      checkedAt
+    )
   }
 
   /// Records that a refresh attempt for `scope` failed now. Access is unchanged; evidence

@@ -83,7 +83,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     writer = Locked(opened.writer)
     reads = Locked(
       ReadPath(
-        reader: opened.reader, dataVersion: dataVersion, writerSerial: opened.writer.serial))
+        reader: opened.reader, dataVersion: dataVersion, writerSerial: opened.writer.serial,
+        trustRoots: configuration.trustRoots))
     // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
     watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
     if configuration.pruneOnOpen {

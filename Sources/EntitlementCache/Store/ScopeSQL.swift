@@ -30,11 +30,22 @@ package enum ScopeSQL {
     WHERE s.scope_key = ?1
     """
 
-  /// The header, the bookkeeping it leaves out, and the stored JSON, for reads that need the
-  /// whole CustomerInfo; ``ScopeHeader/init(fullRow:)`` maps it.
+  /// ``fullRead`` with the body and its signed material, for a cache with trust roots, which
+  /// checks them against each other and the rows on every read from disk (DESIGN §12). One
+  /// statement, so all of it is one version of the row.
+  static let trustedFullRead = """
+    SELECT \(HeaderColumn.selectList), \(DecisionColumn.selectList),
+      \(EntitlementDetailColumn.selectList), \(TrustedReadColumn.selectList),
+      \(SignedMaterialColumn.selectList)
+    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id
+    WHERE s.scope_key = ?1
+    """
+
+  /// The header, the bookkeeping it leaves out, the stored JSON and its signed material, for
+  /// reads that need the whole CustomerInfo; ``ScopeHeader/init(fullRow:)`` maps it.
   static let snapshotRead = """
     SELECT \(HeaderColumn.selectList), \(BookkeepingColumn.selectList),
-      \(SnapshotColumn.selectList)
+      \(SnapshotColumn.selectList), \(SignedMaterialColumn.selectList)
     FROM scope s WHERE s.scope_key = ?1
     """
 
@@ -162,6 +173,42 @@ package enum ScopeSQL {
       last_used_at = max(last_used_at, ?\(ReadMarksParameter.lastUsedAt.rawValue))
     WHERE scope_key = ?\(ReadMarksParameter.scopeKey.rawValue)
     """
+
+  /// Whether the scope's stored snapshot was decided `verified` by a writer with trust roots.
+  static let verifiedSnapshotQuery = """
+    SELECT 1 FROM scope
+    WHERE scope_key = ?1 AND verification = 'verified' AND trust_checked_at IS NOT NULL
+    """
+
+  /// Runs ``verifiedSnapshotQuery``: inside a write, so no other write lands between the
+  /// answer and the write it decides.
+  static func holdsVerifiedSnapshot(
+    _ scope: CacheScope, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> Bool {
+    try connection.withStatement(verifiedSnapshotQuery) { statement throws(SQLiteError) in
+      try statement.bind(scope.key.bytes, at: 1)
+      return try statement.step()
+    }
+  }
+
+  /// Binds the signed material and the writer's verdict to the snapshot upsert.
+  static func bindTrust(_ trust: StoredTrust, to statement: SQLiteStatement) throws(SQLiteError) {
+    func bind(_ bytes: [UInt8]?, _ parameter: SnapshotParameter) throws(SQLiteError) {
+      if let bytes {
+        try statement.bind(bytes, to: parameter)
+      } else {
+        try statement.bindNull(at: parameter.rawValue)
+      }
+    }
+    try bind(trust.signature?.signature, .responseSignature)
+    try bind(trust.signature?.intermediate, .responseIntermediate)
+    try bind(trust.signature?.nonce, .responseNonce)
+    try bind(trust.signature?.scopeHash, .responseScopeHash)
+    try bind(trust.requestNonce, .requestNonce)
+    try statement.bind(trust.checkedAt, to: SnapshotParameter.trustCheckedAt)
+    try statement.bind(
+      trust.writerVerdict?.failure?.rawValue, to: SnapshotParameter.verificationFailure)
+  }
 
   /// Binds the scope's identity, as every statement that may create its row takes it.
   static func bindScope(_ scope: CacheScope, to statement: SQLiteStatement) throws(SQLiteError) {

@@ -119,11 +119,86 @@ enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// The last column of ``ScopeSQL/snapshotRead``: the stored JSON.
+/// The stored JSON in ``ScopeSQL/snapshotRead``, followed there by its signed material.
 enum SnapshotColumn: Int32, CaseIterable, ResultColumn {
   case snapshot = 23
 
+  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/snapshotRead``.
+  static let signedMaterialBase = Int32(24)
+
   var expression: String { "s.snapshot" }
+}
+
+/// What a read with trust roots needs besides the full read's columns, after them: the body
+/// the signature covers and what the row says of it (DESIGN §12).
+/// The bookkeeping a decision leaves out comes too, so the checked read is also the one an
+/// evaluated CustomerInfo shows.
+enum TrustedReadColumn: Int32, CaseIterable, ResultColumn {
+  case body = 25, sha256, size, lastRefreshAttemptAt, lastRefreshFailureReason
+
+  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/trustedFullRead``.
+  static let signedMaterialBase = Int32(30)
+
+  var expression: String {
+    switch self {
+    case .body: "s.snapshot"
+    case .sha256: "s.snapshot_sha256"
+    case .size: "s.snapshot_size"
+    case .lastRefreshAttemptAt: "s.last_refresh_attempt_at"
+    case .lastRefreshFailureReason: "s.last_refresh_failure_reason"
+    }
+  }
+}
+
+/// The signed material kept with a snapshot, and the writer's verdict on it. Two statements
+/// return it at different places, so its raw value counts from a base the statement names
+/// (``TrustedReadColumn/signedMaterialBase``, ``SnapshotColumn/signedMaterialBase``).
+enum SignedMaterialColumn: Int32, CaseIterable {
+  case signature, intermediate, nonce, scopeHash, requestNonce, checkedAt, verificationFailure
+
+  var expression: String {
+    switch self {
+    case .signature: "s.response_signature"
+    case .intermediate: "s.response_intermediate"
+    case .nonce: "s.response_nonce"
+    case .scopeHash: "s.response_scope_hash"
+    case .requestNonce: "s.request_nonce"
+    case .checkedAt: "s.trust_checked_at"
+    case .verificationFailure: "s.verification_failure"
+    }
+  }
+
+  static var selectList: String {
+    allCases.map(\.expression).joined(separator: ", ")
+  }
+}
+
+extension StoredTrust {
+  /// The signed material of a row, whose ``SignedMaterialColumn``s start at `base`, with the
+  /// verdict the writer recorded in `verification` (the row's verification column).
+  init(row: SQLiteStatement, base: Int32, verification: OpenEnum<VerificationStatus>?) {
+    func column(_ column: SignedMaterialColumn) -> Int32 { base + column.rawValue }
+    var signature: ResponseSignature?
+    if let bytes = row.bytes(column(.signature)) {
+      signature = ResponseSignature(
+        signature: bytes, intermediate: row.bytes(column(.intermediate)) ?? [],
+        nonce: row.bytes(column(.nonce)) ?? [], scopeHash: row.bytes(column(.scopeHash)) ?? [])
+    }
+    let checkedAt = row.date(column(.checkedAt))
+    var verdict: TrustVerdict?
+    if checkedAt != nil {
+      // Only the pairs a writer records; anything else was edited and matches no recheck.
+      let failure = row.string(column(.verificationFailure))
+      switch (verification, failure.map(VerificationFailure.init(rawValue:))) {
+      case (.known(.verified)?, nil): verdict = .verified
+      case (.known(.failed)?, let reason??): verdict = .failed(reason)
+      default: verdict = nil
+      }
+    }
+    self.init(
+      signature: signature, requestNonce: row.bytes(column(.requestNonce)), checkedAt: checkedAt,
+      writerVerdict: verdict)
+  }
 }
 
 /// The last column of ``ScopeSQL/scopeSummaries``: how many keys the snapshot entitles.
@@ -161,6 +236,11 @@ package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
   /// The write's revision, which is also the refresh's (`refresh_revision`).
   case revision
   case bootSession, bootUptime
+  /// The signed material (DESIGN §12), NULL for an unsigned snapshot.
+  case responseSignature, responseIntermediate, responseNonce, responseScopeHash, requestNonce
+  /// The writer's verdict with trust roots: the trusted server time it checked expiry against
+  /// and why it failed; both NULL without trust roots, the failure NULL when verified.
+  case trustCheckedAt, verificationFailure
 
   /// Every column the upsert sets, with the parameter it takes.
   package static let assignments: [(column: String, value: SnapshotParameter)] = [
@@ -172,6 +252,10 @@ package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
     ("device_expires_at", .deviceExpiresAt), ("device_block", .deviceBlock),
     ("revision", .revision), ("refresh_revision", .revision),
     ("refresh_boot_session", .bootSession), ("refresh_boot_uptime", .bootUptime),
+    ("response_signature", .responseSignature), ("response_intermediate", .responseIntermediate),
+    ("response_nonce", .responseNonce), ("response_scope_hash", .responseScopeHash),
+    ("request_nonce", .requestNonce), ("trust_checked_at", .trustCheckedAt),
+    ("verification_failure", .verificationFailure),
   ]
 }
 

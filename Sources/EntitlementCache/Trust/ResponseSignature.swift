@@ -38,6 +38,8 @@ public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible {
 struct IntermediateCertificate: Sendable, Hashable {
   static let byteCount = 32 + 8 + 64
 
+  /// The certificate as sent.
+  let bytes: [UInt8]
   let key: [UInt8]
   /// Milliseconds since the Unix epoch.
   let notAfter: Int64
@@ -46,6 +48,7 @@ struct IntermediateCertificate: Sendable, Hashable {
   /// Nil unless `bytes` is exactly key, notAfter and root signature.
   init?(_ bytes: [UInt8]) {
     guard bytes.count == Self.byteCount else { return nil }
+    self.bytes = bytes
     key = Array(bytes[0..<32])
     notAfter = bytes[32..<40].reduce(0) { $0 << 8 | Int64($1) }
     rootSignature = Array(bytes[40..<104])

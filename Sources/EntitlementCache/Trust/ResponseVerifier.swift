@@ -76,11 +76,7 @@ public enum ResponseVerifier {
       signature.scopeHash.count == 32,
       let intermediate = IntermediateCertificate(signature.intermediate)
     else { return .malformedSignature }
-    let certified = roots.publicKeys.contains { root in
-      Ed25519.isValidSignature(
-        intermediate.rootSignature, of: intermediate.signedMessage, publicKey: root)
-    }
-    guard certified else { return .untrustedIntermediate }
+    guard roots.certifies(intermediate) else { return .untrustedIntermediate }
     guard intermediate.notAfter > requestDate.unixMilliseconds,
       serverNow.map({ intermediate.notAfter > $0.unixMilliseconds }) ?? true
     else { return .intermediateExpired }

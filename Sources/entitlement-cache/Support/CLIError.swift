@@ -40,7 +40,7 @@ extension CLIError {
     switch error {
     case .invalidSnapshot(let problem):
       self = .usage(problem.description)
-    case .invalidConfiguration, .invalidPurchase:
+    case .invalidConfiguration, .invalidPurchase, .unverifiedSnapshot:
       self = .usage(error.description)
     case .storage(let operation, let cause):
       // The library's description adds the SQL text, which spans lines and helps nobody here.

@@ -247,6 +247,12 @@ struct DecisionReasonTests {
           ["pro": F.monthly],
           deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day))),
         now: F.at(2 * F.day)))
+    var strict = OfflinePolicy.conservative
+    strict.requireVerified = true
+    record(
+      F.decide(
+        "pro", in: F.info(["pro": F.monthly], verification: .known(.notRequested)),
+        now: F.at(F.minute), policy: strict))
     let harness = try CacheHarness()
     try harness.store(
       F.info(

@@ -253,7 +253,9 @@ struct SchemaVersion3UpgradeTests {
     let clock = ManualClock(Fixture.date("2026-12-01T12:00:00Z"))
     let cache = try Fixture.cache(in: directory, clock: clock)
     let raw = try StoreTest.connection(path, readOnly: true)
-    #expect(try raw.scalarInt("PRAGMA user_version") == 4)
+    #expect(
+      try raw.scalarInt("PRAGMA user_version")
+        == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
     #expect(
       try raw.scalarText(
         "SELECT group_concat(hex(snapshot) || revision || high_water_mark, ',') FROM scope")

@@ -30,6 +30,15 @@ struct ScopeSchemaTests {
     let afterBookkeeping = afterHeader + Int32(BookkeepingColumn.allCases.count)
     #expect(Self.contiguous(Self.indexes(SnapshotColumn.self), from: afterBookkeeping))
     #expect(Self.contiguous(Self.indexes(SummaryColumn.self), from: afterBookkeeping))
+    #expect(SnapshotColumn.signedMaterialBase == afterBookkeeping + 1)
+    let afterDetail =
+      afterHeader
+      + Int32(
+        DecisionColumn.allCases.count + EntitlementDetailColumn.allCases.count)
+    #expect(Self.contiguous(Self.indexes(TrustedReadColumn.self), from: afterDetail))
+    #expect(
+      TrustedReadColumn.signedMaterialBase
+        == afterDetail + Int32(TrustedReadColumn.allCases.count))
   }
 
   @Test("parameters are numbered from 1, after the scope's identity")
@@ -59,6 +68,7 @@ struct ScopeSchemaTests {
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))
     let statements = [
       ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries,
+      ScopeSQL.trustedFullRead, ScopeSQL.verifiedSnapshotQuery,
       ScopeSQL.upsertSnapshot, ScopeSQL.upsertRefreshFailure, ScopeSQL.insertEntitlement,
       ScopeSQL.persistReadMarks, ScopeSQL.deleteEntitlements, ScopeSQL.deleteScope,
     ]
@@ -67,8 +77,12 @@ struct ScopeSchemaTests {
       let expected: Int32? =
         switch sql {
         case ScopeSQL.pointRead: HeaderColumn.count + Int32(DecisionColumn.allCases.count)
-        case ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries:
+        case ScopeSQL.snapshotRead:
+          SnapshotColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
+        case ScopeSQL.scopeSummaries:
           HeaderColumn.count + Int32(BookkeepingColumn.allCases.count) + 1
+        case ScopeSQL.trustedFullRead:
+          TrustedReadColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
         default: nil
         }
       if let expected {

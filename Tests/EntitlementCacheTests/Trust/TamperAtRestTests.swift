@@ -1,0 +1,206 @@
+import EntitlementCacheTesting
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// One edit of a stored signed snapshot, made through a second connection to the file.
+struct TamperEdit: Sendable, CustomTestStringConvertible {
+  let name: String
+  let sql: String
+  /// Made on the blocked-installation sample, which is the one with a device block stored.
+  var blocked = false
+
+  var testDescription: String { name }
+
+  /// Every column the decision or the signature rests on, edited one at a time.
+  static let all: [TamperEdit] = [
+    // The body: what was signed.
+    TamperEdit(
+      name: "body: pro's expiresAt a year later",
+      sql: """
+        UPDATE scope SET snapshot = CAST(replace(CAST(snapshot AS TEXT),
+          '"expiresAt": "2026-12-30T12:00:00Z"', '"expiresAt": "2027-12-30T12:00:00Z"') AS BLOB)
+        """),
+    TamperEdit(
+      name: "body: its verification field",
+      sql: """
+        UPDATE scope SET snapshot = CAST(replace(CAST(snapshot AS TEXT),
+          '"verification": "verified"', '"verification": "verified_on_device"') AS BLOB)
+        """),
+    // Each normalized entitlement column.
+    TamperEdit(
+      name: "entitlement.status", sql: "UPDATE entitlement SET status = 'grace' WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.expires_at",
+      sql: "UPDATE entitlement SET expires_at = expires_at + 31536000000 WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.grace_expires_at",
+      sql: "UPDATE entitlement SET grace_expires_at = 1893456000000 WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.verified_at",
+      sql: "UPDATE entitlement SET verified_at = verified_at + 86400000 WHERE key = 'lifetime'"),
+    TamperEdit(
+      name: "entitlement.source",
+      sql: "UPDATE entitlement SET source = 'promotional' WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.product_id",
+      sql: "UPDATE entitlement SET product_id = 'pro_yearly' WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.will_renew", sql: "UPDATE entitlement SET will_renew = 0 WHERE key = 'pro'"
+    ),
+    TamperEdit(
+      name: "entitlement.claim_hint",
+      sql: "UPDATE entitlement SET claim_hint = NULL WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.key renamed",
+      sql: "UPDATE entitlement SET key = 'premium' WHERE key = 'lifetime'"),
+    TamperEdit(
+      name: "an entitlement row added",
+      sql: """
+        INSERT INTO entitlement (scope_id, key, status) SELECT id, 'premium', 'active' FROM scope
+        """),
+    TamperEdit(
+      name: "an entitlement row deleted", sql: "DELETE FROM entitlement WHERE key = 'lifetime'"),
+    // The scope row's normalized columns.
+    TamperEdit(
+      name: "scope.server_time", sql: "UPDATE scope SET server_time = server_time + 86400000"),
+    TamperEdit(
+      name: "scope.access_context_expires_at",
+      sql: "UPDATE scope SET access_context_expires_at = access_context_expires_at + 86400000"),
+    TamperEdit(name: "scope.device_status", sql: "UPDATE scope SET device_status = 'blocked'"),
+    TamperEdit(
+      name: "scope.device_expires_at",
+      sql: "UPDATE scope SET device_expires_at = device_expires_at + 86400000"),
+    TamperEdit(
+      name: "scope.device_block",
+      sql: "UPDATE scope SET device_block = replace(device_block, 'iPhone', 'iPad')",
+      blocked: true),
+    TamperEdit(
+      name: "scope.device_status of a blocked installation",
+      sql: "UPDATE scope SET device_status = 'active'", blocked: true),
+    TamperEdit(
+      name: "scope.snapshot_sha256", sql: "UPDATE scope SET snapshot_sha256 = zeroblob(32)"),
+    TamperEdit(
+      name: "scope.snapshot_size", sql: "UPDATE scope SET snapshot_size = snapshot_size + 1"),
+    // The stored verification.
+    TamperEdit(name: "scope.verification", sql: "UPDATE scope SET verification = 'failed'"),
+    TamperEdit(
+      name: "scope.verification_failure",
+      sql: "UPDATE scope SET verification_failure = 'nonce_mismatch'"),
+    TamperEdit(
+      name: "scope.trust_checked_at past the key's notAfter",
+      sql: "UPDATE scope SET trust_checked_at = 1798761600001"),
+    // The signed material.
+    TamperEdit(
+      name: "scope.response_signature",
+      sql: "UPDATE scope SET response_signature = randomblob(64)"),
+    TamperEdit(
+      name: "scope.response_signature, its last byte",
+      sql: """
+        UPDATE scope SET response_signature = substr(response_signature, 1, 63)
+          || CASE WHEN substr(response_signature, 64, 1) = X'00' THEN X'01' ELSE X'00' END
+        """),
+    TamperEdit(
+      name: "scope.response_intermediate",
+      sql: "UPDATE scope SET response_intermediate = randomblob(104)"),
+    TamperEdit(name: "scope.response_nonce", sql: "UPDATE scope SET response_nonce = zeroblob(16)"),
+    TamperEdit(
+      name: "scope.response_scope_hash", sql: "UPDATE scope SET response_scope_hash = zeroblob(32)"),
+    TamperEdit(name: "scope.request_nonce", sql: "UPDATE scope SET request_nonce = zeroblob(16)"),
+    TamperEdit(
+      name: "the signature removed",
+      sql: """
+        UPDATE scope SET response_signature = NULL, response_intermediate = NULL,
+          response_nonce = NULL, response_scope_hash = NULL
+        """),
+  ]
+}
+
+@Suite("Trusted snapshots: tampering at rest is detected by every new reader")
+struct TamperAtRestTests {
+  let clock = ManualClock(Fixture.requestDate.addingTimeInterval(1), bootSession: "boot-1")
+
+  @Test(
+    "each edit through a second connection is failed(tampered) for a new instance",
+    arguments: TamperEdit.all)
+  func editDetected(_ edit: TamperEdit) throws {
+    let directory = try TemporaryDirectory()
+    let writer = try TrustFixture.cache(in: directory, clock: clock)
+    let body = edit.blocked ? TrustFixture.blockedBody : TrustFixture.body
+    try writer.store(try TrustFixture.signed(body), for: Fixture.scopeA)
+    try writer.close()
+    let before = try Self.rowDigest(directory)
+    let connection = try StoreTest.connection(directory.path("cache.sqlite"))
+    try connection.execute(edit.sql)
+    // An edit that changed nothing would prove nothing.
+    #expect(try Self.rowDigest(directory) != before, "\(edit.name) changed nothing")
+
+    let reader = try TrustFixture.cache(in: directory, clock: clock)
+    let decision = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(TrustFixture.verdict(decision) == .failed(.tampered), "\(edit.name)")
+    #expect(try reader.verifySnapshot(for: Fixture.scopeA) == .failed(.tampered))
+    let strict = try TrustFixture.cache(in: directory, clock: clock, requireVerified: true)
+    #expect(
+      strict.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unverified))
+  }
+
+  @Test("the writer's hot path keeps what it verified until it reads the scope from disk again")
+  func hotPathUntilReread() throws {
+    let directory = try TemporaryDirectory()
+    // Another connection's writes are noticed only when the test asks.
+    let cache = try TrustFixture.cache(in: directory, clock: clock, checkInterval: 86_400)
+    try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
+    let verified = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(TrustFixture.verdict(verified) == .verified)
+    let connection = try StoreTest.connection(directory.path("cache.sqlite"))
+    try connection.execute("UPDATE entitlement SET expires_at = expires_at + 1 WHERE key = 'pro'")
+    // From memory: the same decision, checking nothing.
+    #expect(cache.access(to: "pro", for: Fixture.scopeA) == verified)
+    cache.dropResidentState(for: Fixture.scopeA)
+    #expect(
+      TrustFixture.verdict(cache.access(to: "pro", for: Fixture.scopeA)) == .failed(.tampered))
+
+    // With the default interval, the next read after another connection's write re-reads.
+    let watching = try TrustFixture.cache(
+      in: directory, clock: clock, checkInterval: 0)
+    try watching.store(try TrustFixture.signed(), for: Fixture.scopeA)
+    #expect(TrustFixture.verdict(watching.access(to: "pro", for: Fixture.scopeA)) == .verified)
+    try connection.execute("UPDATE entitlement SET status = 'grace' WHERE key = 'pro'")
+    #expect(
+      TrustFixture.verdict(watching.access(to: "pro", for: Fixture.scopeA)) == .failed(.tampered))
+  }
+
+  @Test("with no edit, every reader agrees it is verified")
+  func noEditNoAlarm() throws {
+    for body in [TrustFixture.body, TrustFixture.blockedBody] {
+      let directory = try TemporaryDirectory()
+      let writer = try TrustFixture.cache(in: directory, clock: clock)
+      try writer.store(try TrustFixture.signed(body), for: Fixture.scopeA)
+      try writer.close()
+      let reader = try TrustFixture.cache(in: directory, clock: clock)
+      #expect(try reader.verifySnapshot(for: Fixture.scopeA) == .verified)
+      #expect(TrustFixture.verdict(reader.access(to: "pro", for: Fixture.scopeA)) == .verified)
+      #expect(try reader.evaluatedCustomerInfo(for: Fixture.scopeA)?.verificationFailure == nil)
+    }
+  }
+
+  /// Every column of the scope and entitlement rows, to show an edit took.
+  static func rowDigest(_ directory: TemporaryDirectory) throws -> String? {
+    let connection = try StoreTest.connection(directory.path("cache.sqlite"), readOnly: true)
+    return try connection.scalarText(
+      """
+      SELECT (SELECT group_concat(quote(scope_key) || quote(snapshot) || quote(snapshot_sha256)
+          || quote(snapshot_size) || quote(server_time) || quote(verification)
+          || quote(verification_failure) || quote(access_context_expires_at)
+          || quote(device_status) || quote(device_expires_at) || quote(device_block)
+          || quote(response_signature) || quote(response_intermediate) || quote(response_nonce)
+          || quote(response_scope_hash) || quote(request_nonce) || quote(trust_checked_at))
+        FROM scope)
+        || (SELECT group_concat(key || quote(status) || quote(expires_at)
+          || quote(grace_expires_at) || quote(verified_at) || quote(source)
+          || quote(product_id) || quote(will_renew) || quote(claim_hint)) FROM entitlement)
+      """)
+  }
+}
