@@ -408,7 +408,8 @@ import Testing
             "conflict": 1,
             "rejected": 1,
             "expired": 0
-          }
+          },
+          "scopesByVerification": {}
         }
 
         """))

@@ -77,6 +77,11 @@ public struct DatabaseHealth: Sendable, Hashable {
   /// gave a state outside the schema); empty when the file predates the queue (schema 3 or
   /// earlier); nil when the damage the integrity check reports makes the queue unreadable.
   public var purchaseCounts: [PurchaseState: Int]?
+  /// Scopes holding a snapshot, by the verdict recorded when it was stored (DESIGN §12); the
+  /// nil key counts those stored by a cache without trust roots, which decided nothing. Not
+  /// checked again here: `entitlement-cache verify` re-checks a scope. Empty for a file from
+  /// before trusted snapshots (schema 4 or earlier); nil when damage stops the count.
+  public var verificationCounts: [TrustVerdict?: Int]?
 
   /// Whether the integrity check passed and the schema is one this build knows.
   public var isHealthy: Bool {
@@ -284,6 +289,8 @@ extension SQLiteCustomerInfoCache {
         scopeCount = nil
       }
       let purchaseCounts = try purchaseCounts(on: connection, integrity: integrity)
+      let verificationCounts =
+        version >= 5 ? try verificationCounts(on: connection, integrity: integrity) : [:]
       return DatabaseHealth(
         schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
         integrity: integrity,
@@ -292,10 +299,41 @@ extension SQLiteCustomerInfoCache {
         pageCount: Int(try connection.scalarInt("PRAGMA page_count")),
         freelistCount: Int(try connection.scalarInt("PRAGMA freelist_count")),
         fileSize: DatabaseFile.size(path) ?? 0, walSize: DatabaseFile.size(path + "-wal") ?? 0,
-        scopeCount: scopeCount, purchaseCounts: purchaseCounts)
+        scopeCount: scopeCount, purchaseCounts: purchaseCounts,
+        verificationCounts: verificationCounts)
     } catch {
       if error.isDamage { throw .damagedDatabase(path: path, movedTo: nil, cause: error) }
       throw .storage(.inspect, error)
+    }
+  }
+
+  /// The recorded verdicts for ``health(path:)``: a verdict only for the pairs a writer with
+  /// trust roots records; any other pair (an edit) counts as `tampered`.
+  private static func verificationCounts(
+    on connection: SQLiteConnection, integrity: [String]
+  ) throws(SQLiteError) -> [TrustVerdict?: Int]? {
+    let sql = """
+      SELECT trust_checked_at IS NOT NULL, verification, verification_failure, count(*)
+      FROM scope WHERE snapshot IS NOT NULL GROUP BY 1, 2, 3
+      """
+    do throws(SQLiteError) {
+      return try connection.withStatement(sql) { statement throws(SQLiteError) in
+        var counts: [TrustVerdict?: Int] = [:]
+        while try statement.step() {
+          var verdict: TrustVerdict?
+          if statement.int64(0) != 0 {
+            switch (statement.string(1), statement.string(2).map(VerificationFailure.init)) {
+            case ("verified"?, nil): verdict = .verified
+            case ("failed"?, let reason??): verdict = .failed(reason)
+            default: verdict = .failed(.tampered)
+            }
+          }
+          counts[verdict, default: 0] += Int(statement.int64(3))
+        }
+        return counts
+      }
+    } catch  where error.isDamage && integrity != ["ok"] {
+      return nil
     }
   }
 

@@ -31,7 +31,7 @@ extension SQLiteCustomerInfoCache {
     let boot = clock.bootInstant()?.truncatedToMilliseconds
     let info = snapshot.customerInfo
     let entitlements = EntitlementFacts.table(for: info)
-    let (verdict, checkedAt) = arrivalVerdict(of: snapshot, for: scope, now: now)
+    let (verdict, checkedAt, stored) = arrivalVerdict(of: snapshot, for: scope, now: now)
     let facts = SnapshotFacts(info, verdict: verdict)
     let digest = SHA256.hash(Array(snapshot.jsonData))
     var refusedOverVerified = false
@@ -42,7 +42,13 @@ extension SQLiteCustomerInfoCache {
       throw .invalidSnapshot(error)
     }
     try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
-      if verdict?.failure != nil, try ScopeSQL.holdsVerifiedSnapshot(scope, on: connection) {
+      // A failed snapshot never replaces a verified one (DESIGN §12). The row's record says
+      // verified; what a check from disk found at that very revision overrules it, so a fresh
+      // answer may replace a snapshot the file was edited under.
+      if verdict?.failure != nil,
+        let revision = try ScopeSQL.verifiedSnapshotRevision(scope, on: connection),
+        !(stored?.revision == revision && stored?.verdict != .verified)
+      {
         refusedOverVerified = true
         return { _ in }
       }
@@ -114,26 +120,31 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
-  /// With trust roots, the verdict on `snapshot` arriving for `scope` and the trusted server
-  /// time its intermediate's expiry was checked against; without them, nil for both.
+  /// With trust roots, the verdict on `snapshot` arriving for `scope`, the trusted server time
+  /// its intermediate's expiry was checked against, and the verdict on the snapshot stored now
+  /// with the revision of the row it was checked at; without them, nil for all three.
   private func arrivalVerdict(
     of snapshot: CustomerInfoSnapshot, for scope: CacheScope, now: Date
-  ) -> (TrustVerdict?, Date?) {
-    guard let roots = configuration.trustRoots else { return (nil, nil) }
+  ) -> (TrustVerdict?, Date?, (verdict: TrustVerdict, revision: Int64)?) {
+    guard let roots = configuration.trustRoots else { return (nil, nil, nil) }
     // The scope's own estimate of the server's clock, from its last refresh: a read of the
     // scope as any other. A scope the file cannot give one for has only the response's time.
-    let estimate = reads.withLock { path -> Date? in
+    let current = reads.withLock { path -> (Date, TrustVerdict, Int64?)? in
       guard let resident = try? path.completeResident(scope), resident.hasSnapshot else {
         return nil
       }
-      return resident.clockReading(now: now, boot: clock.bootInstant, policy: configuration.policy)
-        .serverNow
+      let reading = resident.clockReading(
+        now: now, boot: clock.bootInstant, policy: configuration.policy)
+      return (
+        reading.serverNow, resident.header.snapshotFacts.verdict, resident.header.version?.revision
+      )
     }
     let checkedAt = SnapshotTrust.arrivalServerTime(
-      estimate: estimate, requestDate: snapshot.customerInfo.requestDate)
+      estimate: current?.0, requestDate: snapshot.customerInfo.requestDate)
+    let stored = current.flatMap { current in current.2.map { (current.1, $0) } }
     return (
       SnapshotTrust.arrivalVerdict(snapshot, for: scope, roots: roots, serverNow: checkedAt),
-      checkedAt
+      checkedAt, stored
     )
   }
 

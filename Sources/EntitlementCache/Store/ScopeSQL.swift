@@ -174,20 +174,21 @@ package enum ScopeSQL {
     WHERE scope_key = ?\(ReadMarksParameter.scopeKey.rawValue)
     """
 
-  /// Whether the scope's stored snapshot was decided `verified` by a writer with trust roots.
+  /// The revision of the scope's row when a writer with trust roots recorded its snapshot
+  /// `verified`; no row otherwise.
   static let verifiedSnapshotQuery = """
-    SELECT 1 FROM scope
+    SELECT revision FROM scope
     WHERE scope_key = ?1 AND verification = 'verified' AND trust_checked_at IS NOT NULL
     """
 
   /// Runs ``verifiedSnapshotQuery``: inside a write, so no other write lands between the
-  /// answer and the write it decides.
-  static func holdsVerifiedSnapshot(
+  /// answer and the write it decides. Nil when the row does not record `verified`.
+  static func verifiedSnapshotRevision(
     _ scope: CacheScope, on connection: SQLiteConnection
-  ) throws(SQLiteError) -> Bool {
+  ) throws(SQLiteError) -> Int64? {
     try connection.withStatement(verifiedSnapshotQuery) { statement throws(SQLiteError) in
       try statement.bind(scope.key.bytes, at: 1)
-      return try statement.step()
+      return try statement.step() ? statement.int64(0) : nil
     }
   }
 

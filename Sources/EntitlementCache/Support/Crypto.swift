@@ -48,7 +48,10 @@ enum SHA256 {
 ///
 /// Keys and signatures are raw bytes: a 32-byte public key, a 32-byte private key (the RFC's
 /// seed) and a 64-byte signature. Nothing here logs or describes a key.
-enum Ed25519 {
+///
+/// `package` for the package's own executables (the command-line tool's test keys, the
+/// benchmark's signed workloads and its one-verification baseline); apps see none of it.
+package enum Ed25519 {
   static let publicKeyByteCount = 32
   static let privateKeyByteCount = 32
   static let signatureByteCount = 64
@@ -56,7 +59,7 @@ enum Ed25519 {
   /// Whether `signature` is `publicKey`'s signature of `message`. False for a key or a
   /// signature of the wrong length, or a key that is not a curve point: never a trap, since
   /// every byte here comes from outside.
-  static func isValidSignature(
+  package static func isValidSignature(
     _ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]
   ) -> Bool {
     guard signature.count == signatureByteCount, publicKey.count == publicKeyByteCount else {
@@ -87,7 +90,7 @@ enum Ed25519 {
   /// `privateKey`'s signature of `message`, or nil for a key of the wrong length. For the
   /// developers' test keys of the command-line tool and for tests: the library itself never
   /// signs.
-  static func signature(of message: [UInt8], privateKey: [UInt8]) -> [UInt8]? {
+  package static func signature(of message: [UInt8], privateKey: [UInt8]) -> [UInt8]? {
     guard privateKey.count == privateKeyByteCount else { return nil }
     #if canImport(CLibCrypto)
       guard let key = EVPKey(privateKey: privateKey), let context = EVP_MD_CTX_new() else {
@@ -114,7 +117,7 @@ enum Ed25519 {
   }
 
   /// The public key of `privateKey`, or nil for a key of the wrong length.
-  static func publicKey(ofPrivateKey privateKey: [UInt8]) -> [UInt8]? {
+  package static func publicKey(ofPrivateKey privateKey: [UInt8]) -> [UInt8]? {
     guard privateKey.count == privateKeyByteCount else { return nil }
     #if canImport(CLibCrypto)
       guard let key = EVPKey(privateKey: privateKey) else { return nil }

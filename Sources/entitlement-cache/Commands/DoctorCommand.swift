@@ -41,12 +41,46 @@ enum DoctorCommand: Command {
       ("walSize", .integer(health.walSize)),
       ("scopeCount", health.scopeCount.map(JSONOutput.integer) ?? .null),
       ("purchasesByState", health.purchaseCounts.map(purchasesByState) ?? .null),
+      ("scopesByVerification", health.verificationCounts.map(verificationJSON) ?? .null),
     ])
   }
 
   /// Every state, zero included, so a script reads the same keys from every file.
   private static func purchasesByState(_ counts: [PurchaseState: Int]) -> JSONOutput {
     .object(PurchaseState.allCases.map { ($0.rawValue, .integer(counts[$0] ?? 0)) })
+  }
+
+  /// `2 verified, 1 failed (tampered), 1 unchecked`: each verdict recorded when a snapshot
+  /// was stored, verified first; unchecked ones were stored without trust roots.
+  private static func verification(_ counts: [TrustVerdict?: Int]) -> String {
+    let ordered = counts.sorted { lhs, rhs in
+      Self.order(lhs.key) < Self.order(rhs.key)
+    }
+    return ordered.map { verdict, count in
+      "\(TextOutput.count(count)) \(verdict?.description ?? "unchecked")"
+    }.joined(separator: ", ")
+  }
+
+  private static func order(_ verdict: TrustVerdict?) -> String {
+    switch verdict {
+    case .verified?: "0"
+    case .failed(let reason)?: "1" + reason.rawValue
+    case nil: "2"
+    }
+  }
+
+  /// Every verdict with a count, for scripts: `verified`, `failed:REASON`, `unchecked`.
+  private static func verificationJSON(_ counts: [TrustVerdict?: Int]) -> JSONOutput {
+    .object(
+      counts.sorted { order($0.key) < order($1.key) }.map { verdict, count in
+        let key: String =
+          switch verdict {
+          case .verified?: "verified"
+          case .failed(let reason)?: "failed:" + reason.rawValue
+          case nil: "unchecked"
+          }
+        return (key, .integer(count))
+      })
   }
 
   /// `3 (1 pending, 2 synced)`: the total, then each state that has entries, in the order an
@@ -90,6 +124,9 @@ enum DoctorCommand: Command {
       ["scopes", health.scopeCount.map(TextOutput.count) ?? "unreadable"],
       ["purchases", purchases(health.purchaseCounts)],
     ]
+    if let counts = health.verificationCounts, counts.keys.contains(where: { $0 != nil }) {
+      rows.append(["verification", verification(counts)])
+    }
     return "\(path): \(verdict)\n" + TextOutput.table(rows, indent: "  ")
   }
 

@@ -5,12 +5,20 @@ enum PutCommand: Command {
   static let spec = CommandSpec(
     name: "put",
     summary: "store a snapshot (JSON from a file or stdin) as a successful refresh",
-    usage: "put SCOPE [--file F] [options]",
+    usage: "put SCOPE [--file F] [--signature F --trust-root F] [options]",
     discussion: """
       Validates the snapshot first: bad input is rejected with the field and the problem,
       and nothing is written. Creates the database when it does not exist.
+      With --signature the server's signed material is stored with it; with --trust-root the
+      signature is checked now (DESIGN §12), and a snapshot that fails is not stored over a
+      verified one.
       """,
-    flags: CommonFlags.scope + [Flag("--file", "F", "read the snapshot from F (default: stdin)")]
+    flags: CommonFlags.scope + [
+      Flag("--file", "F", "read the snapshot from F (default: stdin)"),
+      Flag("--signature", "F", "the envelope signed with it (JSON, as sign writes it)"),
+      Flag("--request-nonce", "HEX", "the nonce the request sent, which the signature must carry"),
+      CommonFlags.trustRoot,
+    ]
       + CommonFlags.general,
     notes: [CommonFlags.databaseNote],
     examples: [
@@ -25,9 +33,18 @@ enum PutCommand: Command {
     guard !data.isEmpty else {
       throw CLIError.usage("\(file ?? "stdin"): empty; expected a snapshot's JSON")
     }
+    var signature: ResponseSignature?
+    if let envelope = invocation.arguments.value("--signature") {
+      signature = try SignatureEnvelope.decode(
+        try InputFile.contents(of: envelope), file: envelope, storedUnder: scope)
+    }
+    let requestNonce = try invocation.arguments.value("--request-nonce").map {
+      text throws(CLIError) in try NonceText.parse(text, flag: "--request-nonce")
+    }
     let snapshot: CustomerInfoSnapshot
     do {
-      snapshot = try CustomerInfoSnapshot(jsonData: data)
+      snapshot = try CustomerInfoSnapshot(
+        jsonData: data, signature: signature, requestNonce: requestNonce)
     } catch {
       throw CLIError.usage(error.description)
     }
@@ -38,11 +55,18 @@ enum PutCommand: Command {
       throw CLIError(error, path: cache.path)
     }
     let keys = snapshot.customerInfo.entitlements.keys.sorted()
-    let rows = [
+    var rows = [
       ["stored at", invocation.now.iso8601],
       ["entitlements", keys.isEmpty ? TextOutput.none : keys.joined(separator: ", ")],
       ["size", TextOutput.size(snapshot.jsonData.count)],
     ]
+    // What the cache decided, read back from what it now holds.
+    let verdict = try Self.verdict(of: scope, in: cache)
+    if let verdict {
+      rows.append(["verification", verdict.description])
+    } else if signature != nil {
+      rows.append(["signature", "stored, not checked (pass --trust-root to check it)"])
+    }
     invocation.emit(
       text: "Stored a snapshot for \(TextOutput.scope(scope))\n"
         + TextOutput.table(rows, indent: "  "),
@@ -51,8 +75,23 @@ enum PutCommand: Command {
         ("storedAt", .date(invocation.now)),
         ("snapshotSize", .integer(snapshot.jsonData.count)),
         ("entitlements", .array(keys.map(JSONOutput.string))),
+        ("signed", .bool(signature != nil)),
+        ("verification", .text(verdict.map { $0 == .verified ? "verified" : "failed" })),
+        ("verificationFailure", .text(verdict?.failure?.rawValue)),
       ]))
     return .success
+  }
+
+  /// The verdict the cache holds for `scope`; nil without trust roots.
+  private static func verdict(
+    of scope: CacheScope, in cache: SQLiteCustomerInfoCache
+  ) throws(CLIError) -> TrustVerdict? {
+    guard cache.configuration.trustRoots != nil else { return nil }
+    do {
+      return try cache.verifySnapshot(for: scope)
+    } catch {
+      throw CLIError(error, path: cache.path)
+    }
   }
 }
 

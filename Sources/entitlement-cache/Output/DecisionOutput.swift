@@ -35,6 +35,7 @@ enum DecisionOutput {
         .object([
           ("freshness", .text(evidence.freshness?.rawValue)),
           ("verification", .text(evidence.verification?.rawValue)),
+          ("verificationFailure", .text(evidence.verificationFailure?.rawValue)),
           ("isComputedOffline", evidence.isComputedOffline.map(JSONOutput.bool) ?? .null),
           ("storedAt", .date(evidence.storedAt)),
           ("verifiedAt", .date(evidence.verifiedAt)),
@@ -100,6 +101,9 @@ enum DecisionOutput {
     case .denied(.unknownStatus): return "the server sent a status this build does not know"
     case .denied(.familySharingExcluded): return "family-shared access is excluded by the policy"
     case .denied(.notEntitled): return "the snapshot does not grant this entitlement"
+    case .offlineUnavailable(.unverified):
+      return
+        "the policy requires a verified snapshot and this one is not: keep it locked and refresh"
     case .offlineUnavailable:
       return "no bounded answer: keep it locked and retry; this is not \"not entitled\""
     case .deviceBlocked:
@@ -129,7 +133,10 @@ enum DecisionOutput {
     let serverNow = evidence.estimatedServerTime ?? now
     var rows = [
       ["freshness", evidence.freshness?.rawValue ?? TextOutput.none],
-      ["verification", evidence.verification?.rawValue ?? TextOutput.none],
+      [
+        "verification",
+        TextOutput.verification(evidence.verification, evidence.verificationFailure),
+      ],
       ["computed offline", TextOutput.yesNo(evidence.isComputedOffline)],
       ["stored at", TextOutput.time(evidence.storedAt, now: now)],
       ["verified at", TextOutput.time(evidence.verifiedAt, now: serverNow)],

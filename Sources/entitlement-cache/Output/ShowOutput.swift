@@ -33,6 +33,7 @@ struct ShowOutput {
       ("evaluatedAt", .date(now)),
       ("freshness", .text(evaluated?.freshness.rawValue)),
       ("isComputedOffline", evaluated.map { .bool($0.isComputedOffline) } ?? .null),
+      ("verificationFailure", .text(evaluated?.verificationFailure?.rawValue)),
       ("estimatedServerTime", .date(evaluated?.estimatedServerTime)),
       ("clockRollbackSuspected", evaluated.map { .bool($0.clockRollbackSuspected) } ?? .null),
       ("clockOffset", evaluated?.clockOffset.map(JSONOutput.integer) ?? .null),
@@ -142,7 +143,11 @@ struct ShowOutput {
     var rows: [[String]] = [["scope", TextOutput.scope(scope)]]
     if let evaluated {
       rows.append(["freshness", freshnessText(evaluated)])
-      rows.append(["verification", evaluated.customerInfo.verification.rawValue])
+      rows.append([
+        "verification",
+        TextOutput.verification(
+          evaluated.customerInfo.verification, evaluated.verificationFailure),
+      ])
     } else {
       rows.append(["snapshot", "none stored: every decision is offline_unavailable"])
     }

@@ -76,6 +76,16 @@ enum TextOutput {
     return (value < 0 ? "-" : "") + grouped
   }
 
+  /// `verified`, `failed (tampered)` when the library decided why, the body's claim as it is
+  /// without trust roots, `—` when unknown.
+  static func verification(
+    _ status: OpenEnum<VerificationStatus>?, _ failure: VerificationFailure?
+  ) -> String {
+    guard let status else { return none }
+    guard let failure else { return status.rawValue }
+    return "\(status.rawValue) (\(failure.rawValue))"
+  }
+
   /// `yes` or `no`, `—` when unknown.
   static func yesNo(_ value: Bool?) -> String {
     value.map { $0 ? "yes" : "no" } ?? none

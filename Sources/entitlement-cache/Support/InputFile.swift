@@ -31,6 +31,12 @@ enum InputFile {
     return try readAll(descriptor, name: path)
   }
 
+  /// Whether something exists at `path`.
+  static func exists(_ path: String) -> Bool {
+    var status = stat()
+    return lstat(path, &status) == 0
+  }
+
   /// Far above the library's snapshot size cap, which reports the exact size; this only
   /// keeps a runaway pipe from filling memory.
   static let readLimit = 64 << 20

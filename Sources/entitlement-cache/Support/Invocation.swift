@@ -12,6 +12,9 @@ enum CommonFlags {
   static let now = Flag("--now", "TIME", "use this ISO-8601 time instead of the system clock")
   static let json = Flag("--json", nil, "print JSON instead of text")
   static let general = [db, now, json]
+  static let trustRoot = Flag(
+    "--trust-root", "F", "decide verification by the root public key(s) in F (from keygen)",
+    group: "Trust")
 
   static let scope = [
     Flag("--sdk-key", "K", "the SDK key (hashed; never stored or printed)", group: "Scope"),
@@ -29,6 +32,10 @@ enum CommonFlags {
     Flag(
       "--max-snapshot-age", "D", "older snapshots grant nothing (default none)", group: "Policy"),
     Flag("--exclude-family-shared", nil, "deny family-shared access", group: "Policy"),
+    Flag(
+      "--require-verified", nil, "only a verified snapshot decides (needs --trust-root)",
+      group: "Policy"),
+    trustRoot,
   ]
 
   /// Where the database is without `--db`, including where that is on this machine.
@@ -131,6 +138,14 @@ struct Invocation {
     }
     if let value = try duration("--max-snapshot-age") { policy.maxSnapshotAge = value }
     if arguments.has("--exclude-family-shared") { policy.excludeFamilyShared = true }
+    if arguments.has("--require-verified") {
+      guard arguments.has("--trust-root") else {
+        throw CLIError.usage(
+          "--require-verified needs --trust-root F: without roots `verified` is only the body's claim"
+        )
+      }
+      policy.requireVerified = true
+    }
     return policy
   }
 
@@ -159,6 +174,9 @@ struct Invocation {
     configuration.persistsReadTimeBookkeeping = false
     configuration.createIfMissing = access == .write
     configuration.damageHandling = access == .inspect ? .fail : .moveAside
+    if let file = arguments.value("--trust-root") {
+      configuration.trustRoots = try KeyFiles.trustRoots(in: file)
+    }
     if access == .write, isDefault { try DatabaseLocation.createDirectory(for: path) }
     let cache: SQLiteCustomerInfoCache
     do {

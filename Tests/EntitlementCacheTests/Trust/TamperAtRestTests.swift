@@ -172,6 +172,24 @@ struct TamperAtRestTests {
       TrustFixture.verdict(watching.access(to: "pro", for: Fixture.scopeA)) == .failed(.tampered))
   }
 
+  @Test("a snapshot the file was edited under is no longer verified: any answer may replace it")
+  func tamperedIsReplaceable() throws {
+    let directory = try TemporaryDirectory()
+    let cache = try TrustFixture.cache(in: directory, clock: clock)
+    try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
+    let connection = try StoreTest.connection(directory.path("cache.sqlite"))
+    try connection.execute("UPDATE entitlement SET status = 'grace' WHERE key = 'pro'")
+    #expect(try cache.verifySnapshot(for: Fixture.scopeA) == .failed(.tampered))
+    // Unsigned, so failed too; but what is stored is no longer verified, so it is replaced.
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(try cache.verifySnapshot(for: Fixture.scopeA) == .failed(.missingSignature))
+    // A verified one in its place is again protected.
+    try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
+    #expect(throws: CacheError.unverifiedSnapshot(.missingSignature)) {
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    }
+  }
+
   @Test("with no edit, every reader agrees it is verified")
   func noEditNoAlarm() throws {
     for body in [TrustFixture.body, TrustFixture.blockedBody] {
