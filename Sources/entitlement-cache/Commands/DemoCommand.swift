@@ -124,7 +124,9 @@ enum DemoCommand: Command {
     let serverNow = evidence.estimatedServerTime ?? now
     var parts: [String] = []
     if let freshness = evidence.freshness { parts.append(freshness.rawValue) }
-    if let verification = evidence.verification { parts.append(verification.rawValue) }
+    if evidence.verification != nil {
+      parts.append(TextOutput.verification(evidence.verification, evidence.verificationFailure))
+    }
     if evidence.isComputedOffline == true { parts.append("computed offline") }
     if let validUntil = evidence.validUntil {
       let label =

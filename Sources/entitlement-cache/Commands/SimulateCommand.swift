@@ -29,6 +29,12 @@ enum SimulateCommand: Command {
       arrived. A STEP is {"at": TIME, "do": ACTION, ...}, times not decreasing.
       """,
       """
+      "signed": true makes the server sign its answers and the cache pin the simulation's
+      test root (the README's test-vector keys; public, for simulations only). A snapshot
+      ANSWER may then say how it is signed, "signature": valid (the default), none,
+      wrong_nonce, other_user, expired_key, untrusted_key or forged.
+      """,
+      """
       Actions: start, foreground, background, logIn (user), logOut (to the user labelled
       anonymous), refresh (policy cacheOnly, cachedOrFetched, notStaleCachedOrFetched or
       fetchCurrent with a timeout; none: refresh()), purchase (transaction, product), restore,

@@ -137,7 +137,9 @@ enum SimulationOutput {
     let evidence = decision.evidence
     var parts: [String] = []
     if let freshness = evidence.freshness { parts.append(freshness.rawValue) }
-    if let verification = evidence.verification { parts.append(verification.rawValue) }
+    if evidence.verification != nil {
+      parts.append(TextOutput.verification(evidence.verification, evidence.verificationFailure))
+    }
     if evidence.isComputedOffline == true { parts.append("computed offline") }
     if let storedAt = evidence.storedAt { parts.append("stored at \(storedAt.iso8601)") }
     if let verifiedAt = evidence.verifiedAt { parts.append("verified at \(verifiedAt.iso8601)") }

@@ -39,6 +39,11 @@ struct ScriptNode: Sendable {
   }
 
   /// The value as a whole number.
+  func bool() throws(ScriptError) -> Bool {
+    guard case .bool(let value) = value else { throw error("expected true or false") }
+    return value
+  }
+
   func integer() throws(ScriptError) -> Int64 {
     guard case .integer(let number) = value else { throw error("not a whole number") }
     return number

@@ -29,7 +29,7 @@ enum ScriptParser {
     }
     let root = try ScriptNode(value: value, path: "").object()
     try root.rejectingOthers(than: [
-      "start", "db", "policy", "watch", "identity", "server", "steps",
+      "start", "db", "policy", "watch", "identity", "server", "steps", "signed",
     ])
     let startNode = try root.required("start")
     let start = try iso8601(startNode)
@@ -37,7 +37,8 @@ enum ScriptParser {
       throw startNode.error("not a time")
     }
     let times = TimeReader(start: startMilliseconds)
-    let script = SimulationScript(
+    let signed = try root.optional("signed")?.bool() ?? false
+    var script = SimulationScript(
       start: start,
       database: try root.optional("db")?.string(),
       policy: try root.optional("policy")?.choice(
@@ -45,9 +46,10 @@ enum ScriptParser {
         ?? .conservative,
       watched: try watched(root.optional("watch")),
       identity: try identity(root.required("identity")),
-      server: try server(root.optional("server")),
+      server: try server(root.optional("server"), signed: signed),
       posts: try posts(root.optional("server")),
       steps: try steps(root.required("steps"), times: times))
+    script.signed = signed
     return script
   }
 
@@ -73,9 +75,12 @@ enum ScriptParser {
       user: try object.required("user").string())
   }
 
-  private static func server(_ node: ScriptNode?) throws(ScriptError) -> [String: [ScriptedAnswer]]
-  {
-    try answers(node, posts: false, answer)
+  private static func server(
+    _ node: ScriptNode?, signed: Bool
+  ) throws(ScriptError) -> [String: [ScriptedAnswer]] {
+    try answers(node, posts: false) { node throws(ScriptError) in
+      try answer(node, signed: signed)
+    }
   }
 
   private static func posts(_ node: ScriptNode?) throws(ScriptError)
@@ -148,7 +153,8 @@ enum ScriptParser {
     }
   }
 
-  private static func answer(_ node: ScriptNode) throws(ScriptError) -> ScriptedAnswer {
+  private static func answer(_ node: ScriptNode, signed: Bool) throws(ScriptError) -> ScriptedAnswer
+  {
     let object = try node.object()
     switch (object.has("snapshot"), object.has("fail")) {
     case (true, true):
@@ -156,9 +162,23 @@ enum ScriptParser {
     case (false, false):
       throw node.error("needs \"snapshot\", \"fail\" or \"post\"")
     case (true, false):
-      try object.rejectingOthers(than: ["snapshot", "latency"])
+      try object.rejectingOthers(than: ["snapshot", "latency", "signature"])
       let snapshot = try object.required("snapshot").object()
-      return ScriptedAnswer(reply: .snapshot(snapshot.fields), latency: try latency(object))
+      var answer = ScriptedAnswer(reply: .snapshot(snapshot.fields), latency: try latency(object))
+      if let mode = object.optional("signature") {
+        // Unsigned scripts send no signatures: one asked for would be silently ignored.
+        guard signed else {
+          throw ScriptError(
+            path: mode.path, problem: "needs \"signed\": true at the top of the script")
+        }
+        answer.signature = try mode.choice(
+          "signature",
+          [
+            "valid": .valid, "none": .none, "wrong_nonce": .wrongNonce, "other_user": .otherUser,
+            "expired_key": .expiredKey, "untrusted_key": .untrustedKey, "forged": .forged,
+          ])
+      }
+      return answer
     case (false, true):
       try object.rejectingOthers(than: ["fail", "status", "latency"])
       enum Kind { case transient, rejected }

@@ -28,14 +28,21 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   private let runtime: SimulatedRuntime
   /// The start in milliseconds: a request arrives at the start plus virtual time elapsed.
   private let start: Int64
+  /// Signs each snapshot answer, when the script's answers are signed.
+  private let signer: SimulationSigner?
+  /// The app, for the scope an `other_user` answer is signed for.
+  private let identity: SimulationScript.Identity
 
   init(
     answers: [String: [ScriptedAnswer]], posts: [String: [ScriptedPostAnswer]],
-    runtime: SimulatedRuntime, start: Int64
+    runtime: SimulatedRuntime, start: Int64, signer: SimulationSigner?,
+    identity: SimulationScript.Identity
   ) {
     state = Mutex(State(remaining: answers, remainingPosts: posts))
     self.runtime = runtime
     self.start = start
+    self.signer = signer
+    self.identity = identity
   }
 
   /// How many answers are on their way: requests that took an answer whose latency has not
@@ -50,8 +57,29 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     case .failure(let failure):
       throw failure
     case .snapshot(let fields):
-      return FetchedCustomerInfo(body: Self.encode(fields, arrived: arrived))
+      let body = Self.encode(fields, arrived: arrived)
+      return FetchedCustomerInfo(
+        body: body,
+        signature: sign(
+          body, for: request.scope, nonce: request.nonce, as: answer.signature,
+          user: request.appUserID))
     }
+  }
+
+  /// The signature of `body` for `scope`, as `mode` says; nil in an unsigned script.
+  private func sign(
+    _ body: Data, for scope: CacheScope, nonce: [UInt8], as mode: ScriptedSignature,
+    user: String
+  ) -> ResponseSignature? {
+    // A body that does not decode reaches the client unsigned, as the invalid response it is.
+    guard let signer, let snapshot = try? CustomerInfoSnapshot(jsonData: body),
+      let otherUser = try? CacheScope(
+        sdkKey: identity.sdkKey, installationID: identity.installation,
+        environment: identity.environment, appUserID: user + " (another user)")
+    else { return nil }
+    return signer.sign(
+      body, requestDate: snapshot.customerInfo.requestDate, scope: scope, nonce: nonce,
+      as: mode, otherUser: otherUser)
   }
 
   func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
@@ -64,7 +92,13 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     case .synced(nil):
       return .synced(nil)
     case .synced(let fields?):
-      return .synced(FetchedCustomerInfo(body: Self.encode(fields, arrived: arrived)))
+      // A post sends no nonce: its answer is signed over none.
+      let body = Self.encode(fields, arrived: arrived)
+      return .synced(
+        FetchedCustomerInfo(
+          body: body,
+          signature: sign(body, for: request.scope, nonce: [], as: .valid, user: request.appUserID))
+      )
     }
   }
 

@@ -66,6 +66,8 @@ private final class SimulatedDevice: Sendable {
   let script: SimulationScript
   let path: String
   let runtime: SimulatedRuntime
+  /// The simulation's server keys, when the script's answers are signed.
+  let signer: SimulationSigner?
   let server: ScriptedServer
   let log: EventLog
   let recorders = ImmediateExecutor()
@@ -81,8 +83,10 @@ private final class SimulatedDevice: Sendable {
     let start = SimulationTime.milliseconds(script.start) ?? 0
     self.runtime = runtime
     self.start = start
+    signer = script.signed ? try SimulationSigner() : nil
     server = ScriptedServer(
-      answers: script.server, posts: script.posts, runtime: runtime, start: start)
+      answers: script.server, posts: script.posts, runtime: runtime, start: start, signer: signer,
+      identity: script.identity)
     log = EventLog(now: { start + SimulationTime.milliseconds(runtime.elapsed) })
     let identity: ClientIdentity
     do {
@@ -216,6 +220,7 @@ private final class SimulatedDevice: Sendable {
   private func launch(_ identity: ClientIdentity) throws(CLIError) -> App {
     var cacheConfiguration = CacheConfiguration()
     cacheConfiguration.policy = script.policy
+    cacheConfiguration.trustRoots = signer?.roots
     let cache: SQLiteCustomerInfoCache
     do {
       cache = try SQLiteCustomerInfoCache(

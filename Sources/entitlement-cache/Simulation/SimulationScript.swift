@@ -26,6 +26,9 @@ struct SimulationScript: Sendable {
   var posts: [String: [ScriptedPostAnswer]]
   /// The steps, in time order.
   var steps: [ScriptStep]
+  /// Whether the server signs its answers and the cache pins the simulation's test root
+  /// (`"signed": true`): each answer's `signature` then says how it is signed.
+  var signed = false
 
   /// The app's identity. The user label is the raw app-user ID the client sends.
   struct Identity: Sendable {
@@ -54,6 +57,8 @@ struct ScriptedAnswer: Sendable {
   var reply: Reply
   /// How long after the request arrived the answer comes back, on the virtual clock.
   var latency: Duration
+  /// How a snapshot is signed, in a script whose answers are signed.
+  var signature = ScriptedSignature.valid
 }
 
 /// One answer of the scripted server to one purchase post.
