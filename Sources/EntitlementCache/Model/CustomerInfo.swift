@@ -7,7 +7,7 @@
 /// The server's CustomerInfo: the customer's entitlements, purchases, and the tokens and device
 /// state that go with them, at `requestDate`.
 ///
-/// Decode it from the server's JSON with ``CustomerInfoSnapshot/init(jsonData:sizeLimit:)``,
+/// Decode it from the server's JSON with ``CustomerInfoSnapshot/init(jsonData:signature:requestNonce:sizeLimit:)``,
 /// which validates it and keeps the exact bytes for storage.
 public struct CustomerInfo: Sendable, Hashable, JSONModel {
   /// The server's time when it produced this snapshot.
