@@ -277,13 +277,14 @@ extension EntitlementClient {
     guard started.state == .posting else { return .next }
     let request = PurchasePostRequest(
       scope: scope, appUserID: observer.appUserID, transactionID: started.transactionID,
-      productID: started.productID, token: started.token, attempt: started.attempts)
+      productID: started.productID, token: started.token, attempt: started.attempts,
+      nonce: runtime.randomBytes(16))
     let answer = await postWithDeadline(request)
     guard !core.withLock({ $0.stopped }) else { return .stopped }
     let change: PurchaseStateChange
     switch answer {
     case .success(.synced(let body)):
-      if let body { storePosted(body, for: observer) }
+      if let body { storePosted(body, for: observer, requestNonce: request.nonce) }
       change = .synced
     case .success(.conflict(let resolution)):
       change = .conflict(resolution)
@@ -363,12 +364,13 @@ extension EntitlementClient {
   /// Stores the CustomerInfo a post answered under the observer's scope, by the rules every
   /// answer keeps (never backwards), and only while the observer is the current user: a
   /// logged-out user's snapshot is not brought back by their queued purchase.
-  private func storePosted(_ body: FetchedCustomerInfo, for observer: ClientIdentity) {
+  private func storePosted(
+    _ body: FetchedCustomerInfo, for observer: ClientIdentity, requestNonce: [UInt8]
+  ) {
     writes.withLock { _ in
       let current = core.withLock { $0.identity.scope == observer.scope }
       guard current else { return }
-      // A post's answer has no nonce of its own to compare: the request sent none.
-      _ = storeAnswer(body, for: observer.scope, requestNonce: nil)
+      _ = storeAnswer(body, for: observer.scope, requestNonce: requestNonce)
     }
   }
 

@@ -208,7 +208,19 @@ extension EntitlementClient {
         try cache.recordRefreshFailure(for: scope, reason: "invalid_response")
         return .invalidResponse
       }
-      if let stored = try cache.load(scope)?.snapshot?.customerInfo {
+      // A stored body that no longer decodes (edited on disk) is nothing to compare with: the
+      // answer replaces it, or every refresh would fail on it for good.
+      var loaded: CachedCustomerInfo?
+      do {
+        loaded = try cache.load(scope)
+      } catch .unreadableSnapshot {
+        loaded = nil
+      }
+      // With trust roots, only a verified snapshot holds the scope back: a failed one (a
+      // forged answer dated in the future, say) must not keep every genuine answer out.
+      if let loaded, loaded.verdict.map({ $0 == .verified }) ?? true,
+        let stored = loaded.snapshot?.customerInfo
+      {
         if snapshot.customerInfo.requestDate < stored.requestDate { return .discardedOlder }
         let storedIsVerified =
           stored.verification == .known(.verified)

@@ -40,11 +40,14 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
   public var token: PurchaseToken
   /// Which attempt this is, from 1; counted before the call.
   public var attempt: Int
+  /// 16 fresh random bytes for the server to sign with the CustomerInfo it answers (DESIGN
+  /// §12), as a fetch's ``FetchRequest/nonce``; empty when none is sent.
+  public var nonce: [UInt8]
 
   /// A post of `transactionID` as `appUserID`.
   public init(
     scope: CacheScope, appUserID: String, transactionID: String, productID: String,
-    token: PurchaseToken, attempt: Int
+    token: PurchaseToken, attempt: Int, nonce: [UInt8] = []
   ) {
     self.scope = scope
     self.appUserID = appUserID
@@ -52,9 +55,11 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
     self.productID = productID
     self.token = token
     self.attempt = attempt
+    self.nonce = nonce
   }
 
-  /// The scope, transaction, product and attempt: never the app-user ID or the token.
+  /// The scope, transaction, product and attempt: never the app-user ID, the token or the
+  /// nonce.
   public var description: String {
     "PurchasePostRequest(\(scope), \(transactionID), product: \(productID), attempt: \(attempt))"
   }

@@ -14,7 +14,9 @@
 /// let snapshot = try CustomerInfoSnapshot(jsonData: responseBody)
 /// try cache.store(snapshot, for: scope)
 /// ```
-public struct CustomerInfoSnapshot: Sendable, Hashable {
+public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The largest payload accepted by default: 1 MiB, far above a real CustomerInfo (a
   /// 1,000-entitlement snapshot is about 250 KiB) and small enough that a runaway server
   /// response cannot bloat the cache file.
@@ -80,5 +82,21 @@ public struct CustomerInfoSnapshot: Sendable, Hashable {
       throw SnapshotError(path: "", problem: .unencodable)
     }
     try self.init(jsonData: data, sizeLimit: sizeLimit)
+  }
+
+  /// The size, `requestDate`, entitlement keys and whether it is signed: never a token, a
+  /// field the server added (which may carry one), a signature or the request's nonce.
+  public var description: String {
+    let keys = customerInfo.entitlements.keys.sorted().joined(separator: ", ")
+    return
+      "CustomerInfoSnapshot(\(jsonData.count) B, requestDate: \(ISO8601.format(customerInfo.requestDate)), entitlements: [\(keys)], signed: \(signature != nil))"
+  }
+
+  /// What ``description`` shows.
+  public var debugDescription: String { description }
+
+  /// What ``description`` shows, so `dump` and debuggers print no token or signature either.
+  public var customMirror: Mirror {
+    Mirror(self, children: ["summary": description], displayStyle: .struct)
   }
 }

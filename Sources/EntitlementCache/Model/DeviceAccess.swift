@@ -140,3 +140,18 @@ public struct DeviceSummary: Sendable, Hashable, JSONModel {
     return writer.value
   }
 }
+
+extension DeviceAccessInfo: CustomReflectable {
+  /// Every field but the values of the unknown ones, which are listed by name only: the server
+  /// may put a device token there (DESIGN §3 keeps tokens out of every output), so `dump`, a
+  /// debugger and `String(describing:)` of a CustomerInfo never show one.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "status": status, "reason": reason as Any, "expiresAt": expiresAt as Any,
+        "nextAllowedAt": nextAllowedAt as Any, "changeBudget": changeBudget as Any,
+        "devices": devices, "unknownFields": unknownFields.keys.sorted(),
+      ], displayStyle: .struct)
+  }
+}

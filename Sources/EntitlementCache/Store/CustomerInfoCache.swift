@@ -80,12 +80,20 @@ public struct CachedCustomerInfo: Sendable, Hashable {
   public var snapshot: CustomerInfoSnapshot?
   /// When it was stored and what happened since.
   public var bookkeeping: ScopeBookkeeping
+  /// With trust roots, what the library decided about the snapshot (DESIGN §12), checked as
+  /// it was read; nil without them, or without a snapshot. The snapshot's own
+  /// `verification` is the body's claim, which trust roots ignore.
+  public var verdict: TrustVerdict?
 
   /// A stored snapshot and its bookkeeping, as a ``CustomerInfoCache`` of an SDK's own
-  /// returns them from ``CustomerInfoCache/load(_:)``.
-  public init(snapshot: CustomerInfoSnapshot?, bookkeeping: ScopeBookkeeping) {
+  /// returns them from ``CustomerInfoCache/load(_:)``, with the verdict of a cache with trust
+  /// roots.
+  public init(
+    snapshot: CustomerInfoSnapshot?, bookkeeping: ScopeBookkeeping, verdict: TrustVerdict? = nil
+  ) {
     self.snapshot = snapshot
     self.bookkeeping = bookkeeping
+    self.verdict = verdict
   }
 }
 

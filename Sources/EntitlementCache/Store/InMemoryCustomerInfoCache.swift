@@ -136,14 +136,17 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let boot = clock.bootInstant()?.truncatedToMilliseconds
     let verdict = trustRoots.map { roots in
       // The scope's trusted server time, as the SQLite cache takes it (SnapshotTrust).
-      let estimate = scopes.withLock { scopes -> Date? in
-        guard let stored = scopes[scope.key], stored.snapshot != nil else { return nil }
-        return stored.clockReading(now: now, boot: clock.bootInstant(), policy: policy).serverNow
+      let verified = scopes.withLock { scopes -> ScopeBookkeeping? in
+        guard let stored = scopes[scope.key], stored.snapshot?.verdict == .verified else {
+          return nil
+        }
+        return stored.bookkeeping
       }
       return SnapshotTrust.arrivalVerdict(
         snapshot, for: scope, roots: roots,
         serverNow: SnapshotTrust.arrivalServerTime(
-          estimate: estimate, requestDate: snapshot.customerInfo.requestDate))
+          requestDate: snapshot.customerInfo.requestDate, now: now, verified: verified,
+          boot: clock.bootInstant()))
     }
     let stored = try StoredSnapshot(snapshot, verdict: verdict, sizeLimit: snapshotSizeLimit)
     let bookkeeping = ScopeBookkeeping(
@@ -212,7 +215,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     guard let snapshot = stored.snapshot else {
       return CachedCustomerInfo(snapshot: nil, bookkeeping: stored.bookkeeping)
     }
-    return CachedCustomerInfo(snapshot: try snapshot.decoded(), bookkeeping: stored.bookkeeping)
+    return CachedCustomerInfo(
+      snapshot: try snapshot.decoded(), bookkeeping: stored.bookkeeping, verdict: snapshot.verdict)
   }
 
   /// The decision for one entitlement now, re-evaluated against the clock. Raises the scope's

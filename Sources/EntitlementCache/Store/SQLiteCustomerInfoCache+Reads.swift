@@ -220,14 +220,47 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
-  /// The stored snapshot and bookkeeping of `scope`, read from the file.
+  /// The stored snapshot and bookkeeping of `scope`, read from the file; with trust roots,
+  /// checked as every read from disk is, with the verdict.
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    if configuration.trustRoots != nil { return try checkedLoad(scope) }
     let row = try reads.withLock { path throws(CacheError) in
       guard let reader = path.reader else { throw CacheError.closed }
       return try Self.readSnapshotRow(scope, on: reader)
     }
     guard let row else { return nil }
     return CachedCustomerInfo(snapshot: try Self.decode(row), bookkeeping: row.header.bookkeeping)
+  }
+
+  /// ``load(_:)`` with trust roots: the scope read whole and checked, its verdict beside it.
+  private func checkedLoad(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    let read = reads.withLock { path -> Result<CachedCustomerInfo?, ReadFailure> in
+      do throws(ReadFailure) {
+        let (resident, checked) = try path.readResident(scope)
+        guard resident.hasRow else { return .success(nil) }
+        let bookkeeping = resident.header.bookkeeping
+        switch checked {
+        case nil:
+          return .success(CachedCustomerInfo(snapshot: nil, bookkeeping: bookkeeping))
+        case .failure(let error)?:
+          return .failure(.snapshot(error))
+        case .success(let snapshot)?:
+          return .success(
+            CachedCustomerInfo(
+              snapshot: snapshot, bookkeeping: bookkeeping,
+              verdict: resident.header.snapshotFacts.verdict))
+        }
+      } catch {
+        return .failure(error)
+      }
+    }
+    switch read {
+    case .success(let cached): return cached
+    case .failure(.storage(let error)): throw .storage(.load, error)
+    case .failure(.snapshot(let error)): throw .unreadableSnapshot(error)
+    case .failure(.closed): throw .closed
+    case .failure(.invalid(let error)): throw error
+    }
   }
 
   /// The row's snapshot, with the signed material stored with it; nil when it holds only

@@ -127,20 +127,17 @@ extension SQLiteCustomerInfoCache {
     of snapshot: CustomerInfoSnapshot, for scope: CacheScope, now: Date
   ) -> (TrustVerdict?, Date?, (verdict: TrustVerdict, revision: Int64)?) {
     guard let roots = configuration.trustRoots else { return (nil, nil, nil) }
-    // The scope's own estimate of the server's clock, from its last refresh: a read of the
-    // scope as any other. A scope the file cannot give one for has only the response's time.
-    let current = reads.withLock { path -> (Date, TrustVerdict, Int64?)? in
+    // The scope as stored, checked as any read from disk is.
+    let current = reads.withLock { path -> (ScopeBookkeeping, TrustVerdict, Int64?)? in
       guard let resident = try? path.completeResident(scope), resident.hasSnapshot else {
         return nil
       }
-      let reading = resident.clockReading(
-        now: now, boot: clock.bootInstant, policy: configuration.policy)
-      return (
-        reading.serverNow, resident.header.snapshotFacts.verdict, resident.header.version?.revision
-      )
+      let header = resident.header
+      return (header.bookkeeping, header.snapshotFacts.verdict, header.version?.revision)
     }
     let checkedAt = SnapshotTrust.arrivalServerTime(
-      estimate: current?.0, requestDate: snapshot.customerInfo.requestDate)
+      requestDate: snapshot.customerInfo.requestDate, now: now,
+      verified: current.flatMap { $0.1 == .verified ? $0.0 : nil }, boot: clock.bootInstant())
     let stored = current.flatMap { current in current.2.map { (current.1, $0) } }
     return (
       SnapshotTrust.arrivalVerdict(snapshot, for: scope, roots: roots, serverNow: checkedAt),

@@ -73,13 +73,37 @@ struct TrustedScopeRead {
     let info = snapshot.customerInfo
     var verdict = SnapshotTrust.recheck(
       body: body, requestDate: info.requestDate, stored: trust, scope: scope, roots: roots)
-    if !blockDecodes
-      || !rowsSay(info, of: body, header: header, writerDecided: trust.checkedAt != nil)
+    let rowsHold =
+      blockDecodes && rowsSay(info, of: body, header: header, writerDecided: trust.checkedAt != nil)
+    if !rowsHold {
+      // The body decides, not the edited rows: it is what the server sent (and signed, when
+      // the signature still checks), so an edit of the rows cannot change a decision even
+      // where verification is only informational.
+      entitlements = EntitlementFacts.table(for: info)
+      header.snapshotFacts = SnapshotFacts(info)
+      header.bookkeeping.serverTime = info.requestDate
+      header.undecodedDeviceBlock = nil
+    }
+    if !rowsHold
+      || !Self.bookkeepingHolds(header.bookkeeping, trust: trust, requestDate: info.requestDate)
     {
       verdict = .failed(.tampered)
     }
     header.snapshotFacts.apply(verdict)
     return decoded
+  }
+
+  /// What the device's own bookkeeping must satisfy, though no server signed it: a refresh
+  /// stores its time as the high-water mark too, which only ever rises, so a snapshot never
+  /// looks younger than the latest device time seen (an edit of `stored_at` alone, which would
+  /// freeze the estimated server time); and the key's expiry was checked at or after the
+  /// signed `requestDate`. Edits of several columns together are the threat model's.
+  private static func bookkeepingHolds(
+    _ bookkeeping: ScopeBookkeeping, trust: StoredTrust, requestDate: Date
+  ) -> Bool {
+    let storedAtHolds = bookkeeping.storedAt.map { $0 <= bookkeeping.deviceHighWaterMark } ?? true
+    let checkedAtHolds = trust.checkedAt.map { $0 >= requestDate } ?? true
+    return storedAtHolds && checkedAtHolds
   }
 
   /// Whether every normalized column holds what `info`, decoded from `body`, says.

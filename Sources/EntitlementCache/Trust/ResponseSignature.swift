@@ -8,7 +8,9 @@
 /// intermediate key's certificate, and what the server signed besides the body.
 ///
 /// Its description says only how long each part is: no signature or key is ever printed.
-public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible {
+public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The intermediate key's 64-byte Ed25519 signature over ``ResponseVerifier/message(nonce:requestDate:scopeHash:body:)``.
   public var signature: [UInt8]
   /// The intermediate key's certificate: `key (32 B) ‖ notAfter (Int64 ms, big-endian) ‖ root
@@ -30,6 +32,19 @@ public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible {
   /// The lengths of the parts only.
   public var description: String {
     "ResponseSignature(signature: \(signature.count) B, intermediate: \(intermediate.count) B, nonce: \(nonce.count) B)"
+  }
+
+  /// What ``description`` shows.
+  public var debugDescription: String { description }
+
+  /// The lengths only, so `dump` and debuggers show no signature, key or nonce either.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "signature": "\(signature.count) B", "intermediate": "\(intermediate.count) B",
+        "nonce": "\(nonce.count) B", "scopeHash": "\(scopeHash.count) B",
+      ])
   }
 }
 

@@ -83,13 +83,37 @@ enum SnapshotTrust {
         serverNow: serverNow, roots: roots))
   }
 
-  /// The trusted server time a snapshot arriving is checked against: the scope's estimate
-  /// from its last refresh (the server's time then plus the device time measured since, never
-  /// the raw device clock, so a clock set back does not revive an expired key), or the new
-  /// response's own signed `requestDate` when that is later or nothing is stored.
-  static func arrivalServerTime(estimate: Date?, requestDate: Date) -> Date {
+  /// The trusted server time a snapshot arriving is checked against (DESIGN §12): the latest
+  /// of the response's own signed `requestDate`; the scope's last *verified* `requestDate`
+  /// plus the time the boot clock measured since, in that refresh's boot session; and the
+  /// device's wall clock now, moved by that refresh's clock offset.
+  ///
+  /// A clock set back lowers only the last of these, so it revives no expired key: the boot
+  /// clock and the signed times hold. Neither the device high-water mark nor an unverified
+  /// snapshot takes part: a mark a clock once set forward raised, or a forged answer dated in
+  /// the future, would otherwise judge every genuine answer after it expired, and a refused
+  /// answer resets nothing, so the scope would never recover. A clock set forward makes the
+  /// check stricter only while it reads ahead.
+  ///
+  /// - Parameters:
+  ///   - requestDate: The arriving response's `requestDate`.
+  ///   - now: The device's wall clock.
+  ///   - verified: The bookkeeping of the scope's stored snapshot when it is verified.
+  ///   - boot: The boot clock now, where there is one.
+  static func arrivalServerTime(
+    requestDate: Date, now: Date, verified: ScopeBookkeeping?, boot: BootInstant?
+  ) -> Date {
+    var instant = max(requestDate, now)
+    if let verified, let serverTime = verified.serverTime, let storedAt = verified.storedAt {
+      instant = max(instant, now.addingTimeInterval(serverTime.timeIntervalSince(storedAt)))
+      if let boot, let elapsed = verified.refreshBootInstant?.elapsed(until: boot),
+        elapsed.isFinite, elapsed > 0
+      {
+        instant = max(instant, serverTime.addingTimeInterval(elapsed))
+      }
+      instant = max(instant, serverTime)
+    }
     // Kept to the millisecond, as the file keeps it, so a read decides at the same instant.
-    let instant = max(estimate ?? requestDate, requestDate)
     return Date(unixMilliseconds: instant.unixMilliseconds)
   }
 

@@ -92,13 +92,12 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     case .synced(nil):
       return .synced(nil)
     case .synced(let fields?):
-      // A post sends no nonce: its answer is signed over none.
       let body = Self.encode(fields, arrived: arrived)
       return .synced(
         FetchedCustomerInfo(
           body: body,
-          signature: sign(body, for: request.scope, nonce: [], as: .valid, user: request.appUserID))
-      )
+          signature: sign(
+            body, for: request.scope, nonce: request.nonce, as: .valid, user: request.appUserID)))
     }
   }
 

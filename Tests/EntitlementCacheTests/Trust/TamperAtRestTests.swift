@@ -84,6 +84,13 @@ struct TamperEdit: Sendable, CustomTestStringConvertible {
       name: "scope.snapshot_sha256", sql: "UPDATE scope SET snapshot_sha256 = zeroblob(32)"),
     TamperEdit(
       name: "scope.snapshot_size", sql: "UPDATE scope SET snapshot_size = snapshot_size + 1"),
+    // The device's own bookkeeping, where no server signed it: what invariants it keeps.
+    TamperEdit(
+      name: "scope.stored_at a day later (younger than every device time seen)",
+      sql: "UPDATE scope SET stored_at = stored_at + 86400000"),
+    TamperEdit(
+      name: "scope.trust_checked_at before the signed requestDate",
+      sql: "UPDATE scope SET trust_checked_at = server_time - 1"),
     // The stored verification.
     TamperEdit(name: "scope.verification", sql: "UPDATE scope SET verification = 'failed'"),
     TamperEdit(
@@ -190,6 +197,33 @@ struct TamperAtRestTests {
     }
   }
 
+  @Test("edited rows do not decide: the body they no longer match does, marked tampered")
+  func bodyDecidesOverEditedRows() throws {
+    let directory = try TemporaryDirectory()
+    let writer = try TrustFixture.cache(in: directory, clock: clock)
+    try writer.store(try TrustFixture.signed(), for: Fixture.scopeA)
+    try writer.close()
+    let later = clock.now.addingTimeInterval(40 * 86_400)
+    let honest = try TrustFixture.cache(in: directory, clock: ManualClock(later))
+    let expected = honest.access(to: "pro", for: Fixture.scopeA)
+    #expect(expected.state == .denied(.expired))
+    // A year more for pro, and a status for a key the snapshot never granted.
+    let connection = try StoreTest.connection(directory.path("cache.sqlite"))
+    try connection.execute(
+      "UPDATE entitlement SET expires_at = expires_at + 31536000000 WHERE key = 'pro'")
+    try connection.execute(
+      """
+      INSERT INTO entitlement (scope_id, key, status, verified_at)
+      SELECT id, 'premium', 'active', server_time FROM scope
+      """)
+    let reader = try TrustFixture.cache(in: directory, clock: ManualClock(later))
+    let decision = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.state == .denied(.expired))
+    #expect(decision.evidence.validUntil == expected.evidence.validUntil)
+    #expect(TrustFixture.verdict(decision) == .failed(.tampered))
+    #expect(reader.access(to: "premium", for: Fixture.scopeA).state == .denied(.notEntitled))
+  }
+
   @Test("with no edit, every reader agrees it is verified")
   func noEditNoAlarm() throws {
     for body in [TrustFixture.body, TrustFixture.blockedBody] {
@@ -214,7 +248,8 @@ struct TamperAtRestTests {
           || quote(verification_failure) || quote(access_context_expires_at)
           || quote(device_status) || quote(device_expires_at) || quote(device_block)
           || quote(response_signature) || quote(response_intermediate) || quote(response_nonce)
-          || quote(response_scope_hash) || quote(request_nonce) || quote(trust_checked_at))
+          || quote(response_scope_hash) || quote(request_nonce) || quote(trust_checked_at)
+          || quote(stored_at))
         FROM scope)
         || (SELECT group_concat(key || quote(status) || quote(expires_at)
           || quote(grace_expires_at) || quote(verified_at) || quote(source)
