@@ -62,6 +62,14 @@ public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
     self.requestNonce = requestNonce
   }
 
+  /// `decoded` with other signed material: the body is not parsed again.
+  init(decoded: CustomerInfoSnapshot, signature: ResponseSignature?, requestNonce: [UInt8]?) {
+    customerInfo = decoded.customerInfo
+    jsonData = decoded.jsonData
+    self.signature = signature
+    self.requestNonce = requestNonce
+  }
+
   /// Encodes a CustomerInfo built in code.
   ///
   /// ``customerInfo`` is then the encoding read back, not `customerInfo` itself: dates are kept

@@ -13,7 +13,19 @@ extension SQLiteConnection {
   /// `BEGIN` and `COMMIT` run as cached prepared statements: through `sqlite3_exec` each was
   /// parsed again on every write, a tenth of a snapshot write's instructions.
   func writeTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-    try withStatement("BEGIN IMMEDIATE") { statement throws(SQLiteError) in try statement.run() }
+    try transaction(beginning: "BEGIN IMMEDIATE", body)
+  }
+
+  /// Runs `body`'s reads in one read transaction (`BEGIN` deferred), so every statement in it
+  /// sees the same version of the file, however many another connection commits meanwhile.
+  func readTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    try transaction(beginning: "BEGIN", body)
+  }
+
+  private func transaction<T>(
+    beginning begin: String, _ body: () throws(SQLiteError) -> T
+  ) throws(SQLiteError) -> T {
+    try withStatement(begin) { statement throws(SQLiteError) in try statement.run() }
     do {
       let result = try body()
       try withStatement("COMMIT") { statement throws(SQLiteError) in try statement.run() }

@@ -143,7 +143,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         return stored.bookkeeping
       }
       return SnapshotTrust.arrivalVerdict(
-        snapshot, for: scope, roots: roots,
+        snapshot, bodyDigest: SHA256.hash(Array(snapshot.jsonData)), for: scope, roots: roots,
         serverNow: SnapshotTrust.arrivalServerTime(
           requestDate: snapshot.customerInfo.requestDate, now: now, verified: verified,
           boot: clock.bootInstant()))

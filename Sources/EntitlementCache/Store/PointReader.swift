@@ -129,4 +129,14 @@ enum ReadFailure: Error {
   case closed
   /// The read's policy is out of range.
   case invalid(CacheError)
+
+  /// The error a read's caller throws or reports for it.
+  var cacheError: CacheError {
+    switch self {
+    case .storage(let error): .storage(.load, error)
+    case .snapshot(let error): .unreadableSnapshot(error)
+    case .closed: .closed
+    case .invalid(let error): error
+    }
+  }
 }

@@ -24,6 +24,8 @@ final class ReadPath {
   /// With trust roots, every read of a scope from the file reads it whole and checks it
   /// (``TrustedScopeRead``); the hot path, from memory, checks nothing.
   let trustRoots: TrustRoots?
+  /// Bodies a checked read has decoded (see ``ParsedBodies``).
+  private var parsedBodies = ParsedBodies()
 
   /// - Parameters:
   ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
@@ -71,8 +73,14 @@ final class ReadPath {
     pointReader.reset()
     self.reader = reader
     residents.removeAll()
+    parsedBodies.removeAll()
     dataVersion = version
     writerSerial = serial
+  }
+
+  /// Forgets the bodies checked reads decoded (the benchmarks' first-read case).
+  func forgetParsedBodies() {
+    parsedBodies.removeAll()
   }
 
   // MARK: Decisions
@@ -151,7 +159,7 @@ final class ReadPath {
     do {
       if let trustRoots {
         var trusted = try TrustedScopeRead(scope, on: reader)
-        checked = trusted.verify(for: scope, roots: trustRoots)
+        checked = trusted.verify(for: scope, roots: trustRoots, parsed: &parsedBodies)
         read = (trusted.header, trusted.entitlements)
       } else {
         read = try ScopeSQL.readScope(scope.key.bytes, on: reader)

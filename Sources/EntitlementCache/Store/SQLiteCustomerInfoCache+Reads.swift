@@ -164,12 +164,7 @@ extension SQLiteCustomerInfoCache {
     switch read {
     case .failure(let failure):
       report(failure, for: scope, at: now)
-      switch failure {
-      case .storage(let error): throw .storage(.load, error)
-      case .snapshot(let error): throw .unreadableSnapshot(error)
-      case .closed: throw .closed
-      case .invalid(let error): throw error
-      }
+      throw failure.cacheError
     case .success(nil):
       return nil
     case .success(let (bookkeeping, info, verdict)?):
@@ -199,13 +194,7 @@ extension SQLiteCustomerInfoCache {
         return .failure(error)
       }
     }
-    switch read {
-    case .success(let verdict): return verdict
-    case .failure(.storage(let error)): throw .storage(.load, error)
-    case .failure(.snapshot(let error)): throw .unreadableSnapshot(error)
-    case .failure(.closed): throw .closed
-    case .failure(.invalid(let error)): throw error
-    }
+    return try read.mapError(\.cacheError).get()
   }
 
   /// The policy a read uses: the configuration's, or `policy` once it is checked. A policy out
@@ -254,13 +243,7 @@ extension SQLiteCustomerInfoCache {
         return .failure(error)
       }
     }
-    switch read {
-    case .success(let cached): return cached
-    case .failure(.storage(let error)): throw .storage(.load, error)
-    case .failure(.snapshot(let error)): throw .unreadableSnapshot(error)
-    case .failure(.closed): throw .closed
-    case .failure(.invalid(let error)): throw error
-    }
+    return try read.mapError(\.cacheError).get()
   }
 
   /// The row's snapshot, with the signed material stored with it; nil when it holds only
@@ -300,11 +283,16 @@ extension SQLiteCustomerInfoCache {
   }
 
   /// Drops the memory-resident state of `scope`, so its next read goes to the file as it does
-  /// after an invalidation. Read-time bookkeeping not yet persisted is kept.
+  /// after an invalidation. Read-time bookkeeping not yet persisted is kept. With
+  /// `forgettingBodies`, the bodies a checked read decoded are forgotten too, so the next
+  /// checked read of the scope decodes its body as a new process's first read does.
   ///
   /// Apps never need this; the benchmarks use it to time the read-through path.
-  package func dropResidentState(for scope: CacheScope) {
-    reads.withLock { $0.residents.markForReread(scope.key) }
+  package func dropResidentState(for scope: CacheScope, forgettingBodies: Bool = false) {
+    reads.withLock { path in
+      path.residents.markForReread(scope.key)
+      if forgettingBodies { path.forgetParsedBodies() }
+    }
   }
 
   /// Asks the writer connection whether another connection committed, at most once per
@@ -334,14 +322,8 @@ extension SQLiteCustomerInfoCache {
   /// Keeps why a read failed for ``lastReadFailure`` and hands it to
   /// ``CacheConfiguration/onReadFailure``; called with no lock held.
   func report(_ failure: ReadFailure, for scope: CacheScope, at now: Date) {
-    let error: CacheError =
-      switch failure {
-      case .storage(let error): .storage(.load, error)
-      case .snapshot(let error): .unreadableSnapshot(error)
-      case .closed: .closed
-      case .invalid(let error): error
-      }
-    let report = ReadFailureReport(scopeHashPrefix: scope.key.hexPrefix, error: error, at: now)
+    let report = ReadFailureReport(
+      scopeHashPrefix: scope.key.hexPrefix, error: failure.cacheError, at: now)
     readFailure.withLock { $0 = report }
     configuration.onReadFailure?(report)
   }

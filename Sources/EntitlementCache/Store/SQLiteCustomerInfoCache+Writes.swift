@@ -31,9 +31,10 @@ extension SQLiteCustomerInfoCache {
     let boot = clock.bootInstant()?.truncatedToMilliseconds
     let info = snapshot.customerInfo
     let entitlements = EntitlementFacts.table(for: info)
-    let (verdict, checkedAt, stored) = arrivalVerdict(of: snapshot, for: scope, now: now)
-    let facts = SnapshotFacts(info, verdict: verdict)
     let digest = SHA256.hash(Array(snapshot.jsonData))
+    let (verdict, checkedAt, stored) = arrivalVerdict(
+      of: snapshot, bodyDigest: digest, for: scope, now: now)
+    let facts = SnapshotFacts(info, verdict: verdict)
     var refusedOverVerified = false
     let deviceBlock: String?
     do {
@@ -124,7 +125,7 @@ extension SQLiteCustomerInfoCache {
   /// its intermediate's expiry was checked against, and the verdict on the snapshot stored now
   /// with the revision of the row it was checked at; without them, nil for all three.
   private func arrivalVerdict(
-    of snapshot: CustomerInfoSnapshot, for scope: CacheScope, now: Date
+    of snapshot: CustomerInfoSnapshot, bodyDigest: [UInt8], for scope: CacheScope, now: Date
   ) -> (TrustVerdict?, Date?, (verdict: TrustVerdict, revision: Int64)?) {
     guard let roots = configuration.trustRoots else { return (nil, nil, nil) }
     // The scope as stored, checked as any read from disk is.
@@ -140,7 +141,8 @@ extension SQLiteCustomerInfoCache {
       verified: current.flatMap { $0.1 == .verified ? $0.0 : nil }, boot: clock.bootInstant())
     let stored = current.flatMap { current in current.2.map { (current.1, $0) } }
     return (
-      SnapshotTrust.arrivalVerdict(snapshot, for: scope, roots: roots, serverNow: checkedAt),
+      SnapshotTrust.arrivalVerdict(
+        snapshot, bodyDigest: bodyDigest, for: scope, roots: roots, serverNow: checkedAt),
       checkedAt, stored
     )
   }

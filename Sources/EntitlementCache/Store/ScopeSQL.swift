@@ -30,15 +30,23 @@ package enum ScopeSQL {
     WHERE s.scope_key = ?1
     """
 
-  /// ``fullRead`` with the body and its signed material, for a cache with trust roots, which
-  /// checks them against each other and the rows on every read from disk (DESIGN §12). One
-  /// statement, so all of it is one version of the row.
-  static let trustedFullRead = """
-    SELECT \(HeaderColumn.selectList), \(DecisionColumn.selectList),
-      \(EntitlementDetailColumn.selectList), \(TrustedReadColumn.selectList),
+  /// The scope row for a cache with trust roots, which checks the body and its signed material
+  /// against each other and the rows on every read from disk (DESIGN §12): the header, the
+  /// body, and the signed material. Run with ``trustedEntitlementRows`` in one read
+  /// transaction, so both are one version of the file; joined into one statement, the body and
+  /// thirty columns came back once for every entitlement row.
+  static let trustedScopeRead = """
+    SELECT \(HeaderColumn.selectList), \(TrustedReadColumn.selectList),
       \(SignedMaterialColumn.selectList)
-    FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id
-    WHERE s.scope_key = ?1
+    FROM scope s WHERE s.scope_key = ?1
+    """
+
+  /// Every entitlement row of the scope row `?1`, its columns where ``fullRead`` has them (the
+  /// header's places hold NULL), so one row mapper serves both.
+  static let trustedEntitlementRows = """
+    SELECT \(Array(repeating: "NULL", count: Int(HeaderColumn.count)).joined(separator: ", ")),
+      \(DecisionColumn.selectList), \(EntitlementDetailColumn.selectList)
+    FROM entitlement e WHERE e.scope_id = ?1
     """
 
   /// The header, the bookkeeping it leaves out, the stored JSON and its signed material, for

@@ -129,15 +129,15 @@ enum SnapshotColumn: Int32, CaseIterable, ResultColumn {
   var expression: String { "s.snapshot" }
 }
 
-/// What a read with trust roots needs besides the full read's columns, after them: the body
+/// What a read with trust roots needs of the scope row besides the header, after it: the body
 /// the signature covers and what the row says of it (DESIGN §12).
 /// The bookkeeping a decision leaves out comes too, so the checked read is also the one an
 /// evaluated CustomerInfo shows.
 enum TrustedReadColumn: Int32, CaseIterable, ResultColumn {
-  case body = 25, sha256, size, lastRefreshAttemptAt, lastRefreshFailureReason
+  case body = 16, sha256, size, lastRefreshAttemptAt, lastRefreshFailureReason
 
-  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/trustedFullRead``.
-  static let signedMaterialBase = Int32(30)
+  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/trustedScopeRead``.
+  static let signedMaterialBase = Int32(21)
 
   var expression: String {
     switch self {

@@ -38,8 +38,17 @@ public enum ResponseVerifier {
   public static func message(
     nonce: [UInt8], requestDate: Date, scopeHash: [UInt8], body: Data
   ) -> [UInt8] {
-    responseTag + nonce + bigEndian(requestDate.unixMilliseconds) + scopeHash
-      + SHA256.hash(Array(body))
+    message(
+      nonce: nonce, requestDate: requestDate, scopeHash: scopeHash,
+      bodyDigest: SHA256.hash(Array(body)))
+  }
+
+  /// ``message(nonce:requestDate:scopeHash:body:)`` from the body's SHA-256, which a store
+  /// has already taken for its own column.
+  static func message(
+    nonce: [UInt8], requestDate: Date, scopeHash: [UInt8], bodyDigest: [UInt8]
+  ) -> [UInt8] {
+    responseTag + nonce + bigEndian(requestDate.unixMilliseconds) + scopeHash + bodyDigest
   }
 
   /// The bytes a root signs to certify an intermediate key: the domain tag, the key and
@@ -70,6 +79,17 @@ public enum ResponseVerifier {
     body: Data, requestDate: Date, signature: ResponseSignature?, expectedNonce: [UInt8]?,
     scope: CacheScope, serverNow: Date?, roots: TrustRoots
   ) -> VerificationFailure? {
+    failure(
+      bodyDigest: SHA256.hash(Array(body)), requestDate: requestDate, signature: signature,
+      expectedNonce: expectedNonce, scope: scope, serverNow: serverNow, roots: roots)
+  }
+
+  /// ``failure(body:requestDate:signature:expectedNonce:scope:serverNow:roots:)`` from the
+  /// body's SHA-256.
+  static func failure(
+    bodyDigest: [UInt8], requestDate: Date, signature: ResponseSignature?,
+    expectedNonce: [UInt8]?, scope: CacheScope, serverNow: Date?, roots: TrustRoots
+  ) -> VerificationFailure? {
     guard let signature else { return .missingSignature }
     guard signature.signature.count == Ed25519.signatureByteCount,
       signature.nonce.isEmpty || signature.nonce.count == 16,
@@ -81,7 +101,8 @@ public enum ResponseVerifier {
       serverNow.map({ intermediate.notAfter > $0.unixMilliseconds }) ?? true
     else { return .intermediateExpired }
     let signed = message(
-      nonce: signature.nonce, requestDate: requestDate, scopeHash: signature.scopeHash, body: body)
+      nonce: signature.nonce, requestDate: requestDate, scopeHash: signature.scopeHash,
+      bodyDigest: bodyDigest)
     guard Ed25519.isValidSignature(signature.signature, of: signed, publicKey: intermediate.key)
     else { return .signatureMismatch }
     if let expectedNonce, expectedNonce != signature.nonce { return .nonceMismatch }

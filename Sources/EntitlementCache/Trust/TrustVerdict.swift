@@ -74,11 +74,12 @@ enum SnapshotTrust {
   /// The verdict on a snapshot arriving for `scope`, with the intermediate's expiry checked
   /// against `serverNow`, the trusted server time (§5.1).
   static func arrivalVerdict(
-    _ snapshot: CustomerInfoSnapshot, for scope: CacheScope, roots: TrustRoots, serverNow: Date
+    _ snapshot: CustomerInfoSnapshot, bodyDigest: [UInt8], for scope: CacheScope,
+    roots: TrustRoots, serverNow: Date
   ) -> TrustVerdict {
     TrustVerdict(
       ResponseVerifier.failure(
-        body: snapshot.jsonData, requestDate: snapshot.customerInfo.requestDate,
+        bodyDigest: bodyDigest, requestDate: snapshot.customerInfo.requestDate,
         signature: snapshot.signature, expectedNonce: snapshot.requestNonce, scope: scope,
         serverNow: serverNow, roots: roots))
   }
@@ -121,11 +122,12 @@ enum SnapshotTrust {
   /// stored body, with the nonce and the expiry instant the writer checked; when the writer
   /// had trust roots, its recorded verdict must be the same, or the row was edited.
   static func recheck(
-    body: Data, requestDate: Date, stored: StoredTrust, scope: CacheScope, roots: TrustRoots
+    bodyDigest: [UInt8], requestDate: Date, stored: StoredTrust, scope: CacheScope,
+    roots: TrustRoots
   ) -> TrustVerdict {
     let again = TrustVerdict(
       ResponseVerifier.failure(
-        body: body, requestDate: requestDate, signature: stored.signature,
+        bodyDigest: bodyDigest, requestDate: requestDate, signature: stored.signature,
         expectedNonce: stored.requestNonce, scope: scope, serverNow: stored.checkedAt,
         roots: roots))
     if stored.checkedAt != nil, stored.writerVerdict != again { return .failed(.tampered) }

@@ -31,14 +31,10 @@ struct ScopeSchemaTests {
     #expect(Self.contiguous(Self.indexes(SnapshotColumn.self), from: afterBookkeeping))
     #expect(Self.contiguous(Self.indexes(SummaryColumn.self), from: afterBookkeeping))
     #expect(SnapshotColumn.signedMaterialBase == afterBookkeeping + 1)
-    let afterDetail =
-      afterHeader
-      + Int32(
-        DecisionColumn.allCases.count + EntitlementDetailColumn.allCases.count)
-    #expect(Self.contiguous(Self.indexes(TrustedReadColumn.self), from: afterDetail))
+    #expect(Self.contiguous(Self.indexes(TrustedReadColumn.self), from: afterHeader))
     #expect(
       TrustedReadColumn.signedMaterialBase
-        == afterDetail + Int32(TrustedReadColumn.allCases.count))
+        == afterHeader + Int32(TrustedReadColumn.allCases.count))
   }
 
   @Test("parameters are numbered from 1, after the scope's identity")
@@ -68,7 +64,7 @@ struct ScopeSchemaTests {
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))
     let statements = [
       ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries,
-      ScopeSQL.trustedFullRead, ScopeSQL.verifiedSnapshotQuery,
+      ScopeSQL.trustedScopeRead, ScopeSQL.trustedEntitlementRows, ScopeSQL.verifiedSnapshotQuery,
       ScopeSQL.upsertSnapshot, ScopeSQL.upsertRefreshFailure, ScopeSQL.insertEntitlement,
       ScopeSQL.persistReadMarks, ScopeSQL.deleteEntitlements, ScopeSQL.deleteScope,
     ]
@@ -81,8 +77,10 @@ struct ScopeSchemaTests {
           SnapshotColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
         case ScopeSQL.scopeSummaries:
           HeaderColumn.count + Int32(BookkeepingColumn.allCases.count) + 1
-        case ScopeSQL.trustedFullRead:
+        case ScopeSQL.trustedScopeRead:
           TrustedReadColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
+        case ScopeSQL.trustedEntitlementRows:
+          EntitlementDetailColumn.key.rawValue + Int32(EntitlementDetailColumn.allCases.count)
         default: nil
         }
       if let expected {

@@ -169,6 +169,17 @@ struct TamperAtRestTests {
     #expect(
       TrustFixture.verdict(cache.access(to: "pro", for: Fixture.scopeA)) == .failed(.tampered))
 
+    // A body this instance decoded before, edited: the bytes read now are hashed, so what it
+    // remembers of the old body is not used for the new one.
+    try cache.store(try TrustFixture.signed(for: Fixture.scopeB), for: Fixture.scopeB)
+    #expect(try cache.verifySnapshot(for: Fixture.scopeB) == .verified)
+    try connection.execute(
+      """
+      UPDATE scope SET snapshot = CAST(replace(CAST(snapshot AS TEXT), 'pro_monthly', 'pro_yearly')
+        AS BLOB) WHERE scope_key = X'\(Fixture.scopeB.key.hex)'
+      """)
+    #expect(try cache.verifySnapshot(for: Fixture.scopeB) == .failed(.tampered))
+
     // With the default interval, the next read after another connection's write re-reads.
     let watching = try TrustFixture.cache(
       in: directory, clock: clock, checkInterval: 0)
