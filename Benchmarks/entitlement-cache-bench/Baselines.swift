@@ -68,6 +68,27 @@ struct Baselines {
       })
   }
 
+  /// One Ed25519 verification (RFC 8032, through the library's crypto facade: libcrypto's EVP
+  /// on Linux, CryptoKit on Apple platforms) of a scope's response message, the 118 bytes a
+  /// verified read checks: the domain tag, the nonce, `requestDate`, the scope hash and the
+  /// body's SHA-256, built before timing starts. What any check of a signed snapshot pays,
+  /// however little else it does; the certificate's root check, remembered by the cache, is
+  /// not part of it.
+  func ed25519Verify(_ trusted: TrustedWorkload) throws -> TimedCase {
+    let name = "baseline_ed25519_verify"
+    let workload = trusted.workload
+    var stream = SeededStream(try trusted.signatureChecks())
+    var sink = Sink()
+    return TimedCase(
+      name: name, samples: nil,
+      batch: { count in
+        for _ in 0..<count {
+          sink.consume(granted: stream.next().verifies())
+        }
+      },
+      result: { try CaseResult(name, workload, $0, sink) })
+  }
+
   /// The raw point read: the scope key at ?1, the entitlement key at ?2, and the columns a
   /// decision needs (see ``decideRow(_:now:)``).
   static let pointReadSQL = """

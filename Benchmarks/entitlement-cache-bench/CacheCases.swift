@@ -43,6 +43,70 @@ struct CacheCases {
       result: { try CaseResult("read_through_access", workload, $0, sink) })
   }
 
+  /// ``hotAccess(_:)`` on a cache with trust roots (DESIGN §12), every scope resident and
+  /// checked before timing starts: a read from memory checks nothing, so this costs what
+  /// hot_access costs.
+  func hotAccessVerified(_ trusted: TrustedWorkload) throws -> TimedCase {
+    let name = "hot_access_verified"
+    let workload = trusted.workload
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: trusted.configuration, clock: .fixed(Workload.now))
+    for scope in workload.scopes
+    where !cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant {
+      throw BenchError.wrongAnswer("\(name): \(scope) is not a verified grant of pro")
+    }
+    var stream = SeededStream(workload.scopes)
+    var sink = Sink()
+    return TimedCase(
+      name: name, samples: nil,
+      batch: { count in
+        for _ in 0..<count {
+          let decision = cache.access(to: Workload.entitlement, for: stream.next())
+          sink.consume(granted: decision.isGranted)
+        }
+      },
+      result: { measurement in
+        // Checked once after, as before: every read was from memory, so none decided anew.
+        for scope in workload.scopes
+        where !cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant {
+          throw BenchError.wrongAnswer("\(name): \(scope) is no longer a verified grant")
+        }
+        return try CaseResult(name, workload, measurement, sink)
+      })
+  }
+
+  /// ``readThroughAccess(_:)`` on a cache with trust roots (DESIGN §12) over a file of signed
+  /// snapshots: each read from the file reads the scope whole, hashes the body, checks the
+  /// signature again (the intermediate's certificate was found certified once and is
+  /// remembered) and compares the normalized rows with the body's facts. A scope is read from
+  /// disk again mostly with its body unchanged (after a failed refresh, or another process's
+  /// write to another scope), whose facts the cache remembers by digest; with
+  /// `forgettingBodies` each read decodes the body as a process's first read does
+  /// (`verified_read_through_first_decode`, reported, no target). Compared with
+  /// ``Baselines/ed25519Verify(_:)`` plus ``Baselines/rawPointRead(_:)``.
+  func verifiedReadThrough(
+    _ trusted: TrustedWorkload, forgettingBodies: Bool = false
+  ) throws -> TimedCase {
+    let name = forgettingBodies ? "verified_read_through_first_decode" : "verified_read_through"
+    let workload = trusted.workload
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: trusted.configuration, clock: .fixed(Workload.now))
+    var stream = SeededStream(workload.scopes)
+    var sink = Sink()
+    return TimedCase(
+      name: name, samples: nil,
+      batch: { count in
+        for _ in 0..<count {
+          let scope = stream.next()
+          cache.dropResidentState(for: scope, forgettingBodies: forgettingBodies)
+          // Each read must have decided `verified` itself: a failed check is not a result.
+          sink.consume(
+            granted: cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant)
+        }
+      },
+      result: { try CaseResult(name, workload, $0, sink) })
+  }
+
   /// The hot read of ``hotAccess(_:)`` on a cache whose ``BackgroundWriter`` stores
   /// snapshots for another scope of the same file, on the same instance, back to back from
   /// before the first timed batch until after the last: an app reading on its main thread
@@ -151,6 +215,57 @@ struct CacheCases {
           throw BenchError.wrongAnswer("snapshot_write: written scope not granted")
         }
         return try CaseResult("snapshot_write", workload, measurement, sink)
+      })
+  }
+
+  /// ``snapshotWrite(_:samples:)`` of signed snapshots on a cache with trust roots (DESIGN
+  /// §12): the store checks the signature (the certificate's root check is remembered after
+  /// the first) and stores the signed material and the verdict with the rows. Each scope is
+  /// written its own snapshot, signed for it. Compared with ``Baselines/ed25519Verify(_:)``
+  /// plus ``Baselines/rawWrite(_:samples:)``.
+  func snapshotWriteSigned(_ trusted: TrustedWorkload, samples: Int) throws -> TimedCase {
+    let name = "snapshot_write_signed"
+    let workload = trusted.workload
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: trusted.configuration, clock: .fixed(Workload.now))
+    // A store checks the intermediate's expiry against the scope's trusted server time, from
+    // its resident, read from the file (and checked) when it is not resident: each scope is
+    // read once here, as an app reads its scope before a refresh stores, so no timed write
+    // pays a verified read too.
+    for scope in workload.scopes
+    where !cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant {
+      throw BenchError.wrongAnswer("\(name): \(scope) is not a verified grant of pro")
+    }
+    var stream = SeededStream(Array(zip(workload.scopes, trusted.snapshots)))
+    var failure: (any Error)?
+    var sink = Sink()
+    return TimedCase(
+      name: name, samples: samples,
+      batch: { count in
+        for _ in 0..<count {
+          let (scope, snapshot) = stream.next()
+          do {
+            try cache.store(snapshot, for: scope)
+            sink.consume(granted: true)
+          } catch {
+            failure = error
+            sink.consume(granted: false)
+          }
+        }
+      },
+      result: { measurement in
+        if let failure { throw failure }
+        // Every write must have landed verified: the next scope written reads back so, from
+        // memory and then from the file.
+        let scope = stream.next().0
+        guard cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant else {
+          throw BenchError.wrongAnswer("\(name): written scope not a verified grant")
+        }
+        cache.dropResidentState(for: scope)
+        guard cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant else {
+          throw BenchError.wrongAnswer("\(name): written scope not verified from the file")
+        }
+        return try CaseResult(name, workload, measurement, sink)
       })
   }
 

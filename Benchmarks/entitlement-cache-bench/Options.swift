@@ -26,7 +26,8 @@ struct Options {
       --profile KIND COUNT
                        run COUNT operations of one loop and nothing else, for callgrind;
                        KIND is hot, read-through, client, client-start, baseline,
-                       raw-point-read, enqueue, raw-enqueue or raw-enqueue-lookup
+                       raw-point-read, enqueue, raw-enqueue, raw-enqueue-lookup,
+                       verified-read-through, ed25519-verify or signed-write
       --scopes N       how many scopes --profile uses (default 100)
     """
 

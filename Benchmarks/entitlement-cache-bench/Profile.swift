@@ -9,7 +9,7 @@ import Foundation
 enum Profile {
   static let kinds =
     "hot|read-through|client|client-start|baseline|raw-point-read|enqueue|raw-enqueue"
-    + "|raw-enqueue-lookup"
+    + "|raw-enqueue-lookup|verified-read-through|ed25519-verify|signed-write"
 
   static func run(_ kind: String, count: Int, scopes: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appending(
@@ -20,6 +20,10 @@ enum Profile {
   }
 
   private static func run(_ kind: String, count: Int, scopes: Int, directory: String) throws {
+    if ["verified-read-through", "ed25519-verify", "signed-write"].contains(kind) {
+      try profileTrusted(kind, count: count, scopes: scopes, directory: directory)
+      return
+    }
     let workload = try Workload.create(
       in: directory, scopes: scopes, entitlements: Workload.headlineEntitlements)
     let cache = try SQLiteCustomerInfoCache(
@@ -58,6 +62,86 @@ enum Profile {
       throw BenchError.wrongAnswer("profile: \(sink.granted) of \(count) granted")
     }
     print("\(count) \(kind) operations, all granted")
+  }
+
+  /// `verified_read_through` (``CacheCases/verifiedReadThrough(_:)``: the read-through of a
+  /// cache with trust roots over signed snapshots), `baseline_ed25519_verify`
+  /// (``Baselines/ed25519Verify(_:)``) or `snapshot_write_signed`
+  /// (``CacheCases/snapshotWriteSigned(_:samples:)``; each a committed write, so best a few
+  /// thousand), COUNT operations on a trusted workload.
+  private static func profileTrusted(
+    _ kind: String, count: Int, scopes: Int, directory: String
+  ) throws {
+    let trusted = try TrustedWorkload.create(
+      in: directory + "/trusted", scopes: scopes, entitlements: Workload.headlineEntitlements)
+    var granted = 0
+    if kind == "ed25519-verify" {
+      var stream = SeededStream(try trusted.signatureChecks())
+      granted = verifyProfileLoop(&stream, count: count)
+    } else if kind == "signed-write" {
+      let cache = try SQLiteCustomerInfoCache(
+        path: trusted.workload.path, configuration: trusted.configuration,
+        clock: .fixed(Workload.now))
+      for scope in trusted.workload.scopes {
+        _ = cache.access(to: Workload.entitlement, for: scope)
+      }
+      var stream = SeededStream(Array(zip(trusted.workload.scopes, trusted.snapshots)))
+      granted = try signedWriteProfileLoop(cache, &stream, count: count)
+      for scope in trusted.workload.scopes
+      where !cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant {
+        throw BenchError.wrongAnswer("profile: \(scope) was not stored verified")
+      }
+    } else {
+      let cache = try SQLiteCustomerInfoCache(
+        path: trusted.workload.path, configuration: trusted.configuration,
+        clock: .fixed(Workload.now))
+      // The certificate's root check, remembered after the first read, is not timed.
+      for scope in trusted.workload.scopes {
+        _ = cache.access(to: Workload.entitlement, for: scope)
+      }
+      var stream = SeededStream(trusted.workload.scopes)
+      granted = verifiedReadThroughProfileLoop(cache, &stream, count: count)
+    }
+    guard granted == count else {
+      throw BenchError.wrongAnswer("profile: \(granted) of \(count) verified")
+    }
+    print("\(count) \(kind) operations, all verified")
+  }
+
+  @inline(never)
+  private static func verifyProfileLoop(
+    _ stream: inout SeededStream<TrustedWorkload.SignatureCheck>, count: Int
+  ) -> Int {
+    var granted = 0
+    for _ in 0..<count where stream.next().verifies() {
+      granted += 1
+    }
+    return granted
+  }
+
+  @inline(never)
+  private static func signedWriteProfileLoop(
+    _ cache: SQLiteCustomerInfoCache,
+    _ stream: inout SeededStream<(CacheScope, CustomerInfoSnapshot)>, count: Int
+  ) throws -> Int {
+    for _ in 0..<count {
+      let (scope, snapshot) = stream.next()
+      try cache.store(snapshot, for: scope)
+    }
+    return count
+  }
+
+  @inline(never)
+  private static func verifiedReadThroughProfileLoop(
+    _ cache: SQLiteCustomerInfoCache, _ stream: inout SeededStream<CacheScope>, count: Int
+  ) -> Int {
+    var granted = 0
+    for _ in 0..<count {
+      let scope = stream.next()
+      cache.dropResidentState(for: scope)
+      if cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant { granted += 1 }
+    }
+    return granted
   }
 
   private static func profileBaseline(_ workload: Workload, count: Int) throws {

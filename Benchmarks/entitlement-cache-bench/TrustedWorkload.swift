@@ -1,0 +1,150 @@
+import EntitlementCache
+import Foundation
+
+/// The server side of DESIGN §12 for the trusted cases: RFC 8032's first test key as the root,
+/// its second as the intermediate, so a response is signed as a server signs it.
+enum BenchSigner {
+  static let rootSeed = bytes("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+  static let intermediateSeed = bytes(
+    "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb")
+  /// 2027-01-01T00:00:00Z, after ``Workload/now``: the intermediate is valid throughout.
+  static let notAfter: Int64 = 1_798_761_600_000
+  /// The nonce every request of the bench sent.
+  static let nonce = (0..<16).map { UInt8($0) }
+
+  /// The pinned root.
+  static func roots() throws -> TrustRoots {
+    try TrustRoots(publicKeys: [try key(ofPrivateKey: rootSeed)])
+  }
+
+  /// The intermediate's certificate, `key ‖ notAfter ‖ root signature`, signed by the root.
+  static func certificate() throws -> [UInt8] {
+    let key = try key(ofPrivateKey: intermediateSeed)
+    let signed = ResponseVerifier.intermediateMessage(key: key, notAfter: notAfter)
+    guard let rootSignature = Ed25519.signature(of: signed, privateKey: rootSeed) else {
+      throw BenchError.wrongAnswer("the root cannot sign")
+    }
+    let bigEndian = (0..<8).map { UInt8(truncatingIfNeeded: notAfter >> (56 - 8 * $0)) }
+    return key + bigEndian + rootSignature
+  }
+
+  /// The signed material for `body` as the server sends it for `scope`.
+  static func sign(
+    _ body: Data, requestDate: Date, for scope: CacheScope, certificate: [UInt8]
+  ) throws -> ResponseSignature {
+    let message = ResponseVerifier.message(
+      nonce: nonce, requestDate: requestDate, scopeHash: scope.key.bytes, body: body)
+    guard let signature = Ed25519.signature(of: message, privateKey: intermediateSeed) else {
+      throw BenchError.wrongAnswer("the intermediate cannot sign")
+    }
+    return ResponseSignature(
+      signature: signature, intermediate: certificate, nonce: nonce, scopeHash: scope.key.bytes)
+  }
+
+  private static func key(ofPrivateKey seed: [UInt8]) throws -> [UInt8] {
+    guard let key = Ed25519.publicKey(ofPrivateKey: seed) else {
+      throw BenchError.wrongAnswer("no public key for a test seed")
+    }
+    return key
+  }
+
+  /// The bytes of a hex literal of this file.
+  private static func bytes(_ hex: String) -> [UInt8] {
+    let digits = Array(hex.utf8)
+    return stride(from: 0, to: digits.count - 1, by: 2).compactMap {
+      UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16)
+    }
+  }
+}
+
+/// A workload for a cache with trust roots: every scope holds the workload snapshot signed for
+/// it, stored through such a cache, so each row carries its signed material and the writer's
+/// `verified` verdict. ``Workload/create(in:scopes:entitlements:makeDirectory:)`` copies one
+/// scope's rows for speed, which would leave every copy signed for the first scope.
+struct TrustedWorkload {
+  /// The file and its scopes; its ``Workload/snapshot`` is the unsigned body.
+  let workload: Workload
+  /// Each scope's signed snapshot, in ``Workload/scopes`` order.
+  let snapshots: [CustomerInfoSnapshot]
+  let configuration: CacheConfiguration
+
+  static func create(
+    in directory: String, scopes scopeCount: Int, entitlements entitlementCount: Int
+  ) throws -> TrustedWorkload {
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let path = "\(directory)/scopes-\(scopeCount)-entitlements-\(entitlementCount).sqlite"
+    var configuration = Workload.configuration
+    configuration.trustRoots = try BenchSigner.roots()
+    let scopes = try (0..<scopeCount).map { index in
+      try CacheScope(
+        sdkKey: Workload.sdkKey, installationID: Workload.installation, environment: .production,
+        appUserID: Workload.user(index))
+    }
+    let body = Data(SnapshotJSON.make(entitlements: entitlementCount).utf8)
+    let unsigned = try CustomerInfoSnapshot(jsonData: body)
+    let certificate = try BenchSigner.certificate()
+    let snapshots = try scopes.map { scope in
+      try CustomerInfoSnapshot(
+        jsonData: body,
+        signature: BenchSigner.sign(
+          body, requestDate: unsigned.customerInfo.requestDate, for: scope,
+          certificate: certificate),
+        requestNonce: BenchSigner.nonce)
+    }
+    do {
+      let cache = try SQLiteCustomerInfoCache(
+        path: path, configuration: configuration, clock: .fixed(Workload.now))
+      for (scope, snapshot) in zip(scopes, snapshots) {
+        try cache.store(snapshot, for: scope)
+        guard cache.access(to: Workload.entitlement, for: scope).isVerifiedGrant else {
+          throw BenchError.wrongAnswer("trusted workload: \(scope) is not a verified grant")
+        }
+      }
+    }
+    let workload = Workload(
+      path: path, scopeCount: scopeCount, entitlementCount: entitlementCount, scopes: scopes,
+      snapshot: unsigned)
+    return TrustedWorkload(workload: workload, snapshots: snapshots, configuration: configuration)
+  }
+}
+
+extension TrustedWorkload {
+  /// One signature check as a verified read makes it, with everything but the verification
+  /// itself done beforehand.
+  struct SignatureCheck {
+    var signature: [UInt8]
+    /// ``ResponseVerifier/message(nonce:requestDate:scopeHash:body:)``: 118 bytes.
+    var message: [UInt8]
+    /// The intermediate's key, from its certificate.
+    var key: [UInt8]
+
+    @inline(__always)
+    func verifies() -> Bool {
+      Ed25519.isValidSignature(signature, of: message, publicKey: key)
+    }
+  }
+
+  /// Each scope's signature check, in ``Workload/scopes`` order.
+  func signatureChecks() throws -> [SignatureCheck] {
+    try snapshots.map { snapshot in
+      guard let signature = snapshot.signature else {
+        throw BenchError.wrongAnswer("a trusted workload snapshot is unsigned")
+      }
+      return SignatureCheck(
+        signature: signature.signature,
+        message: ResponseVerifier.message(
+          nonce: signature.nonce, requestDate: snapshot.customerInfo.requestDate,
+          scopeHash: signature.scopeHash, body: snapshot.jsonData),
+        key: Array(signature.intermediate.prefix(32)))
+    }
+  }
+}
+
+extension AccessDecision {
+  /// Granted, on a snapshot the library itself found `verified`: what every operation of a
+  /// trusted case must answer, so a failed check can never pass for a fast one.
+  var isVerifiedGrant: Bool {
+    isGranted && evidence.verification == .known(.verified)
+      && evidence.verificationFailure == nil
+  }
+}
