@@ -204,6 +204,14 @@ final class SQLiteStatement {
     return Array(UnsafeRawBufferPointer(start: blob, count: count))
   }
 
+  /// A blob column's bytes, valid until the statement steps or resets; nil when NULL.
+  func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
+    guard let blob = sqlite3_column_blob(handle, column) else {
+      return isNull(column) ? nil : UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+    return UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, column)))
+  }
+
   func data(_ column: Int32) -> Data? {
     guard let blob = sqlite3_column_blob(handle, column) else {
       return isNull(column) ? nil : Data()

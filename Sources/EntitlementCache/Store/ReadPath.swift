@@ -158,8 +158,8 @@ final class ReadPath {
     let pendingWithoutRow: Bool
     do {
       if let trustRoots {
-        var trusted = try TrustedScopeRead(scope, on: reader)
-        checked = trusted.verify(for: scope, roots: trustRoots, parsed: &parsedBodies)
+        var trusted = try TrustedScopeRead(scope, on: reader, parsed: &parsedBodies)
+        checked = trusted.verify(for: scope, roots: trustRoots)
         read = (trusted.header, trusted.entitlements)
       } else {
         read = try ScopeSQL.readScope(scope.key.bytes, on: reader)

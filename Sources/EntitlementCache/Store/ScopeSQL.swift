@@ -41,12 +41,13 @@ package enum ScopeSQL {
     FROM scope s WHERE s.scope_key = ?1
     """
 
-  /// Every entitlement row of the scope row `?1`, its columns where ``fullRead`` has them (the
-  /// header's places hold NULL), so one row mapper serves both.
+  /// Every entitlement row of the scope row `?1` in key order (the primary key's, so SQLite
+  /// sorts nothing), its columns where ``fullRead`` has them (the header's places hold NULL),
+  /// so one row mapper serves both.
   static let trustedEntitlementRows = """
     SELECT \(Array(repeating: "NULL", count: Int(HeaderColumn.count)).joined(separator: ", ")),
       \(DecisionColumn.selectList), \(EntitlementDetailColumn.selectList)
-    FROM entitlement e WHERE e.scope_id = ?1
+    FROM entitlement e WHERE e.scope_id = ?1 ORDER BY e.key
     """
 
   /// The header, the bookkeeping it leaves out, the stored JSON and its signed material, for

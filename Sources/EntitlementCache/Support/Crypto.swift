@@ -17,17 +17,20 @@ enum SHA256 {
   /// - Parameter bytes: The message to hash; may be empty.
   /// - Returns: The digest, always 32 bytes long.
   static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    bytes.withUnsafeBytes { hash($0) }
+  }
+
+  /// The digest of bytes read in place, such as a blob SQLite holds: no copy first.
+  static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
     #if canImport(CLibCrypto)
       var digest = [UInt8](repeating: 0, count: digestByteCount)
       var context = SHA256_CTX()
-      // The low-level API (see shim.h for why not EVP) returns 1 on success. An empty array may
-      // have no base address; libcrypto reads nothing when the length is 0.
-      let succeeded = bytes.withUnsafeBufferPointer { input in
-        digest.withUnsafeMutableBufferPointer { output in
-          SHA256_Init(&context) == 1
-            && SHA256_Update(&context, input.baseAddress, input.count) == 1
-            && SHA256_Final(output.baseAddress, &context) == 1
-        }
+      // The low-level API (see shim.h for why not EVP) returns 1 on success. An empty buffer
+      // may have no base address; libcrypto reads nothing when the length is 0.
+      let succeeded = digest.withUnsafeMutableBufferPointer { output in
+        SHA256_Init(&context) == 1
+          && SHA256_Update(&context, bytes.baseAddress, bytes.count) == 1
+          && SHA256_Final(output.baseAddress, &context) == 1
       }
       // These calls only fail on a null context or output, which cannot happen here; no input
       // can make them fail, and a cache that silently stored a wrong hash would leak one
@@ -42,6 +45,7 @@ enum SHA256 {
       #error("SHA-256 needs libcrypto (CLibCrypto) or CryptoKit")
     #endif
   }
+
 }
 
 /// Ed25519 signatures (RFC 8032): what the trusted snapshots of DESIGN §12 are signed with.
