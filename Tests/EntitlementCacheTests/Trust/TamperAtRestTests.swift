@@ -54,6 +54,12 @@ struct TamperEdit: Sendable, CustomTestStringConvertible {
       name: "entitlement.claim_hint",
       sql: "UPDATE entitlement SET claim_hint = NULL WHERE key = 'pro'"),
     TamperEdit(
+      name: "entitlement.will_renew 2, which reads back as true",
+      sql: "UPDATE entitlement SET will_renew = 2 WHERE key = 'pro'"),
+    TamperEdit(
+      name: "entitlement.claim_hint a value this build does not know, which reads back as none",
+      sql: "UPDATE entitlement SET claim_hint = 'ask_nicely' WHERE key = 'pro'"),
+    TamperEdit(
       name: "entitlement.key renamed",
       sql: "UPDATE entitlement SET key = 'premium' WHERE key = 'lifetime'"),
     TamperEdit(
