@@ -45,7 +45,7 @@ private final class Control: Sendable {
   let firstStore = DispatchSemaphore(value: 0)
   private let exited = DispatchSemaphore(value: 0)
   private let stopRequested = Atomic<Bool>(false)
-  private let outcome = Mutex<Outcome>(Outcome())
+  private let outcome = Locked<Outcome>(Outcome())
 
   private struct Outcome {
     var writes = 0

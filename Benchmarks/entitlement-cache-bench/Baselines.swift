@@ -307,12 +307,13 @@ struct Baselines {
   }
 }
 
-/// The locked dictionary of the baseline: scope → entitlement → expiry.
+/// The locked dictionary of the baseline: scope → entitlement → expiry, behind the package's
+/// lock, the one the cache's reads take, so the two pay the same to lock.
 final class LockedExpiries: Sendable {
-  private let storage: Mutex<[ScopeKey: [String: Date]]>
+  private let storage: Locked<[ScopeKey: [String: Date]]>
 
   init(_ table: [ScopeKey: [String: Date]]) {
-    storage = Mutex(table)
+    storage = Locked(table)
   }
 
   /// Takes the scope as the cache's API does, so both pay the same to pass it.

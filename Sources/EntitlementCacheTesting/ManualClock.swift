@@ -23,12 +23,12 @@ public final class ManualClock: Sendable {
     var boot: BootInstant?
   }
 
-  private let current: Mutex<Readings>
+  private let current: Locked<Readings>
 
   /// A clock showing `date`. With `bootSession` it has a boot clock too, starting at zero time
   /// since boot in that session; without, it has none.
   public init(_ date: Date, bootSession: String? = nil) {
-    current = Mutex(
+    current = Locked(
       Readings(wall: date, boot: bootSession.map { BootInstant(session: $0, sinceBoot: 0) }))
   }
 

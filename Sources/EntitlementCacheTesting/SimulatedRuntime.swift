@@ -40,14 +40,14 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
 
   /// The virtual wall and boot clocks: set them back or reboot to test the time model.
   public let manualClock: ManualClock
-  private let timeline: Mutex<Timeline>
+  private let timeline: Locked<Timeline>
   private let jobs = JobQueue()
 
   /// A runtime at `start`, with a boot clock in `bootSession` when given, drawing random
   /// numbers from a generator seeded with `seed`.
   public init(start: Date, bootSession: String? = nil, seed: UInt64 = 0x5EED) {
     manualClock = ManualClock(start, bootSession: bootSession)
-    timeline = Mutex(Timeline(random: seed))
+    timeline = Locked(Timeline(random: seed))
   }
 
   /// The virtual clocks, to give the cache too.
@@ -172,7 +172,7 @@ extension Duration {
 /// A first-in, first-out queue of jobs that runs only when drained, on the draining thread.
 ///
 final class JobQueue: TaskExecutor, Sendable {
-  private let pending = Mutex<[UnownedJob]>([])
+  private let pending = Locked<[UnownedJob]>([])
 
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)

@@ -10,7 +10,7 @@ final class DrainPass: Sendable {
     var onFinish: [@Sendable () -> Void] = []
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init() {}
 
@@ -58,7 +58,7 @@ final class DrainPass: Sendable {
 /// The purchase updates told while one call waits: what its sync result says synced, whichever
 /// pass posted it.
 final class PurchaseChangeLog: Sendable {
-  private let changes = Mutex<[PurchaseUpdate]>([])
+  private let changes = Locked<[PurchaseUpdate]>([])
 
   init() {}
 

@@ -27,7 +27,7 @@ final class Flight: Sendable {
   let epoch: UInt64
   /// The flow that started it.
   let flow: RefreshFlow
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(identity: ClientIdentity, epoch: UInt64, flow: RefreshFlow) {
     self.identity = identity
@@ -93,7 +93,7 @@ final class FirstEvent<Value: Sendable>: Sendable {
     case delivered
   }
 
-  private let state = Mutex(State.waiting(nil))
+  private let state = Locked(State.waiting(nil))
 
   init() {}
 

@@ -12,7 +12,7 @@ typealias SQLiteConnectionHandle = OpaquePointer
 
 /// One SQLite connection with its statement cache.
 ///
-/// A connection is used from one thread at a time: owners keep it inside a `Mutex`. It is
+/// A connection is used from one thread at a time: owners keep it inside a `Locked`. It is
 /// deliberately not `Sendable`.
 final class SQLiteConnection {
   /// How the connection opens its file.
@@ -36,7 +36,7 @@ final class SQLiteConnection {
   /// first statement, which callers run before changing anything.
   init(path: String, options: Options = Options()) throws(SQLiteError) {
     var handle: SQLiteConnectionHandle?
-    // NOMUTEX: callers serialize access with their own Mutex, so SQLite's per-connection mutex
+    // NOMUTEX: callers serialize access with their own lock, so SQLite's per-connection mutex
     // would be a second lock on every call.
     var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
     flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)

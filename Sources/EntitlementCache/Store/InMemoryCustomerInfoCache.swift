@@ -53,7 +53,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
 
   /// The scopes and the purchase queue, under one lock, so a read sees the scope and whether
   /// it has a purchase to post at one instant.
-  let scopes = Mutex(InMemoryState())
+  let scopes = Locked(InMemoryState())
   /// Why ``policy`` is out of range, found once at init; nil when it is valid.
   private let policyError: CacheError?
 

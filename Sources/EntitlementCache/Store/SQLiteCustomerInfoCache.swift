@@ -49,8 +49,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   let writer: Locked<SQLiteConnection?>
   /// The read path: the reader connection and everything resident in memory.
   let reads: Locked<ReadPath>
-  let damage: Mutex<DamageReport?>
-  let readFailure = Mutex<ReadFailureReport?>(nil)
+  let damage: Locked<DamageReport?>
+  let readFailure = Locked<ReadFailureReport?>(nil)
   /// When a read next asks whether another connection wrote.
   let watch: CrossConnectionWatch
 
@@ -73,7 +73,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.configuration = configuration
     self.clock = clock
     let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
-    damage = Mutex(opened.damage)
+    damage = Locked(opened.damage)
     let dataVersion: Int64
     do {
       dataVersion = try opened.writer.scalarInt("PRAGMA data_version")

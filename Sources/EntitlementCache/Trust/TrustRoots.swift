@@ -58,7 +58,7 @@ public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {
 /// add to it. Bounded, since a hostile server could send a new certificate each time.
 private final class CertifiedIntermediates: Sendable {
   private static let capacity = 16
-  private let known = Mutex<[[UInt8]]>([])
+  private let known = Locked<[[UInt8]]>([])
 
   func contains(_ certificate: [UInt8]) -> Bool {
     known.withLock { $0.contains(certificate) }

@@ -24,7 +24,7 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     var inFlight = 0
   }
 
-  private let state: Mutex<State>
+  private let state: Locked<State>
   private let runtime: SimulatedRuntime
   /// The start in milliseconds: a request arrives at the start plus virtual time elapsed.
   private let start: Int64
@@ -38,7 +38,7 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     runtime: SimulatedRuntime, start: Int64, signer: SimulationSigner?,
     identity: SimulationScript.Identity
   ) {
-    state = Mutex(State(remaining: answers, remainingPosts: posts))
+    state = Locked(State(remaining: answers, remainingPosts: posts))
     self.runtime = runtime
     self.start = start
     self.signer = signer

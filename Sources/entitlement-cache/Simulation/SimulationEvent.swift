@@ -35,7 +35,7 @@ final class EventLog: Sendable {
     var step = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
   /// Milliseconds since the Unix epoch in true virtual time.
   private let now: @Sendable () -> Int64
 

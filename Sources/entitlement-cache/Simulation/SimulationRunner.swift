@@ -71,7 +71,7 @@ private final class SimulatedDevice: Sendable {
   let server: ScriptedServer
   let log: EventLog
   let recorders = ImmediateExecutor()
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let start: Int64
 
   init(script: SimulationScript, path: String) throws(CLIError) {
