@@ -210,13 +210,12 @@ struct SchemaVersion2UpgradeTests {
 /// Schema 3 to 4: the purchase queue arrives beside the snapshots, which stay as they were.
 @Suite("Schema upgrade from version 3")
 struct SchemaVersion3UpgradeTests {
-  static let version3 = Migrator(migrations: Array(Migrator.embedded.migrations.prefix(3)))
-
-  /// The version 2 test's two scopes, written by version 3 as its own writes left them (the
-  /// refresh revision set to the row's).
-  static func writeVersion3File(_ path: String) throws {
+  /// The version 2 test's two scopes, written by version 3 (or `version`, when later) as its
+  /// own writes left them (the refresh revision set to the row's).
+  static func writeVersion3File(_ path: String, version: Int = 3) throws {
     let connection = try SQLiteConnection(path: path)
-    try version3.migrate(connection)
+    try Migrator(migrations: Array(Migrator.embedded.migrations.prefix(version)))
+      .migrate(connection)
     try connection.withStatement(SchemaVersion2UpgradeTests.version2Rows) {
       statement throws(SQLiteError) in
       let milliseconds = SchemaVersion2UpgradeTests.milliseconds
@@ -240,7 +239,7 @@ struct SchemaVersion3UpgradeTests {
         \(SchemaVersion2UpgradeTests.milliseconds("2026-11-30T12:00:00Z")), 'purchase',
         'pro_monthly' FROM scope;
       """)
-    #expect(try connection.scalarInt("PRAGMA user_version") == 3)
+    #expect(try connection.scalarInt("PRAGMA user_version") == Int64(version))
   }
 
   @Test func aVersion3FileUpgradesKeepingEverySnapshotAndCountsPurchasesOnItsRows() throws {
@@ -277,5 +276,61 @@ struct SchemaVersion3UpgradeTests {
     _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeB, to: .synced)
     #expect(!cache.access(to: "pro", for: Fixture.scopeB).evidence.pendingPurchase)
     #expect(try raw.scalarInt("SELECT unsent_purchases FROM scope WHERE id = 2") == 0)
+  }
+}
+
+/// Schema 4 to 5: the signed material's columns arrive empty beside the snapshots, which stay as
+/// they were; a cache with trust roots reads them as unsigned until their next refresh.
+@Suite("Schema upgrade from version 4")
+struct SchemaVersion4UpgradeTests {
+  static let rows =
+    "SELECT group_concat(hex(snapshot) || revision || high_water_mark || verification, ',') FROM scope"
+
+  @Test func aVersion4FileUpgradesKeepingEverySnapshotAndReadsUnsignedUnderTrustRoots() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try SchemaVersion3UpgradeTests.writeVersion3File(path, version: 4)
+    // The size and digest a version 4 store wrote (the older versions' fixture left stand-ins).
+    let body = Data(SchemaVersion2UpgradeTests.snapshot.utf8)
+    try StoreTest.connection(path).withStatement(
+      "UPDATE scope SET snapshot_size = ?1, snapshot_sha256 = ?2"
+    ) { statement throws(SQLiteError) in
+      try statement.bind(body.count, at: 1)
+      try statement.bind(SHA256.hash(Array(body)), at: 2)
+      try statement.run()
+    }
+    let rowsBefore = try StoreTest.connection(path, readOnly: true).scalarText(Self.rows)
+
+    let clock = ManualClock(Fixture.date("2026-12-01T12:00:00Z"))
+    let plain = try Fixture.cache(in: directory, clock: clock)
+    let raw = try StoreTest.connection(path, readOnly: true)
+    #expect(try raw.scalarInt("PRAGMA user_version") == 5)
+    #expect(try raw.scalarText(Self.rows) == rowsBefore)
+    #expect(
+      try raw.scalarInt(
+        """
+        SELECT count(*) FROM scope WHERE response_signature IS NULL AND request_nonce IS NULL
+          AND trust_checked_at IS NULL AND verification_failure IS NULL
+        """) == 2)
+    // Without trust roots, every snapshot decides as before, on the body's claim.
+    for scope in [Fixture.scopeA, Fixture.scopeB] {
+      let loaded = try #require(try plain.load(scope))
+      #expect(loaded.snapshot?.jsonData == Data(SchemaVersion2UpgradeTests.snapshot.utf8))
+      #expect(loaded.snapshot?.signature == nil)
+      #expect(loaded.verdict == nil)
+    }
+    #expect(plain.access(to: "pro", for: Fixture.scopeB).state == .granted)
+    try plain.close()
+
+    // With them, an upgraded snapshot is unsigned: still deciding, never verified.
+    let trusted = try TrustFixture.cache(in: directory, clock: clock)
+    let decision = trusted.access(to: "pro", for: Fixture.scopeB)
+    #expect(decision.state == .granted)
+    #expect(TrustFixture.verdict(decision) == .failed(.missingSignature))
+    #expect(try trusted.verifySnapshot(for: Fixture.scopeA) == .failed(.missingSignature))
+    #expect(
+      try raw.scalarText("SELECT group_concat(hex(snapshot), ',') FROM scope")
+        == [body, body].map { $0.map { String(format: "%02X", $0) }.joined() }.joined(
+          separator: ","))
   }
 }
