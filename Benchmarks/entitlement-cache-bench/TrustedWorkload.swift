@@ -1,59 +1,42 @@
 import EntitlementCache
 import Foundation
 
-/// The server side of DESIGN §12 for the trusted cases: RFC 8032's first test key as the root,
-/// its second as the intermediate, so a response is signed as a server signs it.
+/// The server side of DESIGN §12 for the trusted cases: the README's test-vector keys
+/// (``ResponseSigner``), so a response is signed as a server signs it.
 enum BenchSigner {
-  static let rootSeed = bytes("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
-  static let intermediateSeed = bytes(
-    "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb")
   /// 2027-01-01T00:00:00Z, after ``Workload/now``: the intermediate is valid throughout.
-  static let notAfter: Int64 = 1_798_761_600_000
+  static let server = ResponseSigner(
+    rootPrivateKey: ResponseSigner.testRootKey,
+    intermediatePrivateKey: ResponseSigner.testIntermediateKey, notAfter: 1_798_761_600_000)
   /// The nonce every request of the bench sent.
   static let nonce = (0..<16).map { UInt8($0) }
 
   /// The pinned root.
   static func roots() throws -> TrustRoots {
-    try TrustRoots(publicKeys: [try key(ofPrivateKey: rootSeed)])
+    guard let root = server.rootPublicKey else {
+      throw BenchError.wrongAnswer("no public key for the test root")
+    }
+    return try TrustRoots(publicKeys: [root])
   }
 
-  /// The intermediate's certificate, `key ‖ notAfter ‖ root signature`, signed by the root.
+  /// The intermediate's certificate, signed by the root.
   static func certificate() throws -> [UInt8] {
-    let key = try key(ofPrivateKey: intermediateSeed)
-    let signed = ResponseVerifier.intermediateMessage(key: key, notAfter: notAfter)
-    guard let rootSignature = Ed25519.signature(of: signed, privateKey: rootSeed) else {
+    guard let certificate = server.certificate() else {
       throw BenchError.wrongAnswer("the root cannot sign")
     }
-    let bigEndian = (0..<8).map { UInt8(truncatingIfNeeded: notAfter >> (56 - 8 * $0)) }
-    return key + bigEndian + rootSignature
+    return certificate
   }
 
   /// The signed material for `body` as the server sends it for `scope`.
   static func sign(
     _ body: Data, requestDate: Date, for scope: CacheScope, certificate: [UInt8]
   ) throws -> ResponseSignature {
-    let message = ResponseVerifier.message(
-      nonce: nonce, requestDate: requestDate, scopeHash: scope.key.bytes, body: body)
-    guard let signature = Ed25519.signature(of: message, privateKey: intermediateSeed) else {
-      throw BenchError.wrongAnswer("the intermediate cannot sign")
-    }
-    return ResponseSignature(
-      signature: signature, intermediate: certificate, nonce: nonce, scopeHash: scope.key.bytes)
-  }
-
-  private static func key(ofPrivateKey seed: [UInt8]) throws -> [UInt8] {
-    guard let key = Ed25519.publicKey(ofPrivateKey: seed) else {
-      throw BenchError.wrongAnswer("no public key for a test seed")
-    }
-    return key
-  }
-
-  /// The bytes of a hex literal of this file.
-  private static func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.utf8)
-    return stride(from: 0, to: digits.count - 1, by: 2).compactMap {
-      UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16)
-    }
+    guard
+      let signed = server.sign(
+        body, requestDate: requestDate, scopeHash: scope.key.bytes, nonce: nonce,
+        certificate: certificate)
+    else { throw BenchError.wrongAnswer("the intermediate cannot sign") }
+    return signed
   }
 }
 

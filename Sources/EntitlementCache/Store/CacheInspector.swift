@@ -322,11 +322,9 @@ extension SQLiteCustomerInfoCache {
         while try statement.step() {
           var verdict: TrustVerdict?
           if statement.int64(0) != 0 {
-            switch (statement.string(1), statement.string(2).map(VerificationFailure.init)) {
-            case ("verified"?, nil): verdict = .verified
-            case ("failed"?, let reason??): verdict = .failed(reason)
-            default: verdict = .failed(.tampered)
-            }
+            verdict =
+              TrustVerdict(recordedAs: statement.string(1), failure: statement.string(2))
+              ?? .failed(.tampered)
           }
           counts[verdict, default: 0] += Int(statement.int64(3))
         }

@@ -185,16 +185,12 @@ extension StoredTrust {
         nonce: row.bytes(column(.nonce)) ?? [], scopeHash: row.bytes(column(.scopeHash)) ?? [])
     }
     let checkedAt = row.date(column(.checkedAt))
-    var verdict: TrustVerdict?
-    if checkedAt != nil {
-      // Only the pairs a writer records; anything else was edited and matches no recheck.
-      let failure = row.string(column(.verificationFailure))
-      switch (verification, failure.map(VerificationFailure.init(rawValue:))) {
-      case (.known(.verified)?, nil): verdict = .verified
-      case (.known(.failed)?, let reason??): verdict = .failed(reason)
-      default: verdict = nil
-      }
-    }
+    // Only the pairs a writer records; anything else was edited and matches no recheck.
+    let verdict =
+      checkedAt == nil
+      ? nil
+      : TrustVerdict(
+        recordedAs: verification?.rawValue, failure: row.string(column(.verificationFailure)))
     self.init(
       signature: signature, requestNonce: row.bytes(column(.requestNonce)), checkedAt: checkedAt,
       writerVerdict: verdict)

@@ -110,7 +110,8 @@ public enum ResponseVerifier {
     return nil
   }
 
-  private static func bigEndian(_ value: Int64) -> [UInt8] {
+  /// `value` as 8 big-endian bytes, as the signed messages and the certificate hold integers.
+  static func bigEndian(_ value: Int64) -> [UInt8] {
     (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
   }
 }

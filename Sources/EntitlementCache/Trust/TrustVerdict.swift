@@ -35,6 +35,16 @@ public enum TrustVerdict: Sendable, Hashable, CustomStringConvertible {
   init(_ failure: VerificationFailure?) {
     self = failure.map(TrustVerdict.failed) ?? .verified
   }
+
+  /// The verdict a writer with trust roots records as the pair of `verification` and
+  /// `verification_failure` columns; nil for any other pair, which no writer records.
+  init?(recordedAs verification: String?, failure: String?) {
+    switch (verification, failure.map(VerificationFailure.init(rawValue:))) {
+    case ("verified"?, nil): self = .verified
+    case ("failed"?, let reason??): self = .failed(reason)
+    default: return nil
+    }
+  }
 }
 
 /// The signed material a store keeps beside a snapshot, and what the writer decided from it.

@@ -24,24 +24,20 @@ enum ScriptedSignature: String, Sendable, CaseIterable {
   case forged
 }
 
-/// The simulation's server keys: RFC 8032's first two test keys as the root and the
-/// intermediate (the README's test vector), so a script's output is the same on every run.
-/// For simulations only: these keys are public.
+/// The simulation's server keys: the README's test-vector keys (``ResponseSigner``), so a
+/// script's output is the same on every run. For simulations only: these keys are public.
 struct SimulationSigner: Sendable {
-  static let rootSeed = bytes("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
-  static let intermediateSeed = bytes(
-    "4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb")
-  /// RFC 8032's third test key, which no root the simulation pins certifies.
-  static let strangerSeed = bytes(
-    "c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7")
   /// 2100-01-01T00:00:00Z: a key that outlives any script.
   static let farFuture: Int64 = 4_102_444_800_000
+  private static let server = ResponseSigner(
+    rootPrivateKey: ResponseSigner.testRootKey,
+    intermediatePrivateKey: ResponseSigner.testIntermediateKey, notAfter: farFuture)
 
   /// The roots the simulation's cache pins.
   let roots: TrustRoots
 
   init() throws(CLIError) {
-    guard let root = Ed25519.publicKey(ofPrivateKey: Self.rootSeed) else {
+    guard let root = Self.server.rootPublicKey else {
       throw CLIError.storage("simulate: the crypto library could not derive the test root key")
     }
     do {
@@ -57,39 +53,24 @@ struct SimulationSigner: Sendable {
     _ body: Data, requestDate: Date, scope: CacheScope, nonce: [UInt8],
     as mode: ScriptedSignature, otherUser: CacheScope
   ) -> ResponseSignature? {
-    let requestMilliseconds = Int64((requestDate.timeIntervalSince1970 * 1000).rounded(.down))
+    var server = Self.server
     var signedScope = scope.key.bytes
     var signedNonce = nonce
-    var notAfter = Self.farFuture
-    var certifier = Self.rootSeed
     switch mode {
     case .none: return nil
     case .valid, .forged: break
     case .wrongNonce: signedNonce = Array(repeating: 0xA5, count: 16)
     case .otherUser: signedScope = otherUser.key.bytes
-    case .expiredKey: notAfter = requestMilliseconds - 1
-    case .untrustedKey: certifier = Self.strangerSeed
+    case .expiredKey:
+      // The script's times parsed, within the years the output writes: no overflow.
+      server.notAfter = Int64((requestDate.timeIntervalSince1970 * 1000).rounded(.down)) - 1
+    case .untrustedKey: server.rootPrivateKey = ResponseSigner.testStrangerKey
     }
-    guard let key = Ed25519.publicKey(ofPrivateKey: Self.intermediateSeed),
-      let rootSignature = Ed25519.signature(
-        of: ResponseVerifier.intermediateMessage(key: key, notAfter: notAfter),
-        privateKey: certifier),
-      var signature = Ed25519.signature(
-        of: ResponseVerifier.message(
-          nonce: signedNonce, requestDate: requestDate, scopeHash: signedScope, body: body),
-        privateKey: Self.intermediateSeed)
+    guard
+      var signed = server.sign(
+        body, requestDate: requestDate, scopeHash: signedScope, nonce: signedNonce)
     else { return nil }
-    if mode == .forged { signature[0] ^= 0x01 }
-    let bigEndian = (0..<8).map { UInt8(truncatingIfNeeded: notAfter >> (56 - 8 * $0)) }
-    return ResponseSignature(
-      signature: signature, intermediate: key + bigEndian + rootSignature, nonce: signedNonce,
-      scopeHash: signedScope)
-  }
-
-  private static func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.utf8)
-    return stride(from: 0, to: digits.count, by: 2).compactMap {
-      UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)
-    }
+    if mode == .forged { signed.signature[0] ^= 0x01 }
+    return signed
   }
 }

@@ -60,21 +60,16 @@ enum SignCommand: Command {
       notAfter = date
     }
     let intermediate = try TestKeys.make()
-    let milliseconds = Int64((notAfter.timeIntervalSince1970 * 1000).rounded(.down))
-    let certified = ResponseVerifier.intermediateMessage(
-      key: intermediate.publicKey, notAfter: milliseconds)
-    let signed = ResponseVerifier.message(
-      nonce: nonce ?? [], requestDate: requestDate, scopeHash: scope.key.bytes, body: body)
-    guard let rootSignature = Ed25519.signature(of: certified, privateKey: rootKey),
-      let signature = Ed25519.signature(of: signed, privateKey: intermediate.privateKey)
+    let server = ResponseSigner(
+      rootPrivateKey: rootKey, intermediatePrivateKey: intermediate.privateKey,
+      notAfter: Int64((notAfter.timeIntervalSince1970 * 1000).rounded(.down)))
+    guard
+      let signed = server.sign(
+        body, requestDate: requestDate, scopeHash: scope.key.bytes, nonce: nonce ?? [])
     else {
       throw CLIError.storage("sign: the crypto library could not sign")
     }
-    let bigEndian = (0..<8).map { UInt8(truncatingIfNeeded: milliseconds >> (56 - 8 * $0)) }
-    let envelope = SignatureEnvelope.json(
-      ResponseSignature(
-        signature: signature, intermediate: intermediate.publicKey + bigEndian + rootSignature,
-        nonce: nonce ?? [], scopeHash: scope.key.bytes))
+    let envelope = SignatureEnvelope.json(signed)
     try KeyFiles.create(out, contents: envelope.rendered(), privateToOwner: false)
     Console.out(
       "Signed \(file ?? "stdin") for \(TextOutput.scope(scope)); envelope written to \(out)\n")

@@ -3,11 +3,12 @@ import Testing
 
 @testable import EntitlementCache
 
-/// A test signer: RFC 8032's first key as the root, its second as the intermediate.
+/// A test signer: RFC 8032's first key as the root, its second as the intermediate
+/// (``ResponseSigner``'s test keys).
 enum TestSigner {
-  static let rootPrivate = Ed25519Tests.bytes(Ed25519Tests.vectors[0].0)
-  static let intermediatePrivate = Ed25519Tests.bytes(Ed25519Tests.vectors[1].0)
-  static let strangerPrivate = Ed25519Tests.bytes(Ed25519Tests.vectors[2].0)
+  static let rootPrivate = ResponseSigner.testRootKey
+  static let intermediatePrivate = ResponseSigner.testIntermediateKey
+  static let strangerPrivate = ResponseSigner.testStrangerKey
   /// 2027-01-01T00:00:00Z.
   static let notAfter = Date(timeIntervalSince1970: 1_798_761_600)
   static let nonce = Array(0..<16).map(UInt8.init)
@@ -20,12 +21,11 @@ enum TestSigner {
   static func certificate(
     notAfter: Date = notAfter, root: [UInt8] = rootPrivate
   ) throws -> [UInt8] {
-    let key = try #require(Ed25519.publicKey(ofPrivateKey: intermediatePrivate))
-    let milliseconds = notAfter.unixMilliseconds
-    let signed = ResponseVerifier.intermediateMessage(key: key, notAfter: milliseconds)
-    let rootSignature = try #require(Ed25519.signature(of: signed, privateKey: root))
-    let big = (0..<8).map { UInt8(truncatingIfNeeded: milliseconds >> (56 - 8 * $0)) }
-    return key + big + rootSignature
+    try #require(
+      ResponseSigner(
+        rootPrivateKey: root, intermediatePrivateKey: intermediatePrivate,
+        notAfter: notAfter.unixMilliseconds
+      ).certificate())
   }
 
   /// The signed material for `body` as the server would send it for `scope`.
@@ -33,12 +33,13 @@ enum TestSigner {
     _ body: Data, requestDate: Date, scope: CacheScope, nonce: [UInt8] = nonce,
     certificate: [UInt8]? = nil
   ) throws -> ResponseSignature {
-    let message = ResponseVerifier.message(
-      nonce: nonce, requestDate: requestDate, scopeHash: scope.key.bytes, body: body)
-    return ResponseSignature(
-      signature: try #require(Ed25519.signature(of: message, privateKey: intermediatePrivate)),
-      intermediate: try certificate ?? self.certificate(), nonce: nonce,
-      scopeHash: scope.key.bytes)
+    try #require(
+      ResponseSigner(
+        rootPrivateKey: rootPrivate, intermediatePrivateKey: intermediatePrivate,
+        notAfter: notAfter.unixMilliseconds
+      ).sign(
+        body, requestDate: requestDate, scopeHash: scope.key.bytes, nonce: nonce,
+        certificate: try certificate ?? self.certificate()))
   }
 }
 
