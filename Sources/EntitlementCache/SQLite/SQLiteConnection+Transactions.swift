@@ -25,7 +25,13 @@ extension SQLiteConnection {
   private func transaction<T>(
     beginning begin: String, _ body: () throws(SQLiteError) -> T
   ) throws(SQLiteError) -> T {
+    // Prepared before the transaction begins, so rolling back never needs an allocation that
+    // could fail (out of memory, a ROLLBACK that cannot be prepared leaves the transaction
+    // open).
+    _ = try cachedStatement("ROLLBACK")
     try withStatement(begin) { statement throws(SQLiteError) in try statement.run() }
+    isInTransaction = true
+    defer { isInTransaction = false }
     do {
       let result = try body()
       try withStatement("COMMIT") { statement throws(SQLiteError) in try statement.run() }
@@ -38,11 +44,29 @@ extension SQLiteConnection {
 
   /// Rolls back the open transaction, if any.
   ///
-  /// A failure here leaves nothing to do: SQLite may already have rolled back on its own (after
-  /// an I/O error or SQLITE_FULL), and the caller reports the error that caused the rollback.
+  /// A failure here is handled by ``endAbandonedTransaction()`` before the connection's next
+  /// statement. SQLite may already have rolled back on its own (after an I/O error or
+  /// SQLITE_FULL), and the caller reports the error that caused the rollback.
   private func rollback() {
-    if sqlite3_get_autocommit(handle) == 0 {
-      _ = try? execute("ROLLBACK")
-    }
+    guard sqlite3_get_autocommit(handle) == 0 else { return }
+    try? runRollback()
+  }
+
+  /// Rolls back a transaction a failure left open (its ROLLBACK failed too), before anything
+  /// else runs on the connection: a statement in it would see, and a later COMMIT write,
+  /// changes of a write that was reported as failed; a BEGIN would fail, and every one after
+  /// it; a reader would stay on an old version of the file for good.
+  ///
+  /// Costs a field read when there is nothing to do.
+  func endAbandonedTransaction() throws(SQLiteError) {
+    guard !isInTransaction, sqlite3_get_autocommit(handle) == 0 else { return }
+    try runRollback()
+  }
+
+  /// Not through ``withStatement(_:_:)``, which calls ``endAbandonedTransaction()``.
+  private func runRollback() throws(SQLiteError) {
+    let statement = try cachedStatement("ROLLBACK")
+    defer { statement.reset() }
+    try statement.run()
   }
 }

@@ -21,6 +21,8 @@ final class SQLiteConnection {
     var readOnly = false
     /// How long a statement waits for another connection's lock before failing with BUSY.
     var busyTimeoutMilliseconds: Int32 = 5_000
+    /// The registered VFS to open through; nil for the default.
+    var vfs: String?
   }
 
   let handle: SQLiteConnectionHandle
@@ -29,6 +31,9 @@ final class SQLiteConnection {
   /// address after this one is gone.
   let serial = SQLiteConnection.serials.add(1, ordering: .relaxed).newValue
   private var statementCache: [String: SQLiteStatement] = [:]
+  /// Whether one of ``writeTransaction(_:)`` and ``readTransaction(_:)`` is running: any
+  /// other transaction open on the connection was abandoned by a failed rollback.
+  var isInTransaction = false
 
   /// Opens (and, unless read-only, creates) the database at `path`.
   ///
@@ -40,7 +45,7 @@ final class SQLiteConnection {
     // would be a second lock on every call.
     var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
     flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-    let code = sqlite3_open_v2(path, &handle, flags, nil)
+    let code = sqlite3_open_v2(path, &handle, flags, options.vfs)
     guard code == SQLITE_OK, let handle else {
       // "Whether or not an error occurs when it is opened, resources associated with the
       // database connection handle should be released by passing it to sqlite3_close()."
@@ -118,6 +123,7 @@ final class SQLiteConnection {
   func withStatement<T>(
     _ sql: String, _ body: (SQLiteStatement) throws(SQLiteError) -> T
   ) throws(SQLiteError) -> T {
+    try endAbandonedTransaction()
     let statement = try cachedStatement(sql)
     defer { statement.reset() }
     do {

@@ -25,6 +25,7 @@ final class PointReader {
   ) throws(ReadFailure) -> Outcome {
     let outcome: Result<Outcome, SnapshotError>
     do throws(SQLiteError) {
+      try connection.endAbandonedTransaction()
       let prepared = try Self.prepared(&statement, ScopeSQL.pointRead, on: connection)
       do throws(SQLiteError) {
         let found = try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
