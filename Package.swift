@@ -66,11 +66,14 @@ let package = Package(
 
     // Fixtures both test targets share; built only with the tests.
     .target(name: "TestSupport", path: "Tests/TestSupport"),
+    // The fault-injecting and power-cut VFS of the reliability tests: the package's only C,
+    // because a VFS is a table of C callbacks over the default VFS's own file objects.
+    .target(name: "SQLiteFaultInjection", path: "Tests/SQLiteFaultInjection"),
     .testTarget(
       name: "EntitlementCacheTests",
       dependencies: [
         "EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheConformance", "CSQLite",
-        "TestSupport",
+        "SQLiteFaultInjection", "TestSupport",
       ]
     ),
     .testTarget(

@@ -77,6 +77,10 @@ public struct CacheConfiguration: Sendable {
   /// the latest either way.
   public var onReadFailure: (@Sendable (ReadFailureReport) -> Void)?
 
+  /// The registered SQLite VFS both connections open the file through; nil for the default.
+  /// Package-only: the fault-injecting and power-cut VFS of the reliability tests.
+  package var vfsName: String?
+
   /// The defaults.
   public init() {}
 

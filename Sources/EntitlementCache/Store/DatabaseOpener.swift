@@ -63,6 +63,7 @@ struct DatabaseOpener {
     var options = SQLiteConnection.Options()
     // Validated at open: finite and within Int32 milliseconds, so neither conversion traps.
     options.busyTimeoutMilliseconds = Int32(configuration.busyTimeout * 1000)
+    options.vfs = configuration.vfsName
     let writer: SQLiteConnection
     let version: Int
     do {

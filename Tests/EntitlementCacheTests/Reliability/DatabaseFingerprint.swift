@@ -1,0 +1,75 @@
+import Foundation
+
+@testable import EntitlementCache
+
+/// Everything a database file holds, as text: every row of every table in a stable order, and
+/// the schema version. Read through the default VFS by a connection of its own, as another
+/// process would, so nothing of the writer's memory can stand in for the file.
+struct DatabaseFingerprint: Equatable, CustomStringConvertible {
+  let schemaVersion: Int64
+  let tables: [String: [String]]
+
+  /// Reads the file at `path`; fails when it cannot be read or is not intact.
+  ///
+  /// The connection may write, but only as any reader's would: a rollback journal a failed
+  /// transaction left hot is rolled back by whoever reads the file next.
+  static func read(_ path: String) throws -> DatabaseFingerprint {
+    let connection = try SQLiteConnection(path: path)
+    try connection.execute("PRAGMA query_only = 1")
+    return try connection.readTransaction { () throws(SQLiteError) in
+      let integrity = try connection.scalarText("PRAGMA integrity_check")
+      guard integrity == "ok" else {
+        throw SQLiteError(
+          operation: "integrity_check", extendedResultCode: 11, message: integrity ?? "none")
+      }
+      let version = try connection.scalarInt("PRAGMA user_version")
+      var tables: [String: [String]] = [:]
+      for table in try strings(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name", on: connection)
+      {
+        let columns = try strings(
+          "SELECT name FROM pragma_table_info('\(table)') ORDER BY cid", on: connection)
+        let quoted = columns.map { "quote(\"\($0)\")" }.joined(separator: " || ',' || ")
+        // Sorted here: the order rows come in is not part of what the file holds.
+        tables[table] = try strings(
+          "SELECT \(quoted.isEmpty ? "''" : quoted) FROM \"\(table)\"", on: connection
+        ).sorted()
+      }
+      return DatabaseFingerprint(schemaVersion: version, tables: tables)
+    }
+  }
+
+  private static func strings(
+    _ sql: String, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> [String] {
+    try connection.withStatement(sql) { statement throws(SQLiteError) in
+      var rows: [String] = []
+      while try statement.step() { rows.append(statement.string(0) ?? "NULL") }
+      return rows
+    }
+  }
+
+  /// The rows only one of the two holds, for a failure message.
+  func difference(from expected: DatabaseFingerprint) -> String {
+    var lines: [String] = []
+    if schemaVersion != expected.schemaVersion {
+      lines.append("user_version \(schemaVersion), expected \(expected.schemaVersion)")
+    }
+    for table in Set(tables.keys).union(expected.tables.keys).sorted() {
+      let rows = Set(tables[table] ?? [])
+      let wanted = Set(expected.tables[table] ?? [])
+      lines += rows.subtracting(wanted).sorted().map { "\(table) has \($0.prefix(300))" }
+      lines += wanted.subtracting(rows).sorted().map { "\(table) lacks \($0.prefix(300))" }
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  var description: String {
+    var lines = ["user_version \(schemaVersion)"]
+    for (table, rows) in tables.sorted(by: { $0.key < $1.key }) {
+      lines.append("\(table): \(rows.count) rows")
+      lines += rows.map { "  \($0.prefix(160))" }
+    }
+    return lines.joined(separator: "\n")
+  }
+}
