@@ -121,11 +121,10 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       _ = try cache.enqueue(purchase("t-2"), observedBy: Fixture.scopeA)
     },
     SweptWrite(
-      name: "re-observe a rejected purchase",
+      name: "re-observe an expired purchase",
       prepare: { cache, clock in
-        try posted(cache, clock)
-        _ = try cache.updatePurchase(
-          "t-1", observedBy: Fixture.scopeA, to: .rejected(status: 400))
+        try populated(cache, clock)
+        _ = try cache.updatePurchase("t-1", observedBy: Fixture.scopeA, to: .expired)
       }
     ) { cache, _ in
       _ = try cache.enqueue(purchase("t-1"), observedBy: Fixture.scopeA)
