@@ -9,6 +9,7 @@ import Testing
 /// A fetcher whose every request waits until the test answers it by hand.
 final class HandAnsweredFetcher: CustomerInfoFetcher {
   struct Pending {
+    let id: UUID
     let request: FetchRequest
     let continuation: CheckedContinuation<Result<FetchedCustomerInfo, FetchFailure>, Never>
   }
@@ -18,19 +19,48 @@ final class HandAnsweredFetcher: CustomerInfoFetcher {
   func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
     -> FetchedCustomerInfo
   {
-    let result = await withCheckedContinuation { continuation in
-      state.withLock {
-        $0.pending.append(Pending(request: request, continuation: continuation))
-        $0.made.append(request)
+    let id = UUID()
+    // A cancelled fetch (the client stopped, or timed it out) fails at once, as URLSession's
+    // does: a task suspended here for good would hold the client after the test.
+    let result = await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let cancelled = state.withLock { state -> Bool in
+          state.made.append(request)
+          guard !Task.isCancelled else { return true }
+          state.pending.append(Pending(id: id, request: request, continuation: continuation))
+          return false
+        }
+        if cancelled { continuation.resume(returning: .failure(.transient(status: nil))) }
       }
+    } onCancel: {
+      cancel(id)
     }
     return try result.get()
+  }
+
+  private func cancel(_ id: UUID) {
+    let pending = state.withLock { state -> Pending? in
+      guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+      return state.pending.remove(at: index)
+    }
+    pending?.continuation.resume(returning: .failure(.transient(status: nil)))
   }
 
   /// Every request made so far, in order.
   var requests: [FetchRequest] { state.withLock { $0.made } }
   /// The requests still waiting for an answer.
   var waiting: [FetchRequest] { state.withLock { $0.pending.map(\.request) } }
+
+  /// Fails every waiting request, so no task stays suspended here once a test has ended.
+  func failEveryWaiting() {
+    let pending = state.withLock { state in
+      defer { state.pending = [] }
+      return state.pending
+    }
+    for waiting in pending {
+      waiting.continuation.resume(returning: .failure(.transient(status: nil)))
+    }
+  }
 
   /// Answers the oldest waiting request for `user` (any user when nil).
   func answer(
@@ -62,6 +92,7 @@ final class HandAnsweredFetcher: CustomerInfoFetcher {
 /// A poster whose every post waits until the test answers it by hand.
 final class HandAnsweredPoster: PurchasePoster {
   struct Pending {
+    let id: UUID
     let request: PurchasePostRequest
     let continuation: CheckedContinuation<Result<PurchasePostResult, FetchFailure>, Never>
   }
@@ -69,13 +100,30 @@ final class HandAnsweredPoster: PurchasePoster {
   private let state = Mutex<(pending: [Pending], made: [PurchasePostRequest])>(([], []))
 
   func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
-    let result = await withCheckedContinuation { continuation in
-      state.withLock {
-        $0.pending.append(Pending(request: request, continuation: continuation))
-        $0.made.append(request)
+    let id = UUID()
+    // As the fetcher's: a cancelled post fails at once.
+    let result = await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let cancelled = state.withLock { state -> Bool in
+          state.made.append(request)
+          guard !Task.isCancelled else { return true }
+          state.pending.append(Pending(id: id, request: request, continuation: continuation))
+          return false
+        }
+        if cancelled { continuation.resume(returning: .failure(.transient(status: nil))) }
       }
+    } onCancel: {
+      cancel(id)
     }
     return try result.get()
+  }
+
+  private func cancel(_ id: UUID) {
+    let pending = state.withLock { state -> Pending? in
+      guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+      return state.pending.remove(at: index)
+    }
+    pending?.continuation.resume(returning: .failure(.transient(status: nil)))
   }
 
   /// Every post made so far, in order.
@@ -86,6 +134,17 @@ final class HandAnsweredPoster: PurchasePoster {
   }
   /// The posts still waiting for an answer.
   var waiting: [PurchasePostRequest] { state.withLock { $0.pending.map(\.request) } }
+
+  /// Fails every waiting post, so no task stays suspended here once a test has ended.
+  func failEveryWaiting() {
+    let pending = state.withLock { state in
+      defer { state.pending = [] }
+      return state.pending
+    }
+    for waiting in pending {
+      waiting.continuation.resume(returning: .failure(.transient(status: nil)))
+    }
+  }
 
   /// Answers the oldest waiting post.
   func answer(
@@ -169,28 +228,41 @@ final class ClientHarness: Sendable {
       cache: cache, fetcher: fetcher, identity: ClientFixture.identity(user),
       configuration: configuration, runtime: runtime, poster: posts ? poster : nil)
     let client = self.client
-    runtime.spawn { [self] in
+    let runtime = self.runtime
+    // Weakly: the streams end only when the client stops, which the harness's deinit does.
+    runtime.spawn { [weak self] in
       for await state in client.updates {
         let now = runtime.manualClock.now
-        recorded.withLock {
+        self?.recorded.withLock {
           $0.states.append(state)
           $0.times.append(now)
         }
       }
     }
-    runtime.spawn { [self] in
+    runtime.spawn { [weak self] in
       for await decision in client.accessUpdates(to: "pro") {
-        recorded.withLock { $0.pro.append(decision) }
+        self?.recorded.withLock { $0.pro.append(decision) }
       }
     }
-    runtime.spawn { [self] in
-      for await report in client.refreshReports { recorded.withLock { $0.reports.append(report) } }
+    runtime.spawn { [weak self] in
+      for await report in client.refreshReports {
+        self?.recorded.withLock { $0.reports.append(report) }
+      }
     }
-    runtime.spawn { [self] in
+    runtime.spawn { [weak self] in
       for await update in client.purchaseUpdates {
-        recorded.withLock { $0.purchases.append(update) }
+        self?.recorded.withLock { $0.purchases.append(update) }
       }
     }
+    runtime.runUntilIdle()
+  }
+
+  /// Stops the client and lets every task it left end: a task suspended for good would hold
+  /// the client, its cache and the runtime, which the Address Sanitizer's leak check reports.
+  deinit {
+    client.stop()
+    fetcher.failEveryWaiting()
+    poster.failEveryWaiting()
     runtime.runUntilIdle()
   }
 

@@ -65,6 +65,7 @@ struct PurchaseBackoffTests {
       delays.append(due.timeIntervalSince(failedAt))
       // The process dies; the next launch finds the entry backed off and waits for its time.
       client.stop()
+      device.runtime.runUntilIdle()
       (client, cache) = try device.launch()
       #expect(device.poster.waiting.isEmpty, "attempt \(attempt) posted again before its time")
       let wait = Int64((due.timeIntervalSince(device.runtime.manualClock.now) * 1000).rounded())
@@ -81,6 +82,7 @@ struct PurchaseBackoffTests {
     #expect(delays.last == 3600 || (delays.last ?? 0) >= 2700)
     #expect(device.poster.requests.allSatisfy { $0.appUserID == "alice" })
     client.stop()
+    device.runtime.runUntilIdle()
   }
 
   @Test("a due time a clock set back pushed far ahead does not hold the purchase")
@@ -93,10 +95,12 @@ struct PurchaseBackoffTests {
     device.poster.answer(.failure(.transient(status: nil)))
     device.runtime.runUntilIdle()
     client.stop()
+    device.runtime.runUntilIdle()
     device.runtime.manualClock.advance(by: -2 * 86_400)
     (client, cache) = try device.launch()
     #expect(device.poster.waiting.map(\.attempt) == [2])
     client.stop()
+    device.runtime.runUntilIdle()
   }
 
   @Test("unsent 30 days after its observation, an entry expires: kept, listed, never posted again")
@@ -109,6 +113,7 @@ struct PurchaseBackoffTests {
     device.poster.answer(.failure(.transient(status: 503)))
     device.runtime.runUntilIdle()
     client.stop()
+    device.runtime.runUntilIdle()
     device.runtime.manualClock.advance(by: QueuedPurchase.expiryAge)
     (client, cache) = try device.launch()
     let sync = Outcome<PurchaseSyncResult>()
@@ -129,5 +134,6 @@ struct PurchaseBackoffTests {
     #expect(sync.result?.expired.map(\.transactionID) == ["tx1"])
     #expect(device.poster.requests.count == 1)
     client.stop()
+    device.runtime.runUntilIdle()
   }
 }

@@ -88,6 +88,7 @@ struct SDKIntegrationTests {
     #expect(model.message == "Pro (offline)")
     watching.cancel()
     purchases.client.stop()
+    await settle(runtime)
   }
 
   @MainActor
@@ -129,6 +130,7 @@ struct SDKIntegrationTests {
     #expect(model.message == "Upgrade to Pro")
     watching.cancel()
     purchases.client.stop()
+    await settle(runtime)
   }
 
   /// Runs the simulation until idle and lets the main actor take what it delivered.

@@ -173,6 +173,7 @@ struct PurchaseQueueReviewFindingsTests {
     #expect(client.identity.appUserID == "guest")
     #expect(throws: ScopeError.self) { try client.postQueuedPurchases(observedBy: "") }
     client.stop()
+    runtime.runUntilIdle()
   }
 
   @Test(
