@@ -6,50 +6,55 @@ import Testing
 
 @testable import EntitlementCache
 
-/// A fetcher whose every request waits until the test answers it by hand.
-final class HandAnsweredFetcher: CustomerInfoFetcher {
-  struct Pending {
+/// Requests that wait until a test answers them by hand: the fetcher's and the poster's.
+///
+/// A cancelled request (the client stopped, or timed it out) fails at once, as URLSession's
+/// does: a task suspended here for good would hold the client, its cache and the runtime after
+/// the test, which the Address Sanitizer's leak check reports.
+final class HandAnswered<Request: Sendable, Answer: Sendable>: Sendable {
+  private struct Pending {
     let id: UUID
-    let request: FetchRequest
-    let continuation: CheckedContinuation<Result<FetchedCustomerInfo, FetchFailure>, Never>
+    let request: Request
+    let continuation: CheckedContinuation<Result<Answer, FetchFailure>, Never>
   }
 
-  private let state = Mutex<(pending: [Pending], made: [FetchRequest])>(([], []))
+  private let state = Mutex<(pending: [Pending], made: [Request], keepsCancelled: Bool)>(
+    ([], [], false))
 
-  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
-    -> FetchedCustomerInfo
-  {
+  /// From now on a cancelled request keeps waiting for its answer, as a transport that ignores
+  /// cancellation does: for the tests of what the client does with an answer that comes late.
+  func keepCancelledRequests() { state.withLock { $0.keepsCancelled = true } }
+
+  /// Waits for the test's answer to `request`.
+  func wait(for request: Request) async -> Result<Answer, FetchFailure> {
     let id = UUID()
-    // A cancelled fetch (the client stopped, or timed it out) fails at once, as URLSession's
-    // does: a task suspended here for good would hold the client after the test.
-    let result = await withTaskCancellationHandler {
+    return await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         let cancelled = state.withLock { state -> Bool in
           state.made.append(request)
-          guard !Task.isCancelled else { return true }
+          guard !Task.isCancelled || state.keepsCancelled else { return true }
           state.pending.append(Pending(id: id, request: request, continuation: continuation))
           return false
         }
         if cancelled { continuation.resume(returning: .failure(.transient(status: nil))) }
       }
     } onCancel: {
-      cancel(id)
+      guard !state.withLock({ $0.keepsCancelled }) else { return }
+      take { $0.id == id }?.continuation.resume(returning: .failure(.transient(status: nil)))
     }
-    return try result.get()
-  }
-
-  private func cancel(_ id: UUID) {
-    let pending = state.withLock { state -> Pending? in
-      guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
-      return state.pending.remove(at: index)
-    }
-    pending?.continuation.resume(returning: .failure(.transient(status: nil)))
   }
 
   /// Every request made so far, in order.
-  var requests: [FetchRequest] { state.withLock { $0.made } }
+  var requests: [Request] { state.withLock { $0.made } }
   /// The requests still waiting for an answer.
-  var waiting: [FetchRequest] { state.withLock { $0.pending.map(\.request) } }
+  var waiting: [Request] { state.withLock { $0.pending.map(\.request) } }
+
+  /// Answers the oldest waiting request that `matches`; false when none waits.
+  func answer(_ result: Result<Answer, FetchFailure>, where matches: (Request) -> Bool) -> Bool {
+    guard let pending = take({ matches($0.request) }) else { return false }
+    pending.continuation.resume(returning: result)
+    return true
+  }
 
   /// Fails every waiting request, so no task stays suspended here once a test has ended.
   func failEveryWaiting() {
@@ -62,22 +67,44 @@ final class HandAnsweredFetcher: CustomerInfoFetcher {
     }
   }
 
+  private func take(_ matches: (Pending) -> Bool) -> Pending? {
+    state.withLock { state in
+      guard let index = state.pending.firstIndex(where: matches) else { return nil }
+      return state.pending.remove(at: index)
+    }
+  }
+}
+
+/// A fetcher whose every request waits until the test answers it by hand.
+final class HandAnsweredFetcher: CustomerInfoFetcher {
+  private let requestsWaiting = HandAnswered<FetchRequest, FetchedCustomerInfo>()
+
+  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
+    -> FetchedCustomerInfo
+  {
+    try await requestsWaiting.wait(for: request).get()
+  }
+
+  /// Every request made so far, in order.
+  var requests: [FetchRequest] { requestsWaiting.requests }
+  /// The requests still waiting for an answer.
+  var waiting: [FetchRequest] { requestsWaiting.waiting }
+
+  /// Fails every waiting request.
+  func failEveryWaiting() { requestsWaiting.failEveryWaiting() }
+
+  /// See ``HandAnswered/keepCancelledRequests()``.
+  func keepCancelledRequests() { requestsWaiting.keepCancelledRequests() }
+
   /// Answers the oldest waiting request for `user` (any user when nil).
   func answer(
     user: String? = nil, _ result: Result<FetchedCustomerInfo, FetchFailure>,
     sourceLocation: SourceLocation = #_sourceLocation
   ) {
-    let pending: Pending? = state.withLock { state in
-      guard
-        let index = state.pending.firstIndex(where: { user == nil || $0.request.appUserID == user })
-      else { return nil }
-      return state.pending.remove(at: index)
-    }
-    guard let pending else {
+    guard requestsWaiting.answer(result, where: { user == nil || $0.appUserID == user }) else {
       Issue.record("no request waiting for \(user ?? "anyone")", sourceLocation: sourceLocation)
       return
     }
-    pending.continuation.resume(returning: result)
   }
 
   /// Answers the oldest waiting request for `user` with `json`.
@@ -91,74 +118,33 @@ final class HandAnsweredFetcher: CustomerInfoFetcher {
 
 /// A poster whose every post waits until the test answers it by hand.
 final class HandAnsweredPoster: PurchasePoster {
-  struct Pending {
-    let id: UUID
-    let request: PurchasePostRequest
-    let continuation: CheckedContinuation<Result<PurchasePostResult, FetchFailure>, Never>
-  }
-
-  private let state = Mutex<(pending: [Pending], made: [PurchasePostRequest])>(([], []))
+  private let postsWaiting = HandAnswered<PurchasePostRequest, PurchasePostResult>()
 
   func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
-    let id = UUID()
-    // As the fetcher's: a cancelled post fails at once.
-    let result = await withTaskCancellationHandler {
-      await withCheckedContinuation { continuation in
-        let cancelled = state.withLock { state -> Bool in
-          state.made.append(request)
-          guard !Task.isCancelled else { return true }
-          state.pending.append(Pending(id: id, request: request, continuation: continuation))
-          return false
-        }
-        if cancelled { continuation.resume(returning: .failure(.transient(status: nil))) }
-      }
-    } onCancel: {
-      cancel(id)
-    }
-    return try result.get()
-  }
-
-  private func cancel(_ id: UUID) {
-    let pending = state.withLock { state -> Pending? in
-      guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
-      return state.pending.remove(at: index)
-    }
-    pending?.continuation.resume(returning: .failure(.transient(status: nil)))
+    try await postsWaiting.wait(for: request).get()
   }
 
   /// Every post made so far, in order.
-  var requests: [PurchasePostRequest] { state.withLock { $0.made } }
+  var requests: [PurchasePostRequest] { postsWaiting.requests }
   /// `user: transaction #attempt` for every post made so far.
   var posted: [String] {
     requests.map { "\($0.appUserID): \($0.transactionID) #\($0.attempt)" }
   }
   /// The posts still waiting for an answer.
-  var waiting: [PurchasePostRequest] { state.withLock { $0.pending.map(\.request) } }
+  var waiting: [PurchasePostRequest] { postsWaiting.waiting }
 
-  /// Fails every waiting post, so no task stays suspended here once a test has ended.
-  func failEveryWaiting() {
-    let pending = state.withLock { state in
-      defer { state.pending = [] }
-      return state.pending
-    }
-    for waiting in pending {
-      waiting.continuation.resume(returning: .failure(.transient(status: nil)))
-    }
-  }
+  /// Fails every waiting post.
+  func failEveryWaiting() { postsWaiting.failEveryWaiting() }
 
   /// Answers the oldest waiting post.
   func answer(
     _ result: Result<PurchasePostResult, FetchFailure>,
     sourceLocation: SourceLocation = #_sourceLocation
   ) {
-    let pending: Pending? = state.withLock { state in
-      state.pending.isEmpty ? nil : state.pending.removeFirst()
-    }
-    guard let pending else {
+    guard postsWaiting.answer(result, where: { _ in true }) else {
       Issue.record("no post waiting", sourceLocation: sourceLocation)
       return
     }
-    pending.continuation.resume(returning: result)
   }
 }
 
