@@ -53,15 +53,30 @@ let package = Package(
       dependencies: ["EntitlementCache", "EntitlementCacheTesting"],
       path: "Sources/EntitlementCacheTesting/Conformance"
     ),
-    .executableTarget(
-      name: "entitlement-cache",
+    // The command-line tool's commands and parsers, a library so the fuzz targets link them.
+    .target(
+      name: "EntitlementCacheCLI",
       // The testing product's manual clock is the demo's virtual clock.
       dependencies: ["EntitlementCache", "EntitlementCacheTesting"]
+    ),
+    .executableTarget(
+      name: "entitlement-cache",
+      dependencies: ["EntitlementCacheCLI"]
     ),
     .executableTarget(
       name: "entitlement-cache-bench",
       dependencies: ["EntitlementCache", "CSQLite"],
       path: "Benchmarks/entitlement-cache-bench"
+    ),
+    // libFuzzer targets (DESIGN §13), one executable picking its target by name; it fuzzes only
+    // when scripts/fuzz.sh builds it with -sanitize=fuzzer and -DENTITLEMENT_CACHE_FUZZING.
+    .executableTarget(
+      name: "entitlement-cache-fuzz",
+      // CSQLite for the stateful target's own connection, which empties the file between inputs.
+      dependencies: [
+        "EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheCLI", "CSQLite",
+      ],
+      path: "Fuzz/entitlement-cache-fuzz"
     ),
 
     // Fixtures both test targets share; built only with the tests.

@@ -24,8 +24,8 @@ struct Flag: Sendable {
 }
 
 /// A command's name, flags and help.
-struct CommandSpec: Sendable {
-  let name: String
+package struct CommandSpec: Sendable {
+  package let name: String
   /// One line for the overview.
   let summary: String
   /// `check SCOPE --entitlement KEY [options]`.
@@ -40,31 +40,32 @@ struct CommandSpec: Sendable {
 }
 
 /// The flags of one invocation, validated against its command.
-struct ParsedArguments: Sendable {
-  let command: CommandSpec
+package struct ParsedArguments: Sendable {
+  package let command: CommandSpec
   fileprivate(set) var values: [String: String] = [:]
   fileprivate(set) var switches: Set<String> = []
 
   /// The value of a flag that takes one; nil when absent.
-  func value(_ flag: String) -> String? { values[flag] }
+  package func value(_ flag: String) -> String? { values[flag] }
 
   /// Whether a switch (or a flag with a value) was given.
-  func has(_ flag: String) -> Bool { switches.contains(flag) || values[flag] != nil }
+  package func has(_ flag: String) -> Bool { switches.contains(flag) || values[flag] != nil }
 }
 
 /// What the command line asks for.
-enum ParseOutcome: Sendable {
+package enum ParseOutcome: Sendable {
   case run(ParsedArguments)
   /// Print this help text and exit 0.
   case help(String)
 }
 
-enum ArgumentParser {
+package enum ArgumentParser {
   static let toolName = "entitlement-cache"
 
   /// Parses `arguments` (without the program name).
-  static func parse(_ arguments: [String], commands: [CommandSpec]) throws(CLIError) -> ParseOutcome
-  {
+  package static func parse(
+    _ arguments: [String], commands: [CommandSpec]
+  ) throws(CLIError) -> ParseOutcome {
     guard let first = arguments.first else {
       throw CLIError.usage("no command given; try '\(toolName) --help'")
     }

@@ -858,6 +858,25 @@ enum SimScript {
     #expect(result.stderr == "error: \(empty): empty; expected a simulation script's JSON\n")
   }
 
+  /// Found by the simulate-script fuzz target: JSONDecoder checked a dictionary's strings in
+  /// hash order, which differs from process to process, so a script with invalid UTF-8 in a key
+  /// and in a value printed "not valid JSON" on one run and "not valid JSON (unreadable)" on
+  /// the next.
+  @Test func aScriptThatIsNotUTF8NamesTheSameByteEveryRun() throws {
+    var bytes = Array(SimScript.make(steps: [SimScript.step("+0s", "start")]).utf8)
+    let key = try #require(bytes.firstIndex(of: UInt8(ascii: "w")))  // "watch"
+    bytes[key + 2] = 0xD7
+    let value = try #require(bytes.lastIndex(of: UInt8(ascii: "+")))  // "+0s"
+    bytes[value + 1] = 0x8B
+    let path = directory.path("not-utf8.json")
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    for _ in 0..<4 {
+      let result = try CLI.run(["simulate", "--script", path], in: directory.path)
+      #expect(result.status == 2)
+      #expect(result.stderr == "error: \(path): not valid JSON (invalid UTF-8 at byte \(key))\n")
+    }
+  }
+
   @Test func aMissingScriptIsTheToolsInputFileError() throws {
     var result = try CLI.run(["simulate", "--script", "nope.json"], in: directory.path)
     #expect(result.status == 2)

@@ -363,7 +363,9 @@ private struct StoredScope: Sendable {
   /// The decision for `key` with `clock`, as the SQLite cache's read path makes it.
   func decide(_ key: String, clock: ClockReading, policy: OfflinePolicy) -> AccessDecision {
     guard let snapshot else {
-      return EntitlementEvaluator.unavailable(key, .noSnapshot, clock: clock)
+      // Only a failed refresh recorded: a purchase still to post shows all the same.
+      return EntitlementEvaluator.unavailable(
+        key, .noSnapshot, clock: clock, pendingPurchase: bookkeeping.hasPendingPurchase)
     }
     return EntitlementEvaluator.decide(
       key, facts: snapshot.entitlements[key], snapshot: snapshot.facts,

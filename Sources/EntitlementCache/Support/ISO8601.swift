@@ -291,7 +291,7 @@ extension Date {
   /// Computed from `timeIntervalSinceReferenceDate`, the value `Date` actually stores, so that
   /// no floating-point epoch shift can round a value built by ``init(unixMilliseconds:)`` down
   /// by one millisecond. Non-finite or astronomically distant dates clamp to the `Int64` range.
-  var unixMilliseconds: Int64 {
+  package var unixMilliseconds: Int64 {
     let seconds = timeIntervalSinceReferenceDate
     let scaled = (seconds * 1000).rounded(.down)
     // 9.2e18 is just inside Int64's range, so the conversion below cannot trap.
@@ -314,7 +314,7 @@ extension Date {
   /// The date at exactly `milliseconds` since the Unix epoch.
   ///
   /// - Parameter milliseconds: Milliseconds since 1970-01-01T00:00:00Z; negative before 1970.
-  init(unixMilliseconds milliseconds: Int64) {
+  package init(unixMilliseconds milliseconds: Int64) {
     // Shifting to the reference date in integers keeps the only rounding in one division,
     // which ``unixMilliseconds`` can undo exactly.
     let (relative, overflow) = milliseconds.subtractingReportingOverflow(

@@ -20,22 +20,22 @@
 /// `JSONDecoder` reads `1.0` or `1e2` as an integer), any other `.number`. A leading UTF-8 byte
 /// order mark is skipped. Error messages give a byte offset and never quote the input, which may
 /// hold a token.
-struct JSONParser {
+package struct JSONParser {
   /// Why the text is not JSON, and where.
-  struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+  package struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
     var problem: String
     /// The byte offset where it was found.
     var offset: Int
 
-    var description: String { "\(problem) at byte \(offset)" }
+    package var description: String { "\(problem) at byte \(offset)" }
   }
 
   /// Deeper nesting is rejected; the same limit as `JSONDecoder`'s.
   static let maximumDepth = 512
 
   /// Parses `data` as one JSON value.
-  static func parse(_ data: Data) throws(SyntaxError) -> JSONValue {
+  package static func parse(_ data: Data) throws(SyntaxError) -> JSONValue {
     let result: Result<JSONValue, SyntaxError> = data.withUnsafeBytes { raw in
       var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self))
       do throws(SyntaxError) {

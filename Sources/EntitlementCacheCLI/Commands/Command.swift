@@ -12,3 +12,6 @@ let allCommands: [any Command.Type] = [
   DoctorCommand.self, KeygenCommand.self, SignCommand.self, DemoCommand.self,
   SimulateCommand.self,
 ]
+
+/// Their specs, in the same order: what the argument parser takes.
+package let commandSpecs: [CommandSpec] = allCommands.map { $0.spec }

@@ -8,7 +8,7 @@ import EntitlementCache
 
 /// A JSON value whose object keys keep the order they were written in, so `--json` output is
 /// stable and reads in the order the README documents.
-indirect enum JSONOutput: Sendable {
+package indirect enum JSONOutput: Sendable {
   case null
   case bool(Bool)
   case integer(Int)
@@ -27,7 +27,7 @@ indirect enum JSONOutput: Sendable {
   }
 
   /// Pretty-printed with two-space indentation and a final newline.
-  func rendered() -> String {
+  package func rendered() -> String {
     var output = ""
     write(to: &output, indent: "")
     return output + "\n"

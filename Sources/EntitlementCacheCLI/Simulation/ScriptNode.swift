@@ -1,12 +1,12 @@
 import EntitlementCache
 
 /// A bad field of a script: its JSON path (`steps[3].do`) and what is wrong with it.
-struct ScriptError: Error, Sendable, Equatable {
+package struct ScriptError: Error, Sendable, Equatable {
   let path: String
   let problem: String
 
   /// `steps[3].do: unknown action "fly"`.
-  var message: String { path.isEmpty ? problem : "\(path): \(problem)" }
+  package var message: String { path.isEmpty ? problem : "\(path): \(problem)" }
 }
 
 /// One value of a script and where it is, so every error names the field it is about.

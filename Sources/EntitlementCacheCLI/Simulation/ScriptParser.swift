@@ -8,7 +8,7 @@ import EntitlementCache
 
 /// Reads a `simulate` script (DESIGN §10) and checks every field before anything runs: a bad
 /// script is one ``ScriptError`` naming the first bad field by its JSON path.
-enum ScriptParser {
+package enum ScriptParser {
   /// The longest latency or timeout a script may give. A real request gives up within a minute
   /// or two; a day is far beyond, and keeps a run that retries while an answer is awaited
   /// from waking millions of times.
@@ -17,15 +17,15 @@ enum ScriptParser {
   /// Parses the script's JSON bytes.
   ///
   /// - Throws: ``ScriptError`` for JSON that does not parse (path empty) or the first bad field.
-  static func parse(_ data: Data) throws(ScriptError) -> SimulationScript {
+  package static func parse(_ data: Data) throws(ScriptError) -> SimulationScript {
     let value: JSONValue
     do {
-      value = try JSONDecoder().decode(JSONValue.self, from: data)
+      // The library's parser, as for snapshots: one pass in document order, so the same bytes
+      // always give the same error. JSONDecoder checks strings and numbers while decoding a
+      // dictionary, in hash order, so a script with two bad values named either, run to run.
+      value = try JSONParser.parse(data)
     } catch {
-      let detail = syntaxDetail(error)
-      // Foundation's generic sentence says only what the problem already says.
-      let said = detail.isEmpty || detail.hasPrefix("The given data was not valid JSON")
-      throw ScriptError(path: "", problem: "not valid JSON" + (said ? "" : " (\(detail))"))
+      throw ScriptError(path: "", problem: "not valid JSON (\(error))")
     }
     let root = try ScriptNode(value: value, path: "").object()
     try root.rejectingOthers(than: [
@@ -314,12 +314,6 @@ enum ScriptParser {
       throw node.error("not an ISO-8601 time with a UTC offset, such as 2026-11-30T12:00:00Z")
     }
     return date
-  }
-
-  /// Where the JSON parser stopped, as Foundation describes it.
-  private static func syntaxDetail(_ error: any Error) -> String {
-    guard case DecodingError.dataCorrupted(let context) = error else { return "unreadable" }
-    return context.underlyingError.map { String(describing: $0) } ?? context.debugDescription
   }
 }
 

@@ -8,7 +8,7 @@ import EntitlementCache
 
 /// A `simulate` script, parsed and checked (DESIGN §10, `entitlement-cache simulate`): who the
 /// app is, what the server answers, and what happens when.
-struct SimulationScript: Sendable {
+package struct SimulationScript: Sendable {
   /// The true time when the simulation starts: every `+DURATION` counts from it.
   var start: Date
   /// The cache file to start from and keep; nil for a throw-away database.

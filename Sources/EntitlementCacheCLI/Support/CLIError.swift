@@ -1,7 +1,7 @@
 import EntitlementCache
 
 /// The exit status of the tool (DESIGN §9).
-enum ExitStatus: Int32, Sendable {
+package enum ExitStatus: Int32, Sendable {
   /// Success; for `check`, access is granted.
   case success = 0
   /// `check` answered and access is not granted.
@@ -13,9 +13,9 @@ enum ExitStatus: Int32, Sendable {
 }
 
 /// A failed command: one line for stderr and the exit status.
-struct CLIError: Error, Sendable {
-  let status: ExitStatus
-  let message: String
+package struct CLIError: Error, Sendable {
+  package let status: ExitStatus
+  package let message: String
 
   static func usage(_ message: String) -> CLIError {
     CLIError(status: .usage, message: message)

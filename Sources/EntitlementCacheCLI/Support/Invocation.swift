@@ -66,7 +66,7 @@ enum DatabaseAccess {
 }
 
 /// One run of a command: its parsed flags turned into library values.
-struct Invocation {
+package struct Invocation {
   let arguments: ParsedArguments
   /// The clock's time for the whole run, so every relative time in the output agrees.
   let now: Date
@@ -74,7 +74,7 @@ struct Invocation {
   /// answer follows the given time alone (DESIGN §9), and where the platform has none.
   let bootInstant: BootInstant?
 
-  init(_ arguments: ParsedArguments) throws(CLIError) {
+  package init(_ arguments: ParsedArguments) throws(CLIError) {
     self.arguments = arguments
     if let text = arguments.value("--now") {
       guard let date = Date(iso8601: text) else {
@@ -103,10 +103,10 @@ struct Invocation {
   }
 
   /// Whether any scope flag was given.
-  var hasScopeFlags: Bool { CommonFlags.scope.contains { arguments.has($0.name) } }
+  package var hasScopeFlags: Bool { CommonFlags.scope.contains { arguments.has($0.name) } }
 
   /// The scope named by the four scope flags. Its description holds hashes only.
-  func scope() throws(CLIError) -> CacheScope {
+  package func scope() throws(CLIError) -> CacheScope {
     let missing = CommonFlags.scope.filter { arguments.value($0.name) == nil }
     guard missing.isEmpty else {
       let names = missing.map { "\($0.name) \($0.valueName ?? "")" }.joined(separator: ", ")
@@ -124,7 +124,7 @@ struct Invocation {
   }
 
   /// The preset named by `--policy`, with each policy flag applied over it.
-  func policy() throws(CLIError) -> OfflinePolicy {
+  package func policy() throws(CLIError) -> OfflinePolicy {
     var policy: OfflinePolicy
     switch arguments.value("--policy") {
     case nil, "conservative": policy = .conservative

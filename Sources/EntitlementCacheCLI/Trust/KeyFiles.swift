@@ -99,8 +99,8 @@ enum KeyFiles {
 /// `nonce` may be empty or absent (the request sent none). `scopeHash` may be absent: the
 /// scope it is stored under is taken, so a response signed for another scope then reads
 /// `signature_mismatch` rather than `scope_mismatch`.
-enum SignatureEnvelope {
-  static func decode(
+package enum SignatureEnvelope {
+  package static func decode(
     _ data: Data, file: String, storedUnder scope: CacheScope
   ) throws(CLIError) -> ResponseSignature {
     let value: JSONValue
@@ -137,7 +137,7 @@ enum SignatureEnvelope {
       scopeHash: try bytes("scopeHash", required: false) ?? scope.key.bytes)
   }
 
-  static func json(_ signature: ResponseSignature) -> JSONOutput {
+  package static func json(_ signature: ResponseSignature) -> JSONOutput {
     .object([
       ("signature", .string(Data(signature.signature).base64EncodedString())),
       ("intermediate", .string(Data(signature.intermediate).base64EncodedString())),

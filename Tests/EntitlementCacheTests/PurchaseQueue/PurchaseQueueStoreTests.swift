@@ -165,6 +165,25 @@ struct PurchaseQueueStoreTests {
       try cache.evaluatedCustomerInfo(for: Fixture.scopeA)?.bookkeeping.hasPendingPurchase == false)
   }
 
+  /// Found by the stateful fuzz target: the in-memory cache answered `pendingPurchase: false`
+  /// for a scope that had only a failed refresh, while its `load` said the purchase was pending
+  /// and the SQLite cache said so in both.
+  @Test(
+    "a scope with only a failed refresh says pendingPurchase while an entry is unsent",
+    arguments: CacheKind.allCases)
+  func pendingPurchaseEvidenceWithoutSnapshot(kind: CacheKind) throws {
+    let caches = try QueueCaches()
+    let cache = try caches.make(kind)
+    try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "timeout")
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
+    let unavailable = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(unavailable.state == .offlineUnavailable(.noSnapshot))
+    #expect(unavailable.evidence.pendingPurchase)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.hasPendingPurchase == true)
+    _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: .synced)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase == false)
+  }
+
   @Test(
     "a bad purchase is an error naming the field, never its value, and nothing is kept",
     arguments: CacheKind.allCases)

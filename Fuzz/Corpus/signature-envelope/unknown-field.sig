@@ -1,0 +1,1 @@
+{"signature": "AA==", "intermediate": "AA==", "extra": 1}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets (DESIGN §13) of Fuzz/entitlement-cache-fuzz, each for SECONDS
+# (default 60), and prints per target the inputs executed, the rate and the crashes. Exits
+# non-zero when any target crashed; the crashing input is kept in .build/fuzz/artifacts/TARGET/.
+#
+#   scripts/fuzz.sh [TARGET|all] [SECONDS] [--grow-corpus] [-- LIBFUZZER_FLAGS...]
+#
+# TARGET: snapshot-decoder, iso8601, cli-arguments, signature-envelope, simulate-script,
+# stateful. Each run starts from a copy of Fuzz/Corpus/TARGET in a scratch directory, so the
+# committed seeds never grow by themselves; --grow-corpus merges into them what a run found
+# that reaches new code (libFuzzer's -merge=1 keeps only those inputs). Flags after -- go to
+# libFuzzer as they are (-runs=N, -seed=N, -max_len=N, -jobs=N, ...).
+#
+# Replaying one input, or a crash artifact: the built binary takes the target, then libFuzzer's
+# arguments:  SWIFT_BACKTRACE=enable=no .build/fuzz/release/entitlement-cache-fuzz TARGET FILE
+# The stateful target shares one database file between inputs, emptied before each; with
+# ENTITLEMENT_CACHE_FUZZ_FRESH_FILE=1 it makes a new one per input, to confirm that a crash
+# follows from its input alone.
+#
+# The build has a scratch path of its own, .build/fuzz, so its sanitizer flags never touch the
+# main .build. It needs lld: the toolchain's default linker (gold) crashes linking the build
+# tool under -sanitize=fuzzer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all=(snapshot-decoder iso8601 cli-arguments signature-envelope simulate-script stateful)
+target=all
+seconds=60
+grow=false
+extra=()
+positional=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --grow-corpus) grow=true ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) positional+=("$1") ;;
+  esac
+  shift
+done
+[ ${#positional[@]} -ge 1 ] && target="${positional[0]}"
+[ ${#positional[@]} -ge 2 ] && seconds="${positional[1]}"
+[ ${#positional[@]} -le 2 ] || { echo "fuzz: too many arguments; see scripts/fuzz.sh --help" >&2; exit 2; }
+[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz: SECONDS must be a whole number, not '$seconds'" >&2; exit 2; }
+if [ "$target" = all ]; then
+  targets=("${all[@]}")
+else
+  [[ " ${all[*]} " == *" $target "* ]] || {
+    echo "fuzz: unknown target '$target'; one of: all ${all[*]}" >&2
+    exit 2
+  }
+  targets=("$target")
+fi
+
+# lld, from the toolchain (next to swift) or the system.
+toolchain_bin="$(dirname "$(command -v swift)")"
+if [ ! -x "$toolchain_bin/ld.lld" ] && ! command -v ld.lld >/dev/null; then
+  echo "fuzz: no ld.lld in $toolchain_bin or on PATH; install it (apt-get install lld)" >&2
+  exit 1
+fi
+
+scratch=.build/fuzz
+build=(-c release --product entitlement-cache-fuzz --scratch-path "$scratch"
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld -Xswiftc -DENTITLEMENT_CACHE_FUZZING)
+mkdir -p "$scratch"
+log="$scratch/build.log"
+echo "fuzz: building (log in $log)" >&2
+swift build "${build[@]}" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+bin="$(swift build "${build[@]}" --show-bin-path)/entitlement-cache-fuzz"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/entitlement-cache-fuzz.XXXXXX")"
+# The stateful target's database, in memory where /dev/shm is: it is written for every input.
+# A crashed run cannot remove its own; this one goes with the script.
+shm=/dev/shm
+[ -d "$shm" ] && [ -w "$shm" ] || shm="$work"
+databases="$(mktemp -d "$shm/entitlement-cache-fuzz-db.XXXXXX")"
+trap 'rm -rf "$work" "$databases"' EXIT
+export ENTITLEMENT_CACHE_FUZZ_TMPDIR="$databases"
+# A failed property ends in fatalError: without the Swift backtracer, the trap reaches
+# libFuzzer's signal handler at once and the input is written out. The leak checker is off:
+# the Swift runtime's caches and enum-packed pointers read as leaks (README "Reliability").
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+
+# What libFuzzer writes for a crash, a hang, running out of memory or a leak (not slow-unit-*).
+count_crashes() {
+  find "$1" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) |
+    wc -l
+}
+
+failed=0
+printf '%-20s %12s %10s %8s\n' target executions exec/s crashes
+for t in "${targets[@]}"; do
+  artifacts="$scratch/artifacts/$t"
+  mkdir -p "$artifacts"
+  cp -R "Fuzz/Corpus/$t" "$work/$t"
+  before="$(count_crashes "$artifacts")"
+  status=0
+  "$bin" "$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 -detect_leaks=0 \
+    -artifact_prefix="$artifacts/" ${extra[@]+"${extra[@]}"} "$work/$t" >"$work/$t.log" 2>&1 \
+    || status=$?
+  cp "$work/$t.log" "$scratch/$t.log"
+  executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log" | tail -1)"
+  rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/$t.log" | tail -1)"
+  crashes=$(($(count_crashes "$artifacts") - before))
+  printf '%-20s %12s %10s %8s\n' "$t" "${executions:-?}" "${rate:-?}" "$crashes"
+  if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    failed=1
+    echo "fuzz: $t failed (exit $status); log in $scratch/$t.log, inputs in $artifacts/:" >&2
+    grep -E 'property failed|Fatal error|ERROR: |SUMMARY' "$work/$t.log" | head -5 >&2 || true
+  elif [ "$grow" = true ]; then
+    "$bin" "$t" -merge=1 -detect_leaks=0 "Fuzz/Corpus/$t" "$work/$t" >"$work/$t.merge.log" 2>&1
+    echo "fuzz: $t: $(find "Fuzz/Corpus/$t" -type f | wc -l) seeds in Fuzz/Corpus/$t" >&2
+  fi
+  rm -rf "${work:?}/$t"
+done
+exit "$failed"
