@@ -28,17 +28,37 @@ enum ShowCommand: Command {
     let scope = try invocation.scope()
     let policy = try invocation.policy()
     let cache = try invocation.openCache(.read, policy: policy)
-    let stored: CachedCustomerInfo?
-    let evaluated: EvaluatedCustomerInfo?
-    do {
-      stored = try cache.load(scope)
-      evaluated = try cache.evaluatedCustomerInfo(for: scope, policy: policy)
-    } catch {
-      throw CLIError(error, path: cache.path)
+    var stored: CachedCustomerInfo?
+    var evaluated: EvaluatedCustomerInfo?
+    // Two reads, and another process may commit between them (the two-process soak caught a
+    // server time of one snapshot printed with the access context of the next): read again
+    // until both saw the same write, or leave out what only the first read gives.
+    var agree = false
+    for _ in 0..<Self.consistentReadAttempts where !agree {
+      do {
+        stored = try cache.load(scope)
+        evaluated = try cache.evaluatedCustomerInfo(for: scope, policy: policy)
+      } catch {
+        throw CLIError(error, path: cache.path)
+      }
+      agree = Self.sameWrite(stored?.bookkeeping, evaluated?.bookkeeping)
     }
     let view = ShowOutput(
-      scope: scope, now: invocation.now, stored: stored, evaluated: evaluated)
+      scope: scope, now: invocation.now, stored: agree ? stored : nil, evaluated: evaluated)
     invocation.emit(text: view.text, json: view.json)
     return .success
+  }
+
+  /// Enough for any real pace of writes; a writer faster than that loses only the line on an
+  /// expired access context.
+  static let consistentReadAttempts = 8
+
+  /// Whether two reads of a scope saw the same write: the same snapshot, stored at the same
+  /// time, with the same refresh failure.
+  static func sameWrite(_ first: ScopeBookkeeping?, _ second: ScopeBookkeeping?) -> Bool {
+    guard let first, let second else { return first == nil && second == nil }
+    return first.snapshotSHA256 == second.snapshotSHA256 && first.storedAt == second.storedAt
+      && first.lastRefreshFailedAt == second.lastRefreshFailedAt
+      && first.lastRefreshFailureReason == second.lastRefreshFailureReason
   }
 }
