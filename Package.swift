@@ -73,8 +73,10 @@ let package = Package(
     .executableTarget(
       name: "entitlement-cache-fuzz",
       // CSQLite for the stateful target's own connection, which empties the file between inputs.
+      // TestSupport for the sample snapshot the tests share.
       dependencies: [
         "EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheCLI", "CSQLite",
+        "TestSupport",
       ],
       path: "Fuzz/entitlement-cache-fuzz"
     ),

@@ -1,3 +1,5 @@
+import TestSupport
+
 /// The snapshots the stateful target stores, as a server would send them, around its clock's
 /// start (2026-11-30T12:00:00Z): between them they reach every state of DESIGN §5 and §6.
 enum SnapshotVariants {
@@ -5,44 +7,8 @@ enum SnapshotVariants {
     sample, graceAndFamily, deviceBlocked, serverAhead, empty, oversized, deviceUnknown,
   ]
 
-  /// DESIGN §3's sample (`Tests/TestSupport/SampleSnapshot.swift`).
-  static let sample = """
-    {
-      "requestDate": "2026-11-30T12:00:00Z",
-      "verification": "verified",
-      "entitlements": {
-        "pro": {
-          "status": "active",
-          "expiresAt": "2026-12-30T12:00:00Z",
-          "gracePeriodExpiresAt": null,
-          "verifiedAt": "2026-11-30T12:00:00Z",
-          "productId": "pro_monthly",
-          "source": "purchase",
-          "willRenew": true
-        },
-        "lifetime": { "status": "active", "expiresAt": null, "verifiedAt": "2026-11-30T12:00:00Z",
-                      "productId": "lifetime", "source": "purchase" }
-      },
-      "purchases": [
-        { "id": "tx_1", "productId": "pro_monthly", "store": "app_store",
-          "purchasedAt": "2026-11-01T09:00:00Z", "ownership": "owned",
-          "ownershipType": "purchased", "canClaim": false, "conflict": false }
-      ],
-      "unclaimedPurchases": [
-        { "purchaseId": "tx_9", "productId": "pro_yearly", "entitlements": ["pro"],
-          "claimHint": "restore_required" }
-      ],
-      "accessContext": { "token": "SECRET-ACCESS-TOKEN", "expiresAt": "2026-11-30T12:15:00Z" },
-      "deviceAccess": {
-        "status": "active",
-        "reason": null,
-        "expiresAt": "2026-12-07T12:00:00Z",
-        "nextAllowedAt": null,
-        "changeBudget": { "remaining": 1, "limit": 3, "windowDays": 30 },
-        "devices": [ { "id": "d_7f3a", "label": "iPhone", "lastSeenAt": "2026-11-29T08:00:00Z" } ]
-      }
-    }
-    """
+  /// DESIGN §3's sample, the one every test shares.
+  static let sample = SampleSnapshot.json
 
   /// Grace with and without its end, billing retry, family sharing, an unknown status and
   /// source, a fraction of a second and a UTC offset, and unclaimed purchases.
