@@ -9,7 +9,8 @@
 # stateful. Each run starts from a copy of Fuzz/Corpus/TARGET in a scratch directory, so the
 # committed seeds never grow by themselves; --grow-corpus merges into them what a run found
 # that reaches new code (libFuzzer's -merge=1 keeps only those inputs). Flags after -- go to
-# libFuzzer as they are (-runs=N, -seed=N, -max_len=N, -jobs=N, ...).
+# libFuzzer as they are (-runs=N, -seed=N, -max_len=N, ...). JOBS=N (env) runs N targets
+# at a time.
 #
 # Replaying one input, or a crash artifact: the built binary takes the target, then libFuzzer's
 # arguments:  SWIFT_BACKTRACE=enable=no .build/fuzz/release/entitlement-cache-fuzz TARGET FILE
@@ -88,14 +89,12 @@ count_crashes() {
     wc -l
 }
 
-failed=0
-printf '%-20s %12s %10s %8s\n' target executions exec/s crashes
-for t in "${targets[@]}"; do
-  artifacts="$scratch/artifacts/$t"
+# One target: runs it, writes its figures line to $work/$t.result, returns non-zero on a crash.
+fuzz_one() {
+  local t="$1" artifacts="$scratch/artifacts/$1" status=0 before executions rate crashes
   mkdir -p "$artifacts"
   cp -R "Fuzz/Corpus/$t" "$work/$t"
   before="$(count_crashes "$artifacts")"
-  status=0
   "$bin" "$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 -detect_leaks=0 \
     -artifact_prefix="$artifacts/" ${extra[@]+"${extra[@]}"} "$work/$t" >"$work/$t.log" 2>&1 \
     || status=$?
@@ -103,15 +102,42 @@ for t in "${targets[@]}"; do
   executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log" | tail -1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/$t.log" | tail -1)"
   crashes=$(($(count_crashes "$artifacts") - before))
-  printf '%-20s %12s %10s %8s\n' "$t" "${executions:-?}" "${rate:-?}" "$crashes"
+  printf '%-20s %12s %10s %8s\n' "$t" "${executions:-?}" "${rate:-?}" "$crashes" >"$work/$t.result"
   if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
-    failed=1
-    echo "fuzz: $t failed (exit $status); log in $scratch/$t.log, inputs in $artifacts/:" >&2
-    grep -E 'property failed|Fatal error|ERROR: |SUMMARY' "$work/$t.log" | head -5 >&2 || true
-  elif [ "$grow" = true ]; then
+    {
+      echo "fuzz: $t failed (exit $status); log in $scratch/$t.log, inputs in $artifacts/:"
+      grep -E 'property failed|Fatal error|ERROR: |SUMMARY' "$work/$t.log" | head -5 || true
+    } >&2
+    return 1
+  fi
+  if [ "$grow" = true ]; then
     "$bin" "$t" -merge=1 -detect_leaks=0 "Fuzz/Corpus/$t" "$work/$t" >"$work/$t.merge.log" 2>&1
     echo "fuzz: $t: $(find "Fuzz/Corpus/$t" -type f | wc -l) seeds in Fuzz/Corpus/$t" >&2
   fi
   rm -rf "${work:?}/$t"
+}
+
+# JOBS (env, default 1) targets run at a time, each lane taking every JOBS-th target: CI uses
+# 2, one a core, so six targets of 60 s take three minutes.
+jobs="${JOBS:-1}"
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: JOBS must be a positive whole number" >&2; exit 2; }
+failed=0
+pids=()
+for ((lane = 0; lane < jobs; lane++)); do
+  (
+    lane_failed=0
+    for ((i = lane; i < ${#targets[@]}; i += jobs)); do
+      fuzz_one "${targets[$i]}" || lane_failed=1
+    done
+    exit "$lane_failed"
+  ) &
+  pids+=("$!")
+done
+for pid in "${pids[@]}"; do
+  wait "$pid" || failed=1
+done
+printf '%-20s %12s %10s %8s\n' target executions exec/s crashes
+for t in "${targets[@]}"; do
+  cat "$work/$t.result" 2>/dev/null || printf '%-20s %12s %10s %8s\n' "$t" "?" "?" "?"
 done
 exit "$failed"
