@@ -132,27 +132,37 @@ package enum ArgumentParser {
 
   /// The candidate closest to `word` by edit distance, when it is close enough to be a typo.
   static func nearest(_ word: String, in candidates: [String]) -> String? {
-    let scored = candidates.map { (candidate: $0, distance: editDistance(word, $0)) }
-    guard let best = scored.min(by: { $0.distance < $1.distance }) else { return nil }
+    let characters = Array(word)
     // A third of the word may be wrong; short words still allow two edits.
-    let tolerance = max(2, word.count / 3)
-    if best.distance <= tolerance { return best.candidate }
+    let tolerance = max(2, characters.count / 3)
+    var best: (candidate: String, distance: Int)?
+    for candidate in candidates {
+      let other = Array(candidate)
+      // The distance is at least the difference in length: a candidate further off than the
+      // tolerance cannot be the answer, and a long mistyped argument costs nothing to refuse.
+      guard abs(other.count - characters.count) <= tolerance else { continue }
+      let distance = editDistance(characters, other)
+      if distance <= tolerance, distance < best?.distance ?? .max {
+        best = (candidate, distance)
+      }
+    }
+    if let best { return best.candidate }
     // A prefix (`--entitle`) or the word without its dashes (`--json` for `json`).
     return candidates.first { $0.hasPrefix(word) || $0 == "--" + word }
   }
 
   /// Levenshtein distance over characters.
-  static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-    let lhs = Array(lhs)
-    let rhs = Array(rhs)
+  private static func editDistance(_ lhs: [Character], _ rhs: [Character]) -> Int {
+    // Two rows, reused: one allocation each however long the words.
     var previous = Array(0...rhs.count)
+    var current = previous
     for (i, left) in lhs.enumerated() {
-      var current = [i + 1] + Array(repeating: 0, count: rhs.count)
+      current[0] = i + 1
       for (j, right) in rhs.enumerated() {
         current[j + 1] = min(
           previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1))
       }
-      previous = current
+      swap(&previous, &current)
     }
     return previous[rhs.count]
   }
