@@ -272,7 +272,10 @@ enum StatefulTarget {
           lazy.bookkeeping.deviceHighWaterMark <= fromMemory.bookkeeping.deviceHighWaterMark,
           "the file's mark is ahead of memory's, \(context)")
         lazy.bookkeeping.deviceHighWaterMark = fromMemory.bookkeeping.deviceHighWaterMark
-        require(lazy == fromMemory, "loads differ before a flush, \(context)")
+        require(
+          lazy == fromMemory,
+          "loads differ before a flush: \(difference(.success(lazy), .success(fromMemory))), "
+            + context)
       } else {
         require(lazy == fromMemory, "loads: \(lazy) vs \(fromMemory), \(context)")
       }
@@ -282,7 +285,35 @@ enum StatefulTarget {
         require(false, "flush failed: \(error), \(context)")
       }
       let flushed = Result { () throws(CacheError) in try sqlite.load(scope) }
-      require(flushed == fromMemory, "loads differ after a flush, \(context)")
+      require(
+        flushed == fromMemory,
+        "loads differ after a flush: \(difference(flushed, fromMemory)), \(context)")
+    }
+
+    /// What differs between two loads, to the bit: a description rounds dates to the second.
+    private func difference(
+      _ file: Result<CachedCustomerInfo?, CacheError>,
+      _ memory: Result<CachedCustomerInfo?, CacheError>
+    ) -> String {
+      guard case .success(let file?) = file, case .success(let memory?) = memory else {
+        return "\(file) vs \(memory)"
+      }
+      let (a, b) = (file.bookkeeping, memory.bookkeeping)
+      let dates: [(String, Date?, Date?)] = [
+        ("storedAt", a.storedAt, b.storedAt), ("serverTime", a.serverTime, b.serverTime),
+        ("lastRefreshAttemptAt", a.lastRefreshAttemptAt, b.lastRefreshAttemptAt),
+        ("lastRefreshFailedAt", a.lastRefreshFailedAt, b.lastRefreshFailedAt),
+        ("deviceHighWaterMark", a.deviceHighWaterMark, b.deviceHighWaterMark),
+      ]
+      var found = dates.filter { $0.1 != $0.2 }.map { name, x, y in
+        "\(name) \(String(describing: x?.timeIntervalSinceReferenceDate)) vs "
+          + String(describing: y?.timeIntervalSinceReferenceDate)
+      }
+      if a.refreshBootInstant != b.refreshBootInstant { found.append("refreshBootInstant") }
+      if a.hasPendingPurchase != b.hasPendingPurchase { found.append("hasPendingPurchase") }
+      if file.snapshot != memory.snapshot { found.append("snapshot") }
+      if file.verdict != memory.verdict { found.append("verdict") }
+      return found.isEmpty ? "\(file) vs \(memory)" : found.joined(separator: ", ")
     }
 
     /// Both queues list the same entries for the scope, and the same unsent ones.

@@ -349,9 +349,12 @@ private struct StoredScope: Sendable {
   /// Nil when only a failed refresh was recorded.
   var snapshot: StoredSnapshot?
 
-  /// Reads only ever move the mark forward; only a store resets it.
+  /// Reads only ever move the mark forward; only a store resets it. Floored to the
+  /// millisecond, as the SQLite cache keeps its marks.
   mutating func raiseMark(to time: Date) {
-    if time > bookkeeping.deviceHighWaterMark { bookkeeping.deviceHighWaterMark = time }
+    guard time > bookkeeping.deviceHighWaterMark else { return }
+    let floored = time.truncatedToMilliseconds
+    if floored > bookkeeping.deviceHighWaterMark { bookkeeping.deviceHighWaterMark = floored }
   }
 
   /// The clocks for this scope now (DESIGN §5.1).

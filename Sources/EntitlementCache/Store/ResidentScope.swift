@@ -64,8 +64,14 @@ final class ResidentScope {
 
   /// Records a read at the device time `effectiveNow`: both marks only move forward.
   func recordRead(at effectiveNow: Date) {
-    if effectiveNow > highWaterMark { highWaterMark = effectiveNow }
-    if effectiveNow > lastUsedAt { lastUsedAt = effectiveNow }
+    guard effectiveNow > highWaterMark || effectiveNow > lastUsedAt else { return }
+    // Floored to the millisecond, as the file keeps them: a mark held only here decides as the
+    // same mark read back from the file does, so a decision never changes at a flush or a
+    // reopen. A mark a fraction of a millisecond ahead of the clock read as a rollback with no
+    // tolerance, and moved the server's estimated time, until it was persisted.
+    let time = effectiveNow.truncatedToMilliseconds
+    if time > highWaterMark { highWaterMark = time }
+    if time > lastUsedAt { lastUsedAt = time }
   }
 
   /// Takes over read marks that an older resident, or a dropped one, raised and did not

@@ -311,6 +311,9 @@ extension Date {
     return overflow ? .max : result
   }
 
+  /// This date floored to the millisecond, the precision the file keeps every time in.
+  package var truncatedToMilliseconds: Date { Date(unixMilliseconds: unixMilliseconds) }
+
   /// The date at exactly `milliseconds` since the Unix epoch.
   ///
   /// - Parameter milliseconds: Milliseconds since 1970-01-01T00:00:00Z; negative before 1970.

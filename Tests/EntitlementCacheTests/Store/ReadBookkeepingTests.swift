@@ -114,6 +114,40 @@ struct ReadBookkeepingTests {
       try CacheInspector(cache).scopeSummaries().first?.lastUsedAt
         == Fixture.requestDate.addingTimeInterval(3_600))
   }
+
+  /// The file keeps times to the millisecond, so a read's marks are floored before they are
+  /// held: a mark a fraction of a millisecond ahead of a clock then read 0.3 ms earlier made
+  /// a rollback with no tolerance, and a later estimate of the server's time, until a flush
+  /// or a reopen read the floored mark back (the stateful fuzz target found it, comparing
+  /// loads after a flush with the reference cache's).
+  @Test func aReadMarkIsKeptToTheMillisecondSoAFlushOrAReopenChangesNoDecision() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    var noTolerance = OfflinePolicy.conservative
+    noTolerance.clockRollbackTolerance = 0
+    let memory = InMemoryCustomerInfoCache(policy: noTolerance, clock: clock.cacheClock)
+    let decisions: [AccessDecision]
+    do {
+      let cache = try Fixture.cache(in: directory, clock: clock) { $0.policy = noTolerance }
+      for target in [cache, memory] as [any CustomerInfoCache] {
+        try target.store(try Fixture.snapshot(), for: Fixture.scopeA)
+      }
+      clock.advance(by: 60.000_5)
+      _ = cache.access(to: "pro", for: Fixture.scopeA)
+      _ = memory.access(to: "pro", for: Fixture.scopeA)
+      clock.advance(by: -0.000_3)
+      let held = cache.access(to: "pro", for: Fixture.scopeA)
+      try cache.flush()
+      let flushed = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
+      #expect(flushed.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(60))
+      #expect(try memory.load(Fixture.scopeA)?.bookkeeping == flushed)
+      decisions = [held, memory.access(to: "pro", for: Fixture.scopeA)]
+    }
+    let reopened = try Fixture.cache(in: directory, clock: clock) { $0.policy = noTolerance }
+    let afterReopen = reopened.access(to: "pro", for: Fixture.scopeA)
+    #expect(decisions == [afterReopen, afterReopen])
+    #expect(!afterReopen.evidence.clockRollbackSuspected)
+  }
 }
 
 /// A read that learns nothing new leaves nothing to persist, so releasing or closing a cache
