@@ -147,6 +147,23 @@ struct TrustCommandTests {
     #expect(badEnvelope.status == 2)
     #expect(
       badEnvelope.stderr.contains("bad.sig: signature is not base64"), "\(badEnvelope.stderr)")
+    // Of several unknown fields the first in sorted order, whatever order a dictionary keeps
+    // (eight, so a hash order rarely agrees by chance); a repeated field is not JSON.
+    let unknownFields = ["hotel", "golf", "foxtrot", "echo", "delta", "charlie", "bravo", "alpha"]
+    let withUnknown =
+      "{\"signature\": \"AA==\", "
+      + unknownFields.map { "\"\($0)\": 1" }.joined(separator: ", ") + "}"
+    let repeated = #"{"signature": "AA==", "signature": "AQ=="}"#
+    for (name, text, message) in [
+      ("unknown.sig", withUnknown, "unknown.sig: unknown field alpha"),
+      ("repeated.sig", repeated, "repeated.sig: not JSON"),
+    ] {
+      try Data(text.utf8).write(to: URL(fileURLWithPath: workspace.directory.path(name)))
+      let refused = try workspace.run(
+        "put", Sample.scope() + ["--file", "snap.json", "--signature", name])
+      #expect(refused.status == 2)
+      #expect(refused.stderr.contains(message), "\(refused.stderr)")
+    }
     let noRoots = try workspace.run("verify", Sample.scope())
     #expect(noRoots.status == 2)
     let strictWithoutRoots = try workspace.run(

@@ -105,16 +105,19 @@ package enum SignatureEnvelope {
   ) throws(CLIError) -> ResponseSignature {
     let value: JSONValue
     do {
-      value = try JSONDecoder().decode(JSONValue.self, from: data)
+      // The library's parser, as for snapshots and scripts: a repeated field is an error, not
+      // whichever copy a decoder keeps.
+      value = try JSONParser.parse(data)
     } catch {
-      throw CLIError.usage("\(file): not JSON")
+      throw CLIError.usage("\(file): not JSON (\(error))")
     }
     guard case .object(let fields) = value else {
       throw CLIError.usage("\(file): expected an object with signature, intermediate and nonce")
     }
-    for key in fields.keys where !["signature", "intermediate", "nonce", "scopeHash"].contains(key)
-    {
-      throw CLIError.usage("\(file): unknown field \(key)")
+    // The first unknown field in sorted order, so the same file always names the same one.
+    let known = ["signature", "intermediate", "nonce", "scopeHash"]
+    if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+      throw CLIError.usage("\(file): unknown field \(unknown)")
     }
     func bytes(_ key: String, required: Bool) throws(CLIError) -> [UInt8]? {
       switch fields[key] {
