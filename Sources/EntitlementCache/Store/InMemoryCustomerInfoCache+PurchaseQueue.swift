@@ -42,7 +42,7 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
     _ purchase: ObservedPurchase, observedBy scope: CacheScope
   ) throws(CacheError) -> EnqueueOutcome {
     try purchase.validate()
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     return scopes.withLock { state in
       if let existing = state.purchases.entry(purchase.transactionID) {
         guard existing.observer == scope.key else { return .boundToAnotherObserver }
@@ -68,7 +68,7 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
   public func updatePurchase(
     _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
   ) throws(CacheError) -> QueuedPurchase? {
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     return scopes.withLock { state in
       guard let entry = state.purchases.entry(transactionID), entry.observer == scope.key else {
         return nil

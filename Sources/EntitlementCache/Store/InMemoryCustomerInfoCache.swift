@@ -132,7 +132,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///   and the stored snapshot is verified.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
     // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()?.truncatedToMilliseconds
     let verdict = trustRoots.map { roots in
       // The scope's trusted server time, as the SQLite cache takes it (SnapshotTrust).
@@ -173,7 +173,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   public func recordRefreshFailure(for scope: CacheScope, reason: String? = nil)
     throws(CacheError)
   {
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     scopes.withLock { scopes in
       guard var stored = scopes[scope.key] else {
         scopes[scope.key] = StoredScope(

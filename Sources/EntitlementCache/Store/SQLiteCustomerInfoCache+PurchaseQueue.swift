@@ -16,7 +16,7 @@ extension SQLiteCustomerInfoCache: PurchaseQueueStore {
     _ purchase: ObservedPurchase, observedBy scope: CacheScope
   ) throws(CacheError) -> EnqueueOutcome {
     try purchase.validate()
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     var outcome = EnqueueOutcome.boundToAnotherObserver
     try write(.enqueuePurchase, scope: scope) { connection, _ throws(SQLiteError) in
       if let existing = try Self.entry(purchase.transactionID, on: connection) {
@@ -83,7 +83,7 @@ extension SQLiteCustomerInfoCache: PurchaseQueueStore {
   public func updatePurchase(
     _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
   ) throws(CacheError) -> QueuedPurchase? {
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     var result: QueuedPurchase?
     try write(.updatePurchase, scope: scope) { connection, _ throws(SQLiteError) in
       guard let entry = try Self.entry(transactionID, on: connection), entry.observer == scope.key

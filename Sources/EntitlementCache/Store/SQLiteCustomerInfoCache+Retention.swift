@@ -121,7 +121,7 @@ extension SQLiteCustomerInfoCache {
   private static func prunePurchases(
     on connection: SQLiteConnection, now: Date, keepingFinal limit: Int
   ) throws(SQLiteError) -> (expired: Int, deleted: Int) {
-    let now = Date(unixMilliseconds: now.unixMilliseconds)
+    let now = now.truncatedToMilliseconds
     let expired = try connection.withStatement(PurchaseQueueSQL.expireUnsent) {
       statement throws(SQLiteError) in
       try statement.bind(now.addingTimeInterval(-QueuedPurchase.expiryAge), at: 1)

@@ -27,7 +27,7 @@ extension SQLiteCustomerInfoCache {
         SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
     }
     // Times are stored to the millisecond; memory must hold exactly what the file holds.
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()?.truncatedToMilliseconds
     let info = snapshot.customerInfo
     let entitlements = EntitlementFacts.table(for: info)
@@ -152,7 +152,7 @@ extension SQLiteCustomerInfoCache {
   public func recordRefreshFailure(for scope: CacheScope, reason: String? = nil)
     throws(CacheError)
   {
-    let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
+    let now = clock.now().truncatedToMilliseconds
     try write(.recordRefreshFailure, scope: scope) { connection, _ throws(SQLiteError) in
       let revision = try ScopeSQL.takeRevision(on: connection)
       try connection.withStatement(ScopeSQL.upsertRefreshFailure) { statement throws(SQLiteError) in

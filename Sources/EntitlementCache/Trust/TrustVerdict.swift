@@ -125,7 +125,7 @@ enum SnapshotTrust {
       instant = max(instant, serverTime)
     }
     // Kept to the millisecond, as the file keeps it, so a read decides at the same instant.
-    return Date(unixMilliseconds: instant.unixMilliseconds)
+    return instant.truncatedToMilliseconds
   }
 
   /// The verdict on what the file holds for `scope`: the signature checked again over the
