@@ -58,15 +58,18 @@ struct FaultSweepTests {
   /// A k no write reaches: the sweep of one fault stops when a run meets no fault.
   static let largestK = 1_000_000
 
+  /// `ENTITLEMENT_CACHE_SWEEP`: `full`, `sampled` or unset.
+  static let setting = ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP"]
+
   /// Which k of an allocation fault the sweeps run; every k of every I/O fault always runs.
   ///
   /// `ENTITLEMENT_CACHE_SWEEP=full` runs every k of everything (the README gives its figures).
   /// By default a write's every third allocation fails, and an open's every 101st (the
   /// migrations make some 20,000); `sampled`, for the sanitizer runs in CI, takes every 17th
-  /// and every 499th, and only the warm instance (``isSampled``). Each k is still a whole
+  /// and every 499th, and only the warm instance (``sweptModes``). Each k is still a whole
   /// run, checked in full.
   static let allocationStride: (write: Int, open: Int) =
-    switch ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP"] {
+    switch setting {
     case "full": (1, 1)
     case "sampled": (17, 499)
     default: (3, 101)
@@ -75,7 +78,8 @@ struct FaultSweepTests {
   /// The sanitizer runs in CI sweep only the warm instance: the sweep is single-threaded, so
   /// Thread Sanitizer has nothing in it to check, and the run without a sanitizer sweeps every
   /// mode.
-  static let isSampled = ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP"] == "sampled"
+  static let sweptModes: [FaultSweepRun.Mode] =
+    setting == "sampled" ? [.warm] : FaultSweepRun.Mode.allCases
 
   /// The k of `fault` a sweep runs.
   static func steps(_ fault: Fault, open: Bool) -> StrideTo<Int> {
@@ -85,9 +89,8 @@ struct FaultSweepTests {
 
   @Test(
     "each write fails with a typed error and changes nothing, or completes",
-    arguments: SweptWrite.selected, FaultSweepRun.Mode.allCases)
+    arguments: SweptWrite.selected, FaultSweepTests.sweptModes)
   func sweep(_ write: SweptWrite, _ mode: FaultSweepRun.Mode) throws {
-    guard mode == .warm || !Self.isSampled else { return }
     try #require(FailingAllocator.isInstalled)
     let vfs = try TestVFS()
     let expected = try FaultSweepRun(write, mode, vfs: vfs).states()
