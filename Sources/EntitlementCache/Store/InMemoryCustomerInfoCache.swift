@@ -118,9 +118,9 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// and a reset high-water mark change together. A failed refresh recorded earlier is
   /// cleared.
   ///
-  /// What is kept is the snapshot's bytes, as a file keeps them: every read, decisions
-  /// included, decides from those bytes decoded, so a CustomerInfo built in code with dates
-  /// finer than a millisecond is decided on its dates as stored.
+  /// What is kept is the snapshot, which is its bytes decoded, as a read of the SQLite cache's
+  /// file gives them: a CustomerInfo built in code with dates finer than a millisecond is
+  /// decided on its dates as encoded (``CustomerInfoSnapshot/init(_:sizeLimit:)``).
   ///
   /// - Parameters:
   ///   - snapshot: The server's validated snapshot.
@@ -134,6 +134,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()?.truncatedToMilliseconds
+    let digest = SHA256.hash(Array(snapshot.jsonData))
     let verdict = trustRoots.map { roots in
       // The scope's trusted server time, as the SQLite cache takes it (SnapshotTrust).
       let verified = scopes.withLock { scopes -> ScopeBookkeeping? in
@@ -143,14 +144,15 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         return stored.bookkeeping
       }
       return SnapshotTrust.arrivalVerdict(
-        snapshot, bodyDigest: SHA256.hash(Array(snapshot.jsonData)), for: scope, roots: roots,
+        snapshot, bodyDigest: digest, for: scope, roots: roots,
         serverNow: SnapshotTrust.arrivalServerTime(
           requestDate: snapshot.customerInfo.requestDate, now: now, verified: verified,
           boot: clock.bootInstant()))
     }
-    let stored = try StoredSnapshot(snapshot, verdict: verdict, sizeLimit: snapshotSizeLimit)
+    let stored = try StoredSnapshot(
+      snapshot, verdict: verdict, sha256: digest, sizeLimit: snapshotSizeLimit)
     let bookkeeping = ScopeBookkeeping(
-      storedAt: now, serverTime: stored.info.requestDate, lastRefreshAttemptAt: now,
+      storedAt: now, serverTime: snapshot.customerInfo.requestDate, lastRefreshAttemptAt: now,
       deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: snapshot.jsonData.count,
       snapshotSHA256: stored.sha256)
     let refused = scopes.withLock { scopes -> VerificationFailure? in
@@ -204,19 +206,19 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
 
   /// The stored snapshot and bookkeeping of `scope`, or nil when nothing is stored.
   ///
-  /// The snapshot is decoded from the bytes stored, as the SQLite cache reads it from its
-  /// file. The high-water mark includes what reads have raised.
+  /// The snapshot is the one stored, which is its bytes decoded, as the SQLite cache reads it
+  /// from its file. The high-water mark includes what reads have raised.
   ///
   /// - Parameter scope: The scope to read.
-  /// - Throws: ``CacheError/unreadableSnapshot(_:)`` when the stored bytes do not decode (a
-  ///   snapshot built in code whose encoding the parser rejects).
+  /// - Throws: Nothing here: with no file, nothing stored can become unreadable. The protocol
+  ///   lets other caches throw.
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
     guard let stored = scopes.withLock({ $0[scope.key] }) else { return nil }
     guard let snapshot = stored.snapshot else {
       return CachedCustomerInfo(snapshot: nil, bookkeeping: stored.bookkeeping)
     }
     return CachedCustomerInfo(
-      snapshot: try snapshot.decoded(), bookkeeping: stored.bookkeeping, verdict: snapshot.verdict)
+      snapshot: snapshot.snapshot, bookkeeping: stored.bookkeeping, verdict: snapshot.verdict)
   }
 
   /// The decision for one entitlement now, re-evaluated against the clock. Raises the scope's
@@ -284,8 +286,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Parameters:
   ///   - scope: The scope to read.
   ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
-  /// - Throws: ``CacheError/unreadableSnapshot(_:)`` when the stored bytes do not decode;
-  ///   ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
   public func evaluatedCustomerInfo(
     for scope: CacheScope, policy: OfflinePolicy? = nil
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
@@ -295,7 +296,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let read = try scopes.withLock {
       scopes throws(CacheError) -> ViewInput? in
       guard var stored = scopes[scope.key], let snapshot = stored.snapshot else { return nil }
-      let info = try snapshot.decoded().customerInfo
+      let info = snapshot.snapshot.customerInfo
       // The view is evaluated with the mark as it was before this read, as a key's decision is.
       let bookkeeping = stored.bookkeeping
       let reading = stored.clockReading(now: now, boot: boot, policy: policy)
@@ -376,14 +377,14 @@ private struct StoredScope: Sendable {
   }
 }
 
-/// A stored snapshot: its bytes as they will be read back, and the normalized facts a
-/// decision reads, as the SQLite cache's entitlement rows and scope columns hold them.
+/// A stored snapshot, and the normalized facts a decision reads, as the SQLite cache's
+/// entitlement rows and scope columns hold them.
+///
+/// The snapshot is kept as it came: every `CustomerInfoSnapshot` is already its own bytes
+/// decoded (one built in code is its encoding read back), so decoding the bytes again, as a
+/// read of the SQLite cache's file does, would give the same value.
 private struct StoredSnapshot: Sendable {
-  /// The snapshot decoded from its own bytes, which is what a read of the SQLite cache's file
-  /// gives; the error when a snapshot built in code does not decode.
-  var stored: Result<CustomerInfoSnapshot, SnapshotError>
-  /// What decisions are made from: the stored bytes' CustomerInfo when they decode.
-  var info: CustomerInfo
+  var snapshot: CustomerInfoSnapshot
   var entitlements: [String: EntitlementFacts]
   var facts: SnapshotFacts
   var sha256: [UInt8]
@@ -392,38 +393,24 @@ private struct StoredSnapshot: Sendable {
 
   /// Validates `snapshot` as the SQLite cache's store does, before anything changes.
   init(
-    _ snapshot: CustomerInfoSnapshot, verdict: TrustVerdict?, sizeLimit: Int
+    _ snapshot: CustomerInfoSnapshot, verdict: TrustVerdict?, sha256: [UInt8], sizeLimit: Int
   ) throws(CacheError) {
-    self.verdict = verdict
     let size = snapshot.jsonData.count
     guard size <= sizeLimit else {
       throw .invalidSnapshot(
         SnapshotError(path: "", problem: .tooLarge(size: size, limit: sizeLimit)))
     }
-    stored = Result { () throws(SnapshotError) in
-      try CustomerInfoSnapshot(
-        jsonData: snapshot.jsonData, signature: snapshot.signature,
-        requestNonce: snapshot.requestNonce, sizeLimit: Int.max)
-    }
-    // The facts come from the bytes as stored, millisecond dates and all, as the file's rows
-    // do; only a snapshot that does not decode falls back to the value it was built from.
-    info = (try? stored.get())?.customerInfo ?? snapshot.customerInfo
-    entitlements = EntitlementFacts.table(for: info)
-    facts = SnapshotFacts(info, verdict: verdict)
+    self.snapshot = snapshot
+    self.verdict = verdict
+    self.sha256 = sha256
+    entitlements = EntitlementFacts.table(for: snapshot.customerInfo)
+    facts = SnapshotFacts(snapshot.customerInfo, verdict: verdict)
     do {
       // The SQLite cache keeps a blocked installation's details as JSON and rejects the
       // snapshot when they cannot be encoded; so does this cache.
       _ = try DeviceBlockColumn.encode(facts)
     } catch {
       throw .invalidSnapshot(error)
-    }
-    sha256 = SHA256.hash(Array(snapshot.jsonData))
-  }
-
-  func decoded() throws(CacheError) -> CustomerInfoSnapshot {
-    switch stored {
-    case .success(let snapshot): return snapshot
-    case .failure(let error): throw .unreadableSnapshot(error)
     }
   }
 }
