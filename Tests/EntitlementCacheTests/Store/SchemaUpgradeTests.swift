@@ -304,7 +304,9 @@ struct SchemaVersion4UpgradeTests {
     let clock = ManualClock(Fixture.date("2026-12-01T12:00:00Z"))
     let plain = try Fixture.cache(in: directory, clock: clock)
     let raw = try StoreTest.connection(path, readOnly: true)
-    #expect(try raw.scalarInt("PRAGMA user_version") == 5)
+    #expect(
+      try raw.scalarInt("PRAGMA user_version")
+        == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
     #expect(try raw.scalarText(Self.rows) == rowsBefore)
     #expect(
       try raw.scalarInt(
@@ -332,5 +334,89 @@ struct SchemaVersion4UpgradeTests {
       try raw.scalarText("SELECT group_concat(hex(snapshot), ',') FROM scope")
         == [body, body].map { $0.map { String(format: "%02X", $0) }.joined() }.joined(
           separator: ","))
+  }
+}
+
+/// Schema 5 to 6: the scope table is built again with the snapshot's body as its last column,
+/// so a point read finds every column it needs before the body's overflow pages. Every row of
+/// both tables is kept, the queue's triggers still count, and removing a scope still removes
+/// its entitlements.
+@Suite("Schema upgrade from version 5")
+struct SchemaVersion5UpgradeTests {
+  /// Every column of `table` by name, in name order, as one text per row, in row order: the
+  /// same whatever order the columns are stored in.
+  static func rows(_ table: String, on connection: SQLiteConnection) throws -> String? {
+    let columns = try connection.withStatement(
+      "SELECT name FROM pragma_table_info('\(table)') ORDER BY name"
+    ) { statement throws(SQLiteError) in
+      var names: [String] = []
+      while try statement.step() { names.append(statement.string(0) ?? "") }
+      return names
+    }
+    let row = columns.map { "quote(\($0))" }.joined(separator: " || ',' || ")
+    return try connection.scalarText(
+      "SELECT group_concat(line, char(10)) FROM (SELECT \(row) AS line FROM \(table) ORDER BY 1)"
+    )
+  }
+
+  @Test func aVersion5FileUpgradesKeepingEveryRowWithTheBodyLast() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try SchemaVersion3UpgradeTests.writeVersion3File(path, version: 5)
+    // A purchase scope B observed, counted on its row by version 5's trigger.
+    try StoreTest.connection(path).withStatement(
+      """
+      INSERT INTO purchase_queue (transaction_id, observer_key, observer_user_hash, environment,
+        product_id, payload, state, first_observed_at, state_changed_at)
+      VALUES ('tx1', ?1, ?2, 'production', 'pro_monthly', x'01', 'pending', 0, 0)
+      """
+    ) { statement throws(SQLiteError) in
+      try statement.bind(Fixture.scopeB.key.bytes, at: 1)
+      try statement.bind(Fixture.scopeB.userHash, at: 2)
+      try statement.run()
+    }
+    let (scopeRows, entitlementRows) = try {
+      let before = try StoreTest.connection(path, readOnly: true)
+      #expect(try before.scalarInt("SELECT unsent_purchases FROM scope WHERE id = 2") == 1)
+      #expect(
+        try before.scalarText("SELECT name FROM pragma_table_info('scope') ORDER BY cid DESC")
+          != "snapshot")
+      return (try Self.rows("scope", on: before), try Self.rows("entitlement", on: before))
+    }()
+    #expect(scopeRows?.isEmpty == false)
+
+    let clock = ManualClock(Fixture.date("2026-12-01T12:00:00Z"))
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    let raw = try StoreTest.connection(path, readOnly: true)
+    #expect(
+      try raw.scalarInt("PRAGMA user_version")
+        == Int64(SQLiteCustomerInfoCache.supportedSchemaVersion))
+    #expect(
+      try raw.scalarText("SELECT name FROM pragma_table_info('scope') ORDER BY cid DESC")
+        == "snapshot")
+    #expect(try Self.rows("scope", on: raw) == scopeRows)
+    #expect(try Self.rows("entitlement", on: raw) == entitlementRows)
+    #expect(try raw.scalarText("PRAGMA integrity_check") == "ok")
+    #expect(try raw.scalarInt("SELECT count(*) FROM pragma_foreign_key_check") == 0)
+    for scope in [Fixture.scopeA, Fixture.scopeB] {
+      let loaded = try #require(try cache.load(scope))
+      #expect(loaded.snapshot?.jsonData == Data(SchemaVersion2UpgradeTests.snapshot.utf8))
+    }
+    let decision = cache.access(to: "pro", for: Fixture.scopeB)
+    #expect(decision.state == .granted)
+    #expect(decision.evidence.pendingPurchase)
+
+    // The triggers made again count as before, on the rows built again.
+    _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeB, to: .posting)
+    _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeB, to: .synced)
+    #expect(try raw.scalarInt("SELECT unsent_purchases FROM scope WHERE id = 2") == 0)
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx2"), observedBy: Fixture.scopeB)
+    #expect(try raw.scalarInt("SELECT unsent_purchases FROM scope WHERE id = 2") == 1)
+
+    // The entitlement table's foreign key names the new scope table: a removal cascades.
+    try cache.remove(Fixture.scopeA)
+    #expect(try raw.scalarInt("SELECT count(*) FROM entitlement WHERE scope_id = 1") == 0)
+    #expect(try raw.scalarInt("SELECT count(*) FROM entitlement WHERE scope_id = 2") == 1)
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
   }
 }
