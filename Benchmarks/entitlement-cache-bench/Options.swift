@@ -11,11 +11,12 @@ struct Options {
   var only: String?
   var profile: (kind: String, count: Int)?
   var profileScopes = Workload.headlineScopes
+  var profileEntitlements = Workload.headlineEntitlements
 
   static let usage = """
     usage: entitlement-cache-bench [--quick] [--json FILE] [--check-targets] [--cli PATH]
                                    [--sqlite3 PATH] [--only NAME]
-                                   [--profile KIND COUNT [--scopes N]]
+                                   [--profile KIND COUNT [--scopes N] [--entitlements N]]
       --quick          fewer samples, same cases (CI)
       --json FILE      write {"cases": [...], "targets": [...]} to FILE
       --check-targets  exit 1 when a target ratio is more than 2x worse than its target
@@ -29,6 +30,7 @@ struct Options {
                        raw-point-read, enqueue, raw-enqueue, raw-enqueue-lookup,
                        verified-read-through, ed25519-verify or signed-write
       --scopes N       how many scopes --profile uses (default 100)
+      --entitlements N how many entitlements each of its snapshots holds (default 10)
     """
 
   init(arguments: [String]) throws {
@@ -52,6 +54,11 @@ struct Options {
           throw BenchError.usage("--scopes needs a positive count")
         }
         profileScopes = scopes
+      case "--entitlements":
+        guard let entitlements = Int(try value(argument)), entitlements > 0 else {
+          throw BenchError.usage("--entitlements needs a positive count")
+        }
+        profileEntitlements = entitlements
       case "--profile":
         let kind = try value(argument)
         guard let count = Int(try value(argument)) else {

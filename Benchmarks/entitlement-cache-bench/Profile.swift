@@ -1,8 +1,8 @@
 import EntitlementCache
 import Foundation
 
-/// `--profile KIND COUNT [--scopes N]`: a fixed number of operations on an N-scope workload
-/// (default 100) and nothing else, for callgrind, whose instruction counts stay steady on a
+/// `--profile KIND COUNT [--scopes N] [--entitlements N]`: a fixed number of operations on an
+/// N-scope workload (default 100, each snapshot of 10 entitlements) and nothing else, for callgrind, whose instruction counts stay steady on a
 /// machine too busy for stable timings:
 /// `valgrind --tool=callgrind --toggle-collect='*Loop*' entitlement-cache-bench --profile
 /// read-through 20000`.
@@ -11,21 +11,23 @@ enum Profile {
     "hot|read-through|client|client-start|baseline|raw-point-read|enqueue|raw-enqueue"
     + "|raw-enqueue-lookup|verified-read-through|ed25519-verify|signed-write"
 
-  static func run(_ kind: String, count: Int, scopes: Int) throws {
+  static func run(_ kind: String, count: Int, scopes: Int, entitlements: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appending(
       path: "entitlement-cache-profile-\(ProcessInfo.processInfo.processIdentifier)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    try run(kind, count: count, scopes: scopes, directory: directory.path)
+    try run(
+      kind, count: count, scopes: scopes, entitlements: entitlements, directory: directory.path)
   }
 
-  private static func run(_ kind: String, count: Int, scopes: Int, directory: String) throws {
+  private static func run(
+    _ kind: String, count: Int, scopes: Int, entitlements: Int, directory: String
+  ) throws {
     if ["verified-read-through", "ed25519-verify", "signed-write"].contains(kind) {
       try profileTrusted(kind, count: count, scopes: scopes, directory: directory)
       return
     }
-    let workload = try Workload.create(
-      in: directory, scopes: scopes, entitlements: Workload.headlineEntitlements)
+    let workload = try Workload.create(in: directory, scopes: scopes, entitlements: entitlements)
     let cache = try SQLiteCustomerInfoCache(
       path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
     let dropFirst: Bool

@@ -10,7 +10,9 @@ import Foundation
 do {
   let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
   if let profile = options.profile {
-    try Profile.run(profile.kind, count: profile.count, scopes: options.profileScopes)
+    try Profile.run(
+      profile.kind, count: profile.count, scopes: options.profileScopes,
+      entitlements: options.profileEntitlements)
     exit(0)
   }
   let suite = Suite(options: options)
