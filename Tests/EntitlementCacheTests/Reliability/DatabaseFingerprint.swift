@@ -27,8 +27,10 @@ struct DatabaseFingerprint: Equatable, CustomStringConvertible {
       for table in try strings(
         "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name", on: connection)
       {
+        // In name order: where a table keeps a column is not part of what it holds, and a
+        // migration that rebuilds a table (6) moves columns.
         let columns = try strings(
-          "SELECT name FROM pragma_table_info('\(table)') ORDER BY cid", on: connection)
+          "SELECT name FROM pragma_table_info('\(table)') ORDER BY name", on: connection)
         let quoted = columns.map { "quote(\"\($0)\")" }.joined(separator: " || ',' || ")
         // Sorted here: the order rows come in is not part of what the file holds.
         tables[table] = try strings(
