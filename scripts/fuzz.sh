@@ -12,7 +12,7 @@
 # that reaches new code (libFuzzer's -merge=1 keeps only those inputs). Flags after -- go to
 # libFuzzer as they are (-runs=N, -seed=N, -max_len=N, ...). JOBS=N (env) runs N targets
 # at a time. --without-asan builds with libFuzzer's instrumentation alone, in .build/fuzz-plain:
-# the properties are checked as before but memory errors are not, for about 2.5 times the
+# the properties are checked as before but memory errors are not, for about 3.5 times the
 # stateful target's inputs a second; CI and every other run use the AddressSanitizer build.
 #
 # Replaying one input, or a crash artifact: the built binary takes the target, then libFuzzer's
@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     --grow-corpus) grow=true ;;
     --without-asan) sanitizers=fuzzer ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) positional+=("$1") ;;
   esac
   shift

@@ -2,8 +2,8 @@ import EntitlementCache
 import Foundation
 
 /// `--profile KIND COUNT [--scopes N] [--entitlements N]`: a fixed number of operations on an
-/// N-scope workload (default 100, each snapshot of 10 entitlements) and nothing else, for callgrind, whose instruction counts stay steady on a
-/// machine too busy for stable timings:
+/// N-scope workload (default 100, each snapshot of 10 entitlements) and nothing else, for
+/// callgrind, whose instruction counts stay steady on a machine too busy for stable timings:
 /// `valgrind --tool=callgrind --toggle-collect='*Loop*' entitlement-cache-bench --profile
 /// read-through 20000`.
 enum Profile {
