@@ -131,6 +131,12 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///   With ``trustRoots``, ``CacheError/unverifiedSnapshot(_:)`` when it failed verification
   ///   and the stored snapshot is verified.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    // First, as the SQLite cache does: a body over the limit is neither hashed nor verified.
+    let size = snapshot.jsonData.count
+    guard size <= snapshotSizeLimit else {
+      throw .invalidSnapshot(
+        SnapshotError(path: "", problem: .tooLarge(size: size, limit: snapshotSizeLimit)))
+    }
     // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()?.truncatedToMilliseconds
@@ -149,8 +155,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
           requestDate: snapshot.customerInfo.requestDate, now: now, verified: verified,
           boot: clock.bootInstant()))
     }
-    let stored = try StoredSnapshot(
-      snapshot, verdict: verdict, sha256: digest, sizeLimit: snapshotSizeLimit)
+    let stored = try StoredSnapshot(snapshot, verdict: verdict, sha256: digest)
     let bookkeeping = ScopeBookkeeping(
       storedAt: now, serverTime: snapshot.customerInfo.requestDate, lastRefreshAttemptAt: now,
       deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: snapshot.jsonData.count,
@@ -391,15 +396,11 @@ private struct StoredSnapshot: Sendable {
   /// The library's verification verdict, with trust roots.
   var verdict: TrustVerdict?
 
-  /// Validates `snapshot` as the SQLite cache's store does, before anything changes.
+  /// Validates `snapshot`'s device access as the SQLite cache's store does, before anything
+  /// changes; its size is checked before it is hashed.
   init(
-    _ snapshot: CustomerInfoSnapshot, verdict: TrustVerdict?, sha256: [UInt8], sizeLimit: Int
+    _ snapshot: CustomerInfoSnapshot, verdict: TrustVerdict?, sha256: [UInt8]
   ) throws(CacheError) {
-    let size = snapshot.jsonData.count
-    guard size <= sizeLimit else {
-      throw .invalidSnapshot(
-        SnapshotError(path: "", problem: .tooLarge(size: size, limit: sizeLimit)))
-    }
     self.snapshot = snapshot
     self.verdict = verdict
     self.sha256 = sha256
