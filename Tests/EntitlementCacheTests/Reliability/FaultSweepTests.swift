@@ -60,6 +60,8 @@ struct FaultSweepTests {
 
   /// `ENTITLEMENT_CACHE_SWEEP`: `full`, `sampled` or unset.
   static let setting = ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP"]
+  /// `ENTITLEMENT_CACHE_SWEEP_ONLY`: sweep only the writes and opens whose name contains it.
+  static let only = ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP_ONLY"]
 
   /// Which k of an allocation fault the sweeps run; every k of every I/O fault always runs.
   ///
@@ -152,9 +154,7 @@ extension FaultSweepTests {
     /// Every start, or those whose sweep name (`open a version 4 file`) contains
     /// `ENTITLEMENT_CACHE_SWEEP_ONLY`, as the writes are chosen (``SweptWrite/selected``).
     static var selected: [OpenStart] {
-      guard let only = ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP_ONLY"] else {
-        return allCases
-      }
+      guard let only = FaultSweepTests.only else { return allCases }
       return allCases.filter { "open \($0)".contains(only) }
     }
 

@@ -53,9 +53,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
   /// The writes the sweeps run: all of them, or those whose name contains
   /// `ENTITLEMENT_CACHE_SWEEP_ONLY`, to reproduce one.
   static var selected: [SweptWrite] {
-    guard let only = ProcessInfo.processInfo.environment["ENTITLEMENT_CACHE_SWEEP_ONLY"] else {
-      return all
-    }
+    guard let only = FaultSweepTests.only else { return all }
     return all.filter { $0.name.contains(only) }
   }
 
