@@ -158,7 +158,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     let stored = try StoredSnapshot(snapshot, verdict: verdict, sha256: digest)
     let bookkeeping = ScopeBookkeeping(
       storedAt: now, serverTime: snapshot.customerInfo.requestDate, lastRefreshAttemptAt: now,
-      deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: snapshot.jsonData.count,
+      deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: size,
       snapshotSHA256: stored.sha256)
     let refused = scopes.withLock { scopes -> VerificationFailure? in
       if let failure = verdict?.failure, scopes[scope.key]?.snapshot?.verdict == .verified {
