@@ -8,8 +8,10 @@ import EntitlementCacheCLI
 #endif
 
 /// The tool's argument parser with the real command specs, on the input split into arguments
-/// at each newline (so a seed is a command line written one argument a line). Any outcome but
-/// a crash is an answer; besides:
+/// at each newline (so a seed is a command line written one argument a line), as bytes: the
+/// tool's own UTF-8 check comes first, as in the executable. Any outcome but a crash is an
+/// answer; besides:
+/// - an argument that is not UTF-8 fails the check, and one that is passes it unchanged;
 /// - help is non-empty text ending in a newline;
 /// - a parse names the command asked for and has every `--flag` given;
 /// - the flags read as library values (the invocation's `--now`, the scope, the policy) or
@@ -17,15 +19,21 @@ import EntitlementCacheCLI
 /// - every failure is a usage error (exit status 2) with a non-empty message.
 enum CLIArgumentsTarget {
   static func run(_ data: Data) {
-    var arguments = String(decoding: data, as: UTF8.self)
-      .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-    if arguments.last == "" { arguments.removeLast() }
+    var raw = Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+      .map(Array.init)
+    if raw.last?.isEmpty == true { raw.removeLast() }
+    let allText = raw.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
     do throws(CLIError) {
+      let arguments = try ArgumentParser.text(of: raw, commands: commandSpecs)
+      require(allText, "an argument that is not UTF-8 passed the check")
+      require(arguments.map { Array($0.utf8) } == raw, "the check changed an argument")
       switch try ArgumentParser.parse(arguments, commands: commandSpecs) {
       case .help(let text):
         require(!text.isEmpty && text.hasSuffix("\n"), "help text is empty or unterminated")
       case .run(let parsed):
-        require(parsed.command.name == arguments.first, "parsed as another command")
+        // `--version` is the version command's other spelling.
+        let asked = arguments.first == "--version" ? "version" : arguments.first
+        require(parsed.command.name == asked, "parsed as another command")
         for argument in arguments.dropFirst() where argument.hasPrefix("--") {
           let name = String(argument.prefix { $0 != "=" })
           require(parsed.has(name), "\(name) was given but the parse lacks it")
@@ -33,6 +41,8 @@ enum CLIArgumentsTarget {
         try readValues(parsed)
       }
     } catch {
+      require(
+        allText || error.message.contains("not valid UTF-8"), "text was refused as not UTF-8")
       require(error.status == .usage, "a parse failed with status \(error.status)")
       require(!error.message.isEmpty, "a usage error has no message")
     }

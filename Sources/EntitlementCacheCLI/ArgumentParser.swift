@@ -66,6 +66,9 @@ package enum ArgumentParser {
   package static func parse(
     _ arguments: [String], commands: [CommandSpec]
   ) throws(CLIError) -> ParseOutcome {
+    // `--version` is the `version` command, as every tool spells it.
+    var arguments = arguments
+    if arguments.first == "--version" { arguments[0] = "version" }
     guard let first = arguments.first else {
       throw CLIError.usage("no command given; try '\(toolName) --help'")
     }
@@ -130,6 +133,39 @@ package enum ArgumentParser {
     throw CLIError.usage("unknown command '\(name)'\(hint ?? "; try '\(toolName) --help'")")
   }
 
+  /// The arguments as text, each checked to be UTF-8.
+  ///
+  /// An argument that is not is refused, never repaired: decoding a user ID lossily would map
+  /// different IDs to one scope, and another user's cached access would read as this one's.
+  /// The message names the flag the value belongs to, and never repeats the bytes (they may
+  /// be a user ID).
+  package static func text(of arguments: [[UInt8]], commands: [CommandSpec]) throws(CLIError)
+    -> [String]
+  {
+    var texts: [String] = []
+    for (index, bytes) in arguments.enumerated() {
+      if let text = String(validating: bytes, as: UTF8.self) {
+        texts.append(text)
+        continue
+      }
+      let problem =
+        "not valid UTF-8; arguments are text, and invalid bytes are refused, never repaired"
+      if let equals = bytes.firstIndex(of: UInt8(ascii: "=")), bytes.starts(with: Array("--".utf8)),
+        let name = String(validating: bytes[..<equals], as: UTF8.self)
+      {
+        throw CLIError.usage("\(name): \(problem)")
+      }
+      let command = texts.first.flatMap { name in commands.first { $0.name == name } }
+      if let previous = texts.last, index >= 2, previous.hasPrefix("--"),
+        command?.flags.first(where: { $0.name == previous })?.valueName != nil
+      {
+        throw CLIError.usage("\(previous): \(problem)")
+      }
+      throw CLIError.usage("argument \(index + 1): \(problem)")
+    }
+    return texts
+  }
+
   /// The candidate closest to `word` by edit distance, when it is close enough to be a typo.
   static func nearest(_ word: String, in candidates: [String]) -> String? {
     let characters = Array(word)
@@ -185,8 +221,9 @@ package enum ArgumentParser {
     lines += [
       "",
       "SCOPE is --sdk-key K --installation I --environment production|sandbox|local --user U.",
-      "Every command takes --json and --help; all but simulate (whose script sets both)",
-      "take --db PATH and --now TIME.",
+      "Every command takes --json and --help; those that read or write a database take",
+      "--db PATH and --now TIME.",
+      "entitlement-cache --version prints the version, as the version command does.",
       "Exit status: 0 success (check: granted), 1 check not granted, 2 usage or input error,",
       "3 storage error.",
       "",

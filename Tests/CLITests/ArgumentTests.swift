@@ -118,7 +118,7 @@ import Testing
       (["--stale-after", "-5m"], "is not a duration"),
       (["--max-snapshot-age", "1.5h"], "is not a duration"),
       (["--non-expiring-max-offline-age", "d"], "is not a duration"),
-      (["--max-snapshot-age", "99999999999999d"], "is not a duration"),
+      (["--max-snapshot-age", "99999999999999d"], "is out of range: at most 36500d (100 years)"),
       (["--policy", "lax"], "error: --policy: 'lax' is not conservative or server-snapshot\n"),
     ]
     for (extra, expected) in cases {

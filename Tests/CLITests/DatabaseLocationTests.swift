@@ -72,6 +72,9 @@ import Testing
     let result = try CLI.run(
       ["put", "--db", path] + Sample.scope(), in: directory.path, stdin: Sample.json)
     #expect(result.status == 3)
-    #expect(result.stderr == "error: \(path): cannot open: No such file or directory\n")
+    #expect(
+      result.stderr
+        == "error: \(path): the directory \(directory.path("missing")) does not exist; the tool "
+        + "creates the database file, not the directories above it\n")
   }
 }

@@ -48,12 +48,12 @@ import Testing
     #expect(put.status == 3)
     #expect(put.stdout.isEmpty)
     #expect(
-      put.stderr == "error: \(db): cannot store snapshot: attempt to write a readonly database\n")
+      put.stderr == "error: \(db): not writable, so the tool cannot store snapshot\n")
     let failed = try run(["refresh-failed", "--db", db] + Sample.scope())
     #expect(failed.status == 3)
     #expect(
       failed.stderr
-        == "error: \(db): cannot record refresh failure: attempt to write a readonly database\n")
+        == "error: \(db): not writable, so the tool cannot record refresh failure\n")
     let purge = try run(["purge", "--db", db] + Sample.scope())
     #expect(purge.status == 3)
     #expect(purge.stderr.hasPrefix("error: \(db): "))

@@ -79,6 +79,11 @@ enum JSONField {
   static func date(_ value: JSONValue, _ path: String) throws(SnapshotError) -> Date {
     guard case .string(let text) = value else { throw wrongType("a string", value, path) }
     guard let date = ISO8601.parse(text) else {
+      if ISO8601.isOutOfRange(text) {
+        throw SnapshotError(
+          path: path,
+          problem: .invalidValue("out of range: dates are years 0000 through 9999 in UTC"))
+      }
       throw SnapshotError(path: path, problem: .invalidDate)
     }
     return date

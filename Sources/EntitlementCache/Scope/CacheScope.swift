@@ -24,6 +24,12 @@ public enum StoreEnvironment: String, Sendable, Hashable, CaseIterable {
 /// | user | `entitlement-cache/user/v1` | SDK key, app-user ID |
 /// | SDK key | `entitlement-cache/sdk-key/v1` | SDK key |
 /// | installation | `entitlement-cache/installation/v1` | SDK key, installation ID |
+///
+/// The parts are `String`s, whose bytes are always valid UTF-8: two different IDs hash apart
+/// because their UTF-8 differs. An ID that arrives as bytes must be decoded strictly
+/// (`String(validating:as:)`) and refused when it does not decode. Decoding it lossily, as
+/// `String(decoding:as:)` does, turns every invalid sequence into U+FFFD, so two different
+/// byte strings could become one ID and one user could read another's cached access.
 public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
   /// The store environment.
   public let environment: StoreEnvironment

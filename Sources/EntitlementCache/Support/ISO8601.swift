@@ -26,11 +26,40 @@ enum ISO8601 {
   /// - Returns: The instant, truncated (floored) to whole milliseconds because the cache keeps
   ///   times at millisecond precision, or `nil` when `text` is not exactly that form.
   static func parse(_ text: String) -> Date? {
-    if let result = text.utf8.withContiguousStorageIfAvailable({ parse(bytes: $0) }) {
+    parse(text, checkingRange: true)
+  }
+
+  /// Whether `text` is a well-formed timestamp whose instant lies outside the range
+  /// ``parse(_:)`` reads: `9999-12-31T23:59:59-08:00`, or a year in ISO-8601's expanded form
+  /// (`+10000-01-30T23:59:59Z`, `-0001-…`, `10000-…`). Lets an error say "out of range"
+  /// rather than "not a timestamp".
+  static func isOutOfRange(_ text: String) -> Bool {
+    var rest = Substring(text)
+    let sign = rest.first == "+" || rest.first == "-" ? rest.first : nil
+    if sign != nil { rest = rest.dropFirst() }
+    let digits = rest.prefix { $0.isASCII && $0.isNumber }
+    if sign != nil || digits.count > 4 {
+      // An expanded year: out of range when its value is (`+2026-…` is merely another form),
+      // and the rest must be a valid timestamp's, checked on a year that is in range.
+      guard digits.count >= 4,
+        parse("2000" + rest.dropFirst(digits.count), checkingRange: true) != nil
+      else { return false }
+      let value = Int(digits.drop { $0 == "0" }.prefix(9)) ?? 0
+      return sign == "-" ? value > 0 : value > 9999 || digits.drop { $0 == "0" }.count > 9
+    }
+    return parse(text, checkingRange: false) != nil && parse(text) == nil
+  }
+
+  private static func parse(_ text: String, checkingRange: Bool) -> Date? {
+    if let result = text.utf8.withContiguousStorageIfAvailable({
+      parse(bytes: $0, checkingRange: checkingRange)
+    }) {
       return result
     }
     // Only strings bridged from other representations land here; native strings are contiguous.
-    return Array(text.utf8).withUnsafeBufferPointer { parse(bytes: $0) }
+    return Array(text.utf8).withUnsafeBufferPointer {
+      parse(bytes: $0, checkingRange: checkingRange)
+    }
   }
 
   /// Formats `date` in UTC: `2026-11-30T12:00:00Z`, or `2026-11-30T12:00:00.250Z` when the
@@ -87,7 +116,7 @@ enum ISO8601 {
   ///
   /// - Parameter bytes: The UTF-8 text.
   /// - Returns: The instant, or `nil` when the text is not exactly a valid timestamp.
-  private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+  private static func parse(bytes: UnsafeBufferPointer<UInt8>, checkingRange: Bool) -> Date? {
     // The fixed-width prefix: "YYYY-MM-DDTHH:MM:SS" is 19 bytes.
     guard bytes.count >= 20,
       bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
@@ -131,14 +160,14 @@ enum ISO8601 {
     let instant = local - Int64(offsetMinutes) * 60_000
     // The range is the UTC instant's, not the local fields': an offset can carry a date in
     // year 9999 or 0000 out of the range the formatter writes in the basic form.
-    guard (firstInstant...lastInstant).contains(instant) else { return nil }
+    guard !checkingRange || (firstInstant...lastInstant).contains(instant) else { return nil }
     return Date(unixMilliseconds: instant)
   }
 
   /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, in Unix milliseconds: the instants
   /// ``format(_:)`` writes in the four-digit form that ``parse(_:)`` reads.
-  private static let firstInstant: Int64 = -62_167_219_200_000
-  private static let lastInstant: Int64 = 253_402_300_799_999
+  static let firstInstant: Int64 = -62_167_219_200_000
+  static let lastInstant: Int64 = 253_402_300_799_999
 
   /// Parses the UTC offset that must end the text, starting at `index`.
   ///
@@ -340,4 +369,15 @@ extension Date {
 
   /// The date as the cache writes it: `2026-11-30T12:00:00Z`, milliseconds when not zero.
   package var iso8601: String { ISO8601.format(self) }
+
+  /// The instants ``init(iso8601:)`` reads: 0000-01-01T00:00:00Z through
+  /// 9999-12-31T23:59:59.999Z. A computed instant (a boundary, the server's estimated time)
+  /// can lie beyond them; output that must read back clamps to them.
+  package static let iso8601Range: ClosedRange<Date> =
+    Date(unixMilliseconds: ISO8601.firstInstant)...Date(unixMilliseconds: ISO8601.lastInstant)
+
+  /// Whether `text` is a well-formed timestamp outside ``iso8601Range``, such as year 10000.
+  package static func iso8601IsOutOfRange(_ text: String) -> Bool {
+    ISO8601.isOutOfRange(text)
+  }
 }

@@ -10,7 +10,7 @@ let allCommands: [any Command.Type] = [
   PutCommand.self, RefreshFailedCommand.self, CheckCommand.self, ShowCommand.self,
   VerifyCommand.self, ScopesCommand.self, QueueCommand.self, PurgeCommand.self,
   DoctorCommand.self, KeygenCommand.self, SignCommand.self, DemoCommand.self,
-  SimulateCommand.self,
+  SimulateCommand.self, VersionCommand.self,
 ]
 
 /// Their specs, in the same order: what the argument parser takes.

@@ -16,10 +16,13 @@ enum DemoCommand: Command {
     discussion: """
       Stores snapshots, moves a manual clock and prints each decision with its evidence:
       a fresh grant, staleness, a failed refresh, expiry offline, the lifetime window, an
-      expired access context, a device block, a user switch and a clock rollback. Then the
-      refresh client runs on a virtual clock against a scripted server (the simulate
-      engine): an offline launch, a forced fetch that times out, a late answer after a user
-      switch, and an expiry that flips the stream with no network.
+      expired access context, a device block, a user switch, a clock rollback and a clock
+      set back before a refresh. Then the refresh client runs on a virtual clock against a
+      scripted server (the simulate engine): an offline launch, a forced fetch that times
+      out, a late answer after a user switch, an expiry that flips the stream with no
+      network, and a purchase made offline, queued, then posted as its buyer.
+      Times are the device clock's; a relative time beside a server-issued instant says "by
+      server time" when the cache's estimate of the server's clock differs from it.
       Without --db the database lives in a temporary directory and is deleted at the end.
       The story starts at --now (default \(defaultStart.iso8601)), so every run prints the same.
       """,
@@ -94,9 +97,15 @@ enum DemoCommand: Command {
     return output
   }
 
+  /// `2026-11-30T12:00:00.000Z`'s length.
+  private static let stampWidth = 24
+
   /// `2026-11-30T12:01:00Z  user A: pro → granted, high trust`, then its evidence.
   private static func line(_ observation: DemoObservation) -> String {
-    let time = "   \(observation.at.iso8601)  "
+    // Every stamp takes the width of one with milliseconds, so the columns line up either way.
+    let stamp = observation.at.iso8601
+    let time =
+      "   \(stamp)\(String(repeating: " ", count: max(0, Self.stampWidth - stamp.count)))  "
     let pad = String(repeating: " ", count: time.count)
     switch observation.content {
     case .fact(let fact):
@@ -135,10 +144,13 @@ enum DemoCommand: Command {
         case .deviceBlocked: "entitled until"
         case .denied, .offlineUnavailable: "ended"
         }
-      parts.append("\(label) \(TextOutput.time(validUntil, now: serverNow))")
+      parts.append(
+        "\(label) \(TextOutput.serverTime(validUntil, serverNow: serverNow, deviceNow: now))")
     }
     if let device = decision.device {
-      parts.append("next device change \(TextOutput.time(device.nextAllowedAt, now: serverNow))")
+      parts.append(
+        "next device change \(TextOutput.serverTime(device.nextAllowedAt, serverNow: serverNow, deviceNow: now))"
+      )
       if let budget = device.changeBudget {
         parts.append("budget \(DecisionOutput.budgetText(budget))")
       }
@@ -148,7 +160,7 @@ enum DemoCommand: Command {
     if evidence.pendingPurchase { parts.append("purchase pending") }
     if let offset = evidence.clockOffset, offset != 0 {
       parts.append("clock offset \(TextOutput.signedDuration(offset))")
-      parts.append("server time \(serverNow.iso8601)")
+      parts.append("server time \(TextOutput.timestamp(serverNow))")
     }
     return parts.isEmpty ? ["no evidence: nothing is stored for this scope"] : parts
   }

@@ -127,7 +127,7 @@ enum DoctorCommand: Command {
     if let counts = health.verificationCounts, counts.keys.contains(where: { $0 != nil }) {
       rows.append(["verification", verification(counts)])
     }
-    return "\(path): \(verdict)\n" + TextOutput.table(rows, indent: "  ")
+    return "\(TerminalText.field(path)): \(verdict)\n" + TextOutput.table(rows, indent: "  ")
   }
 
   /// `20.0 KiB (20,480 B)`, or `0 B` when there is nothing to round.

@@ -48,7 +48,7 @@ enum PurgeCommand: Command {
     let what = deleted.count == 1 ? "1 scope" : "\(deleted.count) scopes"
     let list = deleted.map { "  \($0.hexPrefix)\n" }.joined()
     invocation.emit(
-      text: "Deleted \(what) from \(cache.path).\n" + list,
+      text: "Deleted \(what) from \(TerminalText.field(cache.path)).\n" + list,
       json: .object([
         ("deleted", .integer(deleted.count)),
         ("hashes", .array(deleted.map { .string($0.hex) })),

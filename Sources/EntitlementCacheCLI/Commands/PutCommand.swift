@@ -1,5 +1,11 @@
 import EntitlementCache
 
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// `put SCOPE [--file F]`: stores a snapshot as a successful refresh at `now`.
 enum PutCommand: Command {
   static let spec = CommandSpec(
@@ -48,6 +54,7 @@ enum PutCommand: Command {
     } catch {
       throw CLIError.usage(error.description)
     }
+    try checkDeviceBudget(snapshot.customerInfo.deviceAccess?.changeBudget)
     let cache = try invocation.openCache(.write)
     do {
       try cache.store(snapshot, for: scope)
@@ -60,6 +67,18 @@ enum PutCommand: Command {
       ["entitlements", keys.isEmpty ? TextOutput.none : keys.joined(separator: ", ")],
       ["size", TextOutput.size(snapshot.jsonData.count)],
     ]
+    // The offset the cache now applies to every server instant, explained when it is large
+    // enough to surprise: a hand-written requestDate put without --now is the usual cause.
+    // Both instants are within years 0000-9999, so the whole seconds fit an Int.
+    let offset =
+      Int(
+        exactly: snapshot.customerInfo.requestDate.timeIntervalSince(invocation.now).rounded(
+          .towardZero))
+      ?? 0
+    if abs(offset) >= 60 {
+      rows.append(
+        ["clock offset", offsetNote(offset, requestDate: snapshot.customerInfo.requestDate)])
+    }
     // What the cache decided, read back from what it now holds.
     let verdict = try Self.verdict(of: scope, in: cache)
     if let verdict {
@@ -73,6 +92,7 @@ enum PutCommand: Command {
       json: .object([
         ("scope", scopeJSON(scope)),
         ("storedAt", .date(invocation.now)),
+        ("clockOffset", .integer(offset)),
         ("snapshotSize", .integer(snapshot.jsonData.count)),
         ("entitlements", .array(keys.map(JSONOutput.string))),
         ("signed", .bool(signature != nil)),
@@ -80,6 +100,40 @@ enum PutCommand: Command {
         ("verificationFailure", .text(verdict?.failure?.rawValue)),
       ]))
     return .success
+  }
+
+  /// `-4 h: the snapshot's requestDate is 4 h behind this device's clock; …`.
+  private static func offsetNote(_ seconds: Int, requestDate: Date) -> String {
+    let side = seconds > 0 ? "ahead of" : "behind"
+    return "\(TextOutput.signedDuration(seconds)): the requestDate is \(side) this device's "
+      + "clock, so the cache reads server times that much \(side) it until the next put "
+      + "(--now \(requestDate.iso8601) stores it as fetched then)"
+  }
+
+  /// The largest change budget a snapshot may state: counts a server sends, where a bigger
+  /// one is a typo in a hand-written file rather than a policy.
+  static let largestBudgetLimit = 1_000
+  /// The longest budget window, ten years in days.
+  static let longestBudgetWindowDays = 3_660
+
+  /// Refuses a device change budget that cannot be true: more changes left than allowed, a
+  /// window of no days, or counts beyond any real policy. The library stores what a server
+  /// sends, since a display field must never cost a user access; the tool, where a person
+  /// writes the snapshot, refuses it at the door.
+  private static func checkDeviceBudget(_ budget: DeviceChangeBudget?) throws(CLIError) {
+    guard let budget else { return }
+    let field = "deviceAccess.changeBudget"
+    guard budget.limit <= largestBudgetLimit else {
+      throw CLIError.usage("\(field).limit: out of range: at most \(largestBudgetLimit)")
+    }
+    guard budget.remaining <= budget.limit else {
+      throw CLIError.usage(
+        "\(field).remaining: \(budget.remaining) is more than limit \(budget.limit)")
+    }
+    guard (1...longestBudgetWindowDays).contains(budget.windowDays) else {
+      throw CLIError.usage(
+        "\(field).windowDays: out of range: 1 through \(longestBudgetWindowDays) days")
+    }
   }
 
   /// The verdict the cache holds for `scope`; nil without trust roots.

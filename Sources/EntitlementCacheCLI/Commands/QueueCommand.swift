@@ -114,7 +114,7 @@ enum QueueCommand: Command {
   ) -> String {
     var output: String
     if entries.isEmpty {
-      output = "No purchases in \(path)\(filters.suffix).\n"
+      output = "No purchases in \(TerminalText.field(path))\(filters.suffix).\n"
     } else {
       var rows = [
         [
@@ -131,7 +131,9 @@ enum QueueCommand: Command {
         ])
       }
       let noun = entries.count == 1 ? "purchase" : "purchases"
-      output = "\(entries.count) \(noun) in \(path)\(filters.suffix)\n" + TextOutput.table(rows)
+      output =
+        "\(entries.count) \(noun) in \(TerminalText.field(path))\(filters.suffix)\n"
+        + TextOutput.table(rows)
     }
     if unreadable > 0 {
       // Such rows have no state or observer to filter on, so they are reported whatever the
@@ -149,7 +151,7 @@ enum QueueCommand: Command {
   private static func nextAttempt(_ entry: QueuedPurchaseSummary, now: Date) -> String {
     guard entry.state.isUnsent else { return TextOutput.none }
     guard let at = entry.nextAttemptAt else { return "due" }
-    guard at > now else { return "\(at.iso8601) (due)" }
+    guard at > now else { return "\(TextOutput.timestamp(at)) (due)" }
     return TextOutput.time(at, now: now)
   }
 }

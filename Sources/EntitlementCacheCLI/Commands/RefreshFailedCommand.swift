@@ -11,16 +11,24 @@ enum RefreshFailedCommand: Command {
       Creates the database when it does not exist.
       """,
     flags: CommonFlags.scope
-      + [Flag("--reason", "TEXT", "a short note for support (never a token or user ID)")]
+      + [
+        Flag(
+          "--reason", "TEXT",
+          "a one-line note for support, at most \(maximumReasonBytes) bytes (never a token or ID)")
+      ]
       + CommonFlags.general,
     notes: [CommonFlags.databaseNote],
     examples: [
       "entitlement-cache refresh-failed --db cache.sqlite --sdk-key sdk_live_123 \\\n      --installation install-1 --environment production --user user-a --reason timeout"
     ])
 
+  /// The longest reason stored: a note, not a log. What is longer is refused, never cut, so
+  /// what support reads is what was typed.
+  static let maximumReasonBytes = 256
+
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
     let scope = try invocation.scope()
-    let reason = invocation.arguments.value("--reason")
+    let reason = try invocation.arguments.value("--reason").map(validatedReason)
     let cache = try invocation.openCache(.write)
     let hasSnapshot: Bool
     do {
@@ -48,5 +56,20 @@ enum RefreshFailedCommand: Command {
         ("hasSnapshot", .bool(hasSnapshot)),
       ]))
     return .success
+  }
+
+  /// `text` when it is one line of at most ``maximumReasonBytes`` bytes with nothing a
+  /// terminal would act on: every later `show` prints it.
+  private static func validatedReason(_ text: String) throws(CLIError) -> String {
+    guard text.utf8.count <= maximumReasonBytes else {
+      throw CLIError.usage(
+        "--reason: \(text.utf8.count) bytes; at most \(maximumReasonBytes) are stored")
+    }
+    if let scalar = text.unicodeScalars.first(where: TerminalText.isUnsafe) {
+      throw CLIError.usage(
+        "--reason: holds a control or bidirectional character "
+          + "(\(TerminalText.codePoint(scalar))); a reason is one line of plain text")
+    }
+    return text
   }
 }

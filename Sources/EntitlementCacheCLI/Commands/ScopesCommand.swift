@@ -58,7 +58,7 @@ enum ScopesCommand: Command {
   }
 
   private static func text(_ summaries: [ScopeSummary], path: String, now: Date) -> String {
-    guard !summaries.isEmpty else { return "No scopes in \(path).\n" }
+    guard !summaries.isEmpty else { return "No scopes in \(TerminalText.field(path)).\n" }
     var rows = [["SCOPE", "ENVIRONMENT", "USER", "FRESHNESS", "ENTITLEMENTS", "SIZE", "STORED"]]
     for summary in summaries {
       rows.append([
@@ -68,7 +68,8 @@ enum ScopesCommand: Command {
         TextOutput.time(summary.bookkeeping.storedAt, now: now),
       ])
     }
-    let title = "\(summaries.count) \(summaries.count == 1 ? "scope" : "scopes") in \(path)\n"
+    let noun = summaries.count == 1 ? "scope" : "scopes"
+    let title = "\(summaries.count) \(noun) in \(TerminalText.field(path))\n"
     return title + TextOutput.table(rows)
   }
 }

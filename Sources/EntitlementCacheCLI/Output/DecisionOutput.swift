@@ -113,12 +113,13 @@ enum DecisionOutput {
 
   /// The decision and its reason first, then the evidence as aligned rows.
   static func text(_ decision: AccessDecision, now: Date, scope: CacheScope? = nil) -> String {
-    var output = "\(decision.entitlement): \(verdict(decision))\n"
+    var output = "\(TerminalText.field(decision.entitlement)): \(verdict(decision))\n"
     var rows: [[String]] = []
     if let meaning = meaning(decision) { rows.append(["meaning", meaning]) }
     if let recovery = decision.recovery { rows.append(["recovery", recoveryText(recovery)]) }
     if let device = decision.device {
-      rows += deviceRows(device, now: decision.evidence.estimatedServerTime ?? now)
+      rows += deviceRows(
+        device, serverNow: decision.evidence.estimatedServerTime ?? now, deviceNow: now)
     }
     rows += evidenceRows(decision.evidence, now: now)
     if let scope { rows.append(["scope", TextOutput.scope(scope)]) }
@@ -139,8 +140,14 @@ enum DecisionOutput {
       ],
       ["computed offline", TextOutput.yesNo(evidence.isComputedOffline)],
       ["stored at", TextOutput.time(evidence.storedAt, now: now)],
-      ["verified at", TextOutput.time(evidence.verifiedAt, now: serverNow)],
-      ["valid until", TextOutput.time(evidence.validUntil, now: serverNow)],
+      [
+        "verified at",
+        TextOutput.serverTime(evidence.verifiedAt, serverNow: serverNow, deviceNow: now),
+      ],
+      [
+        "valid until",
+        TextOutput.serverTime(evidence.validUntil, serverNow: serverNow, deviceNow: now),
+      ],
       ["source", evidence.source?.rawValue ?? TextOutput.none],
       ["clock rollback", evidence.clockRollbackSuspected ? "suspected" : "not suspected"],
       ["clock offset", TextOutput.clockOffset(evidence.clockOffset)],
@@ -150,17 +157,28 @@ enum DecisionOutput {
     }
     if abs(serverNow.timeIntervalSince(now)) >= 1 {
       rows.append([
-        "server time", "\(serverNow.iso8601) (estimated; the device clock says \(now.iso8601))",
+        "server time",
+        "\(TextOutput.timestamp(serverNow)) (estimated; the device clock says \(now.iso8601))",
       ])
     }
     return rows
   }
 
-  static func deviceRows(_ device: DeviceBlockDetails, now: Date) -> [[String]] {
-    var rows = [["next change", TextOutput.time(device.nextAllowedAt, now: now)]]
+  static func deviceRows(_ device: DeviceBlockDetails, serverNow: Date, deviceNow: Date)
+    -> [[String]]
+  {
+    var rows = [
+      [
+        "next change",
+        TextOutput.serverTime(device.nextAllowedAt, serverNow: serverNow, deviceNow: deviceNow),
+      ]
+    ]
     if let budget = device.changeBudget { rows.append(["change budget", budgetText(budget)]) }
     for (index, summary) in device.devices.enumerated() {
-      rows.append([index == 0 ? "devices" : "", deviceText(summary, now: now)])
+      rows.append([
+        index == 0 ? "devices" : "",
+        deviceText(summary, serverNow: serverNow, deviceNow: deviceNow),
+      ])
     }
     return rows
   }
@@ -182,10 +200,13 @@ enum DecisionOutput {
   }
 
   /// `d_7f3a iPhone, last seen 2026-11-29T08:00:00Z (1 d ago)`.
-  static func deviceText(_ device: DeviceSummary, now: Date) -> String {
+  static func deviceText(_ device: DeviceSummary, serverNow: Date, deviceNow: Date) -> String {
     var text = device.id
     if let label = device.label { text += " \(label)" }
-    if let seen = device.lastSeenAt { text += ", last seen \(TextOutput.time(seen, now: now))" }
+    if let seen = device.lastSeenAt {
+      text +=
+        ", last seen \(TextOutput.serverTime(seen, serverNow: serverNow, deviceNow: deviceNow))"
+    }
     return text
   }
 }

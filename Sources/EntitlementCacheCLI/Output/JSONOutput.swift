@@ -16,9 +16,11 @@ package indirect enum JSONOutput: Sendable {
   case array([JSONOutput])
   case object([(String, JSONOutput)])
 
-  /// An ISO-8601 string, or null.
+  /// An ISO-8601 string, or null. An instant beyond the years 0000-9999 (a boundary computed
+  /// from a server's year-9999 date) is clamped to the nearest one the tool reads back, so
+  /// every date it prints, `--now` and a snapshot accept; the text form says "beyond 9999".
   static func date(_ date: Date?) -> JSONOutput {
-    date.map { .string($0.iso8601) } ?? .null
+    date.map { .string(TextOutput.clamped($0).iso8601) } ?? .null
   }
 
   /// A string, or null.
@@ -109,7 +111,9 @@ package indirect enum JSONOutput: Sendable {
       case "\n": output += "\\n"
       case "\r": output += "\\r"
       case "\t": output += "\\t"
-      case _ where scalar.value < 0x20:
+      // JSON requires the C0 controls escaped; the rest a terminal would act on
+      // (``TerminalText``) are escaped too, so JSON read on a terminal is as safe as text.
+      case _ where TerminalText.isUnsafe(scalar):
         let hex = String(scalar.value, radix: 16)
         output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
       default: output.unicodeScalars.append(scalar)

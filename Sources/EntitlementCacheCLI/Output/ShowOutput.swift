@@ -153,7 +153,10 @@ struct ShowOutput {
     }
     rows += [
       ["stored at", TextOutput.time(bookkeeping.storedAt, now: now)],
-      ["server time", TextOutput.time(bookkeeping.serverTime, now: serverNow)],
+      [
+        "server time",
+        TextOutput.serverTime(bookkeeping.serverTime, serverNow: serverNow, deviceNow: now),
+      ],
       ["last attempt", TextOutput.time(bookkeeping.lastRefreshAttemptAt, now: now)],
       ["last failure", failureText(bookkeeping)],
       ["high-water mark", TextOutput.time(bookkeeping.deviceHighWaterMark, now: now)],
@@ -162,7 +165,7 @@ struct ShowOutput {
     ]
     if let evaluated {
       if abs(serverNow.timeIntervalSince(now)) >= 1 {
-        rows.append(["server time now", "\(serverNow.iso8601) (estimated)"])
+        rows.append(["server time now", "\(TextOutput.timestamp(serverNow)) (estimated)"])
       }
       rows.append(["clock offset", TextOutput.clockOffset(evaluated.clockOffset)])
       rows.append(
@@ -212,13 +215,16 @@ struct ShowOutput {
         entitlement.status.rawValue, entitlement.source?.rawValue ?? TextOutput.none,
         entitlement.productId ?? TextOutput.none,
       ])
-      var detail = "expires \(TextOutput.time(entitlement.expiresAt, now: serverNow))"
+      var detail =
+        "expires \(TextOutput.serverTime(entitlement.expiresAt, serverNow: serverNow, deviceNow: now))"
       if let grace = entitlement.gracePeriodExpiresAt {
-        detail += ", grace until \(TextOutput.time(grace, now: serverNow))"
+        detail +=
+          ", grace until \(TextOutput.serverTime(grace, serverNow: serverNow, deviceNow: now))"
       }
       if let validUntil = decision?.evidence.validUntil {
         let label = decision?.isGranted == true ? "valid until" : "boundary"
-        detail += ", \(label) \(TextOutput.time(validUntil, now: serverNow))"
+        detail +=
+          ", \(label) \(TextOutput.serverTime(validUntil, serverNow: serverNow, deviceNow: now))"
       }
       details.append(detail)
     }
@@ -237,7 +243,7 @@ struct ShowOutput {
       return [
         [
           "access context",
-          "token \(Self.redacted), expires \(TextOutput.time(context.expiresAt, now: serverNow))",
+          "token \(Self.redacted), expires \(TextOutput.serverTime(context.expiresAt, serverNow: serverNow, deviceNow: now))",
         ]
       ]
     }
@@ -245,7 +251,7 @@ struct ShowOutput {
       return [
         [
           "access context",
-          "removed: expired \(TextOutput.time(removed.expiresAt, now: serverNow))",
+          "removed: expired \(TextOutput.serverTime(removed.expiresAt, serverNow: serverNow, deviceNow: now))",
         ]
       ]
     }
@@ -257,17 +263,22 @@ struct ShowOutput {
     var summary = device.status.rawValue
     if let reason = device.reason { summary += " (\(reason.rawValue))" }
     if let expiresAt = device.expiresAt {
-      summary += ", until \(TextOutput.time(expiresAt, now: serverNow))"
+      summary += ", until \(TextOutput.serverTime(expiresAt, serverNow: serverNow, deviceNow: now))"
     }
     var rows = [["device access", summary]]
     if let next = device.nextAllowedAt {
-      rows.append(["next change", TextOutput.time(next, now: serverNow)])
+      rows.append([
+        "next change", TextOutput.serverTime(next, serverNow: serverNow, deviceNow: now),
+      ])
     }
     if let budget = device.changeBudget {
       rows.append(["change budget", DecisionOutput.budgetText(budget)])
     }
     for (index, summary) in device.devices.enumerated() {
-      rows.append([index == 0 ? "devices" : "", DecisionOutput.deviceText(summary, now: serverNow)])
+      rows.append([
+        index == 0 ? "devices" : "",
+        DecisionOutput.deviceText(summary, serverNow: serverNow, deviceNow: now),
+      ])
     }
     return rows
   }
@@ -280,7 +291,8 @@ struct ShowOutput {
       if purchase.conflict == true { ownership += ", conflict" }
       rows.append([
         purchase.id, purchase.productId ?? TextOutput.none, purchase.store ?? TextOutput.none,
-        TextOutput.time(purchase.purchasedAt, now: serverNow), ownership,
+        TextOutput.serverTime(purchase.purchasedAt, serverNow: serverNow, deviceNow: now),
+        ownership,
       ])
     }
     return TextOutput.table(rows, indent: "  ")

@@ -71,13 +71,15 @@ enum SimulationOutput {
     // Columns line up: a time with milliseconds (a jittered retry) is longer than one without.
     let times = events.map { SimulationTime.date($0.at).iso8601 }
     let timeWidth = times.map(\.count).max() ?? 0
-    let userWidth = events.map(\.user.count).max() ?? 0
+    // A script's labels are a field report's text: escaped before they are measured.
+    let users = events.map { TerminalText.field($0.user) }
+    let userWidth = users.map(\.count).max() ?? 0
     let parts = events.map { textParts($0.kind) }
     let kindWidth = parts.map(\.0.count).max() ?? 0
-    return zip(times, zip(events, parts)).map { time, eventAndParts in
-      let (event, (kind, content)) = eventAndParts
+    return zip(times, zip(users, parts)).map { time, userAndParts in
+      let (user, (kind, content)) = userAndParts
       return
-        "\(pad(time, timeWidth))  \(pad(kind, kindWidth))  \(pad(event.user, userWidth))  \(content)\n"
+        "\(pad(time, timeWidth))  \(pad(kind, kindWidth))  \(pad(user, userWidth))  \(TerminalText.field(content))\n"
     }.joined()
   }
 
@@ -105,7 +107,9 @@ enum SimulationOutput {
     if let failure = entry.lastFailure, entry.state == .pending || entry.state == .rejected {
       details.append(failure.recordedReason)
     }
-    if let retryAt = entry.nextAttemptAt { details.append("retry at \(retryAt.iso8601)") }
+    if let retryAt = entry.nextAttemptAt {
+      details.append("retry at \(TextOutput.timestamp(retryAt))")
+    }
     if let resolution = entry.resolution { details.append(resolution.rawValue) }
     return entry.state.rawValue + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
   }
@@ -141,8 +145,12 @@ enum SimulationOutput {
       parts.append(TextOutput.verification(evidence.verification, evidence.verificationFailure))
     }
     if evidence.isComputedOffline == true { parts.append("computed offline") }
-    if let storedAt = evidence.storedAt { parts.append("stored at \(storedAt.iso8601)") }
-    if let verifiedAt = evidence.verifiedAt { parts.append("verified at \(verifiedAt.iso8601)") }
+    if let storedAt = evidence.storedAt {
+      parts.append("stored at \(TextOutput.timestamp(storedAt))")
+    }
+    if let verifiedAt = evidence.verifiedAt {
+      parts.append("verified at \(TextOutput.timestamp(verifiedAt))")
+    }
     if let validUntil = evidence.validUntil {
       let label =
         switch decision.state {
@@ -150,7 +158,7 @@ enum SimulationOutput {
         case .deviceBlocked: "entitled until"
         case .denied, .offlineUnavailable: "ended"
         }
-      parts.append("\(label) \(validUntil.iso8601)")
+      parts.append("\(label) \(TextOutput.timestamp(validUntil))")
     }
     if let source = evidence.source { parts.append("source \(source.rawValue)") }
     if evidence.clockRollbackSuspected { parts.append("clock rollback suspected") }
@@ -160,7 +168,9 @@ enum SimulationOutput {
     }
     if let recovery = decision.recovery { parts.append("recovery \(recovery.rawValue)") }
     if let device = decision.device {
-      if let next = device.nextAllowedAt { parts.append("next device change \(next.iso8601)") }
+      if let next = device.nextAllowedAt {
+        parts.append("next device change \(TextOutput.timestamp(next))")
+      }
       if let budget = device.changeBudget {
         parts.append("budget \(DecisionOutput.budgetText(budget))")
       }

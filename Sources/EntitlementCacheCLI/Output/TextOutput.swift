@@ -12,10 +12,36 @@ enum TextOutput {
   /// Shown where a value does not apply.
   static let none = "—"
 
-  /// `2026-12-07T12:00:00Z (in 7 d)`, or `—`.
+  /// `2026-12-07T12:00:00Z (in 7 d)`, or `—`: relative to `now`, the device clock.
   static func time(_ date: Date?, now: Date) -> String {
     guard let date else { return none }
+    guard Date.iso8601Range.contains(date) else { return timestamp(date) }
     return "\(date.iso8601) (\(relative(date, to: now)))"
+  }
+
+  /// A server-issued instant relative to the server's time as the cache estimates it:
+  /// `2026-12-07T12:00:00Z (in 7 d)`, and `(in 7 d by server time)` when that estimate is a
+  /// second or more from the device clock, so the relative part never seems to contradict the
+  /// device time printed beside it.
+  static func serverTime(_ date: Date?, serverNow: Date, deviceNow: Date) -> String {
+    guard let date else { return none }
+    guard Date.iso8601Range.contains(date) else { return timestamp(date) }
+    let clock = abs(serverNow.timeIntervalSince(deviceNow)) >= 1 ? " by server time" : ""
+    return "\(date.iso8601) (\(relative(date, to: serverNow))\(clock))"
+  }
+
+  /// `2026-12-07T12:00:00Z`; past the years 0000-9999, which the tool cannot read back,
+  /// `beyond 9999-12-31T23:59:59.999Z` or `before 0000-01-01T00:00:00Z`.
+  static func timestamp(_ date: Date) -> String {
+    let range = Date.iso8601Range
+    if date > range.upperBound { return "beyond \(range.upperBound.iso8601)" }
+    if date < range.lowerBound { return "before \(range.lowerBound.iso8601)" }
+    return date.iso8601
+  }
+
+  /// `date` within the years 0000-9999, the instants the tool reads back.
+  static func clamped(_ date: Date) -> Date {
+    min(max(date, Date.iso8601Range.lowerBound), Date.iso8601Range.upperBound)
   }
 
   /// `in 3 d`, `2 h ago`, `now`: one unit, rounded to the nearest, so it reads at a glance.
@@ -92,8 +118,11 @@ enum TextOutput {
   }
 
   /// Rows with every column padded to its widest cell, joined by two spaces; trailing spaces
-  /// are trimmed. Each row becomes one line with `indent` before it.
+  /// are trimmed. Each row becomes one line with `indent` before it. A cell may hold a
+  /// server's or a user's string: it is escaped (``TerminalText/field(_:)``) so it stays in
+  /// its cell and its line.
   static func table(_ rows: [[String]], indent: String = "") -> String {
+    let rows = rows.map { $0.map(TerminalText.field) }
     var widths: [Int] = []
     for row in rows {
       for (column, cell) in row.enumerated() {

@@ -296,10 +296,13 @@ package enum ScriptParser {
     guard case .string(let text) = node.value else {
       throw node.error("not a duration (a string such as \"500ms\", \"2s\", \"10m\" or \"1h\")")
     }
-    guard let duration = DurationText.parseMilliseconds(text) else {
+    switch DurationText.parseMilliseconds(text) {
+    case .success(let duration): return duration
+    case .failure(.notADuration):
       throw node.error("not a duration: \"\(text)\" (write 500ms, 2s, 10m, 1h or 30d)")
+    case .failure(.outOfRange):
+      throw node.error("out of range: \"\(text)\" (at most 36500d, 100 years)")
     }
-    return duration
   }
 
   /// A latency or a timeout: a duration of at most ``longestWait``.
@@ -310,8 +313,11 @@ package enum ScriptParser {
   }
 
   static func iso8601(_ node: ScriptNode) throws(ScriptError) -> Date {
-    guard case .string(let text) = node.value, let date = Date(iso8601: text) else {
+    guard case .string(let text) = node.value else {
       throw node.error("not an ISO-8601 time with a UTC offset, such as 2026-11-30T12:00:00Z")
+    }
+    guard let date = Date(iso8601: text) else {
+      throw node.error(TimeText.problem(text))
     }
     return date
   }
@@ -341,12 +347,17 @@ struct TimeReader: Sendable {
     let sign = text.first
     guard sign == "+" || (sign == "-" && allowingEarlier) else {
       guard let date = Date(iso8601: text), let milliseconds = SimulationTime.milliseconds(date)
-      else { throw node.error(problem) }
+      else {
+        throw node.error(Date.iso8601IsOutOfRange(text) ? "outside years 0000 to 9999" : problem)
+      }
       if !allowingEarlier, milliseconds < start { throw node.error("earlier than start") }
       return milliseconds
     }
-    guard let duration = DurationText.parseMilliseconds(String(text.dropFirst())) else {
-      throw node.error(problem)
+    let duration: Duration
+    switch DurationText.parseMilliseconds(String(text.dropFirst())) {
+    case .success(let value): duration = value
+    case .failure(.notADuration): throw node.error(problem)
+    case .failure(.outOfRange): throw node.error("outside years 0000 to 9999")
     }
     let magnitude = SimulationTime.milliseconds(duration)
     let (milliseconds, overflow) =

@@ -26,6 +26,9 @@ package struct CLIError: Error, Sendable {
   }
 }
 
+/// `SQLITE_READONLY`, the primary result code of every refused write to a read-only file.
+private let sqliteReadOnly: Int32 = 8
+
 extension CLIError {
   /// Maps a support-tool error: a bad hash prefix is a usage error, the rest as the cache's.
   init(_ error: InspectionError, path: String) {
@@ -42,6 +45,12 @@ extension CLIError {
       self = .usage(problem.description)
     case .invalidConfiguration, .invalidPurchase, .unverifiedSnapshot:
       self = .usage(error.description)
+    case .storage(let operation, let cause)
+    where cause.resultCode == sqliteReadOnly:
+      // SQLite says "attempt to write a readonly database" even when the database is writable
+      // and a `-shm` or `-wal` beside it is not: name the file that is in the way.
+      self = .storage(
+        DatabaseLocation.readOnlyExplanation(for: path, operation: operation.rawValue))
     case .storage(let operation, let cause):
       // The library's description adds the SQL text, which spans lines and helps nobody here.
       self = .storage("\(path): cannot \(operation.rawValue): \(cause.message)")

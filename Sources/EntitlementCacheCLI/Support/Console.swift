@@ -10,9 +10,10 @@
 /// C `FILE` globals, which strict concurrency cannot prove safe. The tool starts and exits in
 /// milliseconds and writes a few kilobytes.
 enum Console {
-  /// Writes `text` to stdout as is.
+  /// Writes `text` to stdout, with every character a terminal would act on escaped but the
+  /// newlines the tool meant (``TerminalText``): the last guard, whatever a command composed.
   static func out(_ text: String) {
-    send(text, to: STDOUT_FILENO)
+    send(TerminalText.lines(text), to: STDOUT_FILENO)
   }
 
   /// Writes `error: MESSAGE` to stderr as one line.
@@ -25,9 +26,10 @@ enum Console {
     send("warning: \(flattened(message))\n", to: STDERR_FILENO)
   }
 
-  /// Errors are one line, whatever a lower layer put in its message.
+  /// Errors are one line, whatever a lower layer put in its message, and a terminal acts on
+  /// nothing in it: a file name or a value quoted in it may hold any character.
   private static func flattened(_ message: String) -> String {
-    String(message.map { $0.isNewline ? " " : $0 })
+    TerminalText.field(String(message.map { $0.isNewline ? " " : $0 }))
   }
 
   private static func send(_ text: String, to descriptor: Int32) {

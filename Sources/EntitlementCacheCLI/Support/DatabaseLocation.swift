@@ -52,6 +52,40 @@ enum DatabaseLocation {
     }
   }
 
+  /// Why a write to the database at `path` was refused as read-only, naming the file that is
+  /// not writable: the `-shm` or `-wal` beside it (which a read-only open of a read-only file
+  /// leaves behind, with the file's mode, long after the file is writable again), the file
+  /// itself, or its directory.
+  static func readOnlyExplanation(for path: String, operation: String) -> String {
+    let companions = [path + "-shm", path + "-wal"]
+    if isWritable(path), let companion = companions.first(where: { exists($0) && !isWritable($0) })
+    {
+      // chmod is the safe recovery for either file. Deleting the -shm is safe too when no
+      // process has the database open (SQLite rebuilds it), but never the -wal, which may hold
+      // committed transactions not yet copied into the database.
+      return "\(companion): not writable, though \(path) is, so SQLite cannot \(operation) "
+        + "(a read-only open of a read-only database leaves it so); make it writable again "
+        + "(chmod u+w \(companion)) and run again"
+    }
+    if !isWritable(path) {
+      return "\(path): not writable, so the tool cannot \(operation)"
+    }
+    let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    return "\(path): cannot \(operation): the database is read-only to SQLite (is \(directory) "
+      + "writable, for the -wal and -shm files beside it?)"
+  }
+
+  private static func exists(_ path: String) -> Bool { InputFile.exists(path) }
+
+  private static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
+  /// The directory `path` would be created in, when it does not exist.
+  static func missingDirectory(of path: String) -> String? {
+    guard let slash = path.lastIndex(of: "/") else { return nil }
+    let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+    return InputFile.exists(directory) ? nil : directory
+  }
+
   private static func environment(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     let text = String(cString: value)

@@ -37,6 +37,12 @@ enum InputFile {
     return lstat(path, &status) == 0
   }
 
+  /// Whether `path` is a directory, or a symbolic link to one.
+  static func isDirectory(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+  }
+
   /// Far above the library's snapshot size cap, which reports the exact size; this only
   /// keeps a runaway pipe from filling memory.
   static let readLimit = 64 << 20

@@ -77,12 +77,7 @@ package struct Invocation {
   package init(_ arguments: ParsedArguments) throws(CLIError) {
     self.arguments = arguments
     if let text = arguments.value("--now") {
-      guard let date = Date(iso8601: text) else {
-        throw CLIError.usage(
-          "--now: '\(text)' is not an ISO-8601 time with a UTC offset, such as 2026-11-30T12:00:00Z"
-        )
-      }
-      now = date
+      now = try TimeText.parse(text, flag: "--now")
       bootInstant = nil
     } else {
       now = Date()
@@ -151,15 +146,21 @@ package struct Invocation {
 
   private func duration(_ flag: String) throws(CLIError) -> TimeInterval? {
     guard let text = arguments.value(flag) else { return nil }
-    guard let value = DurationText.parse(text) else {
-      throw CLIError.usage("\(flag): '\(text)' is not a duration such as 90, 90s, 5m, 12h or 30d")
+    switch DurationText.parse(text) {
+    case .success(let value): return value
+    case .failure(let problem): throw CLIError.usage("\(flag): '\(text)' \(problem)")
     }
-    return value
   }
 
-  /// The database path from `--db` or the default location.
+  /// The database path from `--db` or the default location; a directory is refused here,
+  /// with its own message, before SQLite answers "unable to open" or "disk I/O error".
   func databasePath() throws(CLIError) -> (path: String, isDefault: Bool) {
-    try DatabaseLocation.resolve(arguments.value("--db"))
+    let location = try DatabaseLocation.resolve(arguments.value("--db"))
+    if InputFile.isDirectory(location.path) {
+      throw CLIError.storage(
+        "\(location.path): is a directory, not a file; --db names the database file itself")
+    }
+    return location
   }
 
   /// Opens the cache. Nothing is pruned and read-time bookkeeping is never written: the tool
@@ -175,9 +176,17 @@ package struct Invocation {
     configuration.createIfMissing = access == .write
     configuration.damageHandling = access == .inspect ? .fail : .moveAside
     if let file = arguments.value("--trust-root") {
-      configuration.trustRoots = try KeyFiles.trustRoots(in: file)
+      configuration.trustRoots = try KeyFiles.trustRoots(in: file, flag: "--trust-root")
     }
-    if access == .write, isDefault { try DatabaseLocation.createDirectory(for: path) }
+    if access == .write {
+      if isDefault {
+        try DatabaseLocation.createDirectory(for: path)
+      } else if let directory = DatabaseLocation.missingDirectory(of: path) {
+        throw CLIError.storage(
+          "\(path): the directory \(directory) does not exist; the tool creates the database "
+            + "file, not the directories above it")
+      }
+    }
     let cache: SQLiteCustomerInfoCache
     do {
       cache = try SQLiteCustomerInfoCache(path: path, configuration: configuration, clock: clock)

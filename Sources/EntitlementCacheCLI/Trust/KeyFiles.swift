@@ -14,10 +14,28 @@ import EntitlementCache
 #endif
 
 /// The tool's key files (DESIGN §12): one base64 key per line, `#` lines ignored. `keygen`
-/// writes them; `sign` reads a private key, and `--trust-root` one or more public keys.
+/// writes them, each with a header comment naming its kind; `sign` reads a private key, and
+/// `--trust-root` one or more public keys.
 enum KeyFiles {
-  /// The keys in `path`, each `byteCount` bytes. Errors name the file and line, never a key.
-  static func keys(in path: String, byteCount: Int, what: String) throws(CLIError) -> [[UInt8]] {
+  /// The two kinds of key file, which hold keys of the same length: only the header that
+  /// `keygen` writes tells them apart.
+  enum Kind {
+    case publicKey
+    case privateKey
+
+    /// `Ed25519 public key`, the words of `keygen`'s header.
+    var name: String { self == .publicKey ? "Ed25519 public key" : "Ed25519 private key" }
+    /// The file `keygen` writes it to.
+    var fileName: String { self == .publicKey ? "PREFIX.pub" : "PREFIX.key" }
+    var other: Kind { self == .publicKey ? .privateKey : .publicKey }
+  }
+
+  /// The keys of `kind` in `path`, each 32 bytes. A file whose header names the other kind is
+  /// refused at once, naming both, rather than failing later as an untrusted signature.
+  /// Errors name the file and line, never a key.
+  static func keys(in path: String, kind: Kind, flag: String) throws(CLIError) -> [[UInt8]] {
+    let byteCount = 32
+    let what = kind.name
     let text = String(decoding: try InputFile.contents(of: path), as: UTF8.self)
     var keys: [[UInt8]] = []
     for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -26,6 +44,11 @@ enum KeyFiles {
       // Base64 has no spaces: whatever whitespace a line has (a CR, an indent) is not part of
       // the key.
       let trimmed = String(line.filter { !$0.isWhitespace })
+      if trimmed.hasPrefix("#"), line.lowercased().contains(kind.other.name.lowercased()) {
+        throw CLIError.usage(
+          "\(path): holds an \(kind.other.name) (keygen's \(kind.other.fileName)); \(flag) "
+            + "takes an \(kind.name) (keygen's \(kind.fileName))")
+      }
       guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
       guard let bytes = Data(base64Encoded: trimmed), bytes.count == byteCount else {
         throw CLIError.usage(
@@ -38,8 +61,8 @@ enum KeyFiles {
   }
 
   /// The one private key in `path`.
-  static func privateKey(in path: String) throws(CLIError) -> [UInt8] {
-    let keys = try keys(in: path, byteCount: 32, what: "Ed25519 private key")
+  static func privateKey(in path: String, flag: String) throws(CLIError) -> [UInt8] {
+    let keys = try keys(in: path, kind: .privateKey, flag: flag)
     guard keys.count == 1 else {
       throw CLIError.usage("\(path): holds \(keys.count) keys; a private key file holds one")
     }
@@ -47,10 +70,9 @@ enum KeyFiles {
   }
 
   /// The roots in `path`, as `--trust-root` pins them.
-  static func trustRoots(in path: String) throws(CLIError) -> TrustRoots {
+  static func trustRoots(in path: String, flag: String) throws(CLIError) -> TrustRoots {
     do {
-      return try TrustRoots(
-        publicKeys: try keys(in: path, byteCount: 32, what: "Ed25519 public key"))
+      return try TrustRoots(publicKeys: try keys(in: path, kind: .publicKey, flag: flag))
     } catch let error as CLIError {
       throw error
     } catch {

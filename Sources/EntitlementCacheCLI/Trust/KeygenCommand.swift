@@ -6,7 +6,8 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// `keygen --out PREFIX`: a test Ed25519 key pair, `PREFIX.key` (0600) and `PREFIX.pub`.
+/// `keygen --out PREFIX`: a test Ed25519 key pair, `PREFIX.key` (0600) and `PREFIX.pub`; in a
+/// directory, `DIR/entitlement-cache.key` and `.pub`.
 enum KeygenCommand: Command {
   static let spec = CommandSpec(
     name: "keygen",
@@ -16,16 +17,27 @@ enum KeygenCommand: Command {
       Writes PREFIX.key, the private key (base64, created readable by you only), and
       PREFIX.pub, the public key to pass as --trust-root. For trying signed snapshots on a
       development machine: a production root key belongs in the server team's key store,
-      never in a file on a laptop. Existing files are never replaced.
+      never in a file on a laptop. Existing files are never replaced. When PREFIX is a
+      directory (or ends in /), the pair is DIR/entitlement-cache.key and .pub.
       """,
     flags: [
       Flag("--out", "PREFIX", "where to write PREFIX.key and PREFIX.pub"), CommonFlags.json,
     ],
     examples: ["entitlement-cache keygen --out test-root"])
 
+  /// The pair's name in a directory given as `--out`.
+  static let defaultName = "entitlement-cache"
+
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
-    guard let prefix = invocation.arguments.value("--out") else {
+    guard var prefix = invocation.arguments.value("--out") else {
       throw CLIError.usage("keygen: missing --out PREFIX")
+    }
+    // A directory is where the pair goes, never a prefix of hidden files (`DIR/.key`).
+    if prefix.hasSuffix("/") || InputFile.isDirectory(prefix) {
+      guard InputFile.isDirectory(prefix) else {
+        throw CLIError.usage("--out: \(prefix) is not a directory that exists")
+      }
+      prefix = (prefix.hasSuffix("/") ? prefix : prefix + "/") + defaultName
     }
     // Neither file is written when either exists, so a failure leaves no half of a pair.
     for path in [prefix + ".key", prefix + ".pub"] where InputFile.exists(path) {
@@ -45,8 +57,8 @@ enum KeygenCommand: Command {
     invocation.emit(
       text: """
         Wrote a test key pair (not for production):
-          \(prefix).key  private key, readable by you only
-          \(prefix).pub  public key: pass it as --trust-root
+          \(TerminalText.field(prefix)).key  private key, readable by you only
+          \(TerminalText.field(prefix)).pub  public key: pass it as --trust-root
 
         """,
       json: .object([

@@ -39,7 +39,7 @@ enum SignCommand: Command {
     guard let out = invocation.arguments.value("--out") else {
       throw CLIError.usage("sign: missing --out F, the file the envelope is written to")
     }
-    let rootKey = try KeyFiles.privateKey(in: keyFile)
+    let rootKey = try KeyFiles.privateKey(in: keyFile, flag: "--root-key")
     let file = invocation.arguments.value("--file")
     let body = try InputFile.contents(of: file)
     let snapshot: CustomerInfoSnapshot
@@ -54,10 +54,7 @@ enum SignCommand: Command {
     }
     var notAfter = requestDate.addingTimeInterval(365 * 86_400)
     if let text = invocation.arguments.value("--not-after") {
-      guard let date = Date(iso8601: text) else {
-        throw CLIError.usage("--not-after: '\(text)' is not an ISO-8601 time with a UTC offset")
-      }
-      notAfter = date
+      notAfter = try TimeText.parse(text, flag: "--not-after")
     }
     let intermediate = try TestKeys.make()
     let server = ResponseSigner(

@@ -174,6 +174,37 @@ struct ISO8601Tests {
     #expect(ISO8601.parse(text) == nil)
   }
 
+  /// An error can say "out of range" only for a timestamp that is well-formed and outside the
+  /// range, never for one that is malformed or one that parses.
+  @Test(
+    "Out-of-range timestamps are told apart from malformed ones",
+    arguments: [
+      ("+10000-01-30T23:59:59Z", true), ("10000-01-01T00:00:00Z", true),
+      ("-0001-12-31T23:59:59.999Z", true), ("+2026-11-30T12:00:00Z", false),
+      ("-0000-01-01T00:00:00Z", false), ("02026-11-30T12:00:00Z", false),
+      ("+99999999999999999999-01-01T00:00:00Z", true),
+      ("9999-12-31T23:59:59-08:00", true), ("0000-01-01T00:00:00+01:00", true),
+      ("9999-12-31T23:59:59.999Z", false), ("0000-01-01T00:00:00Z", false),
+      ("+10000-13-01T00:00:00Z", false), ("10000-01-01", false), ("+1-01-01T00:00:00Z", false),
+      ("next tuesday", false), ("", false), ("+", false), ("99999", false),
+    ] as [(String, Bool)])
+  func outOfRangeIsToldApart(text: String, isOutOfRange: Bool) {
+    #expect(ISO8601.isOutOfRange(text) == isOutOfRange)
+    #expect(ISO8601.parse(text) == nil || !isOutOfRange)
+  }
+
+  /// What output clamps to is exactly what the parser reads at each end.
+  @Test("The readable range's ends format and parse back")
+  func readableRangeEnds() throws {
+    for end in [Date.iso8601Range.lowerBound, Date.iso8601Range.upperBound] {
+      #expect(ISO8601.parse(ISO8601.format(end)) == end)
+    }
+    #expect(ISO8601.format(Date.iso8601Range.upperBound) == "9999-12-31T23:59:59.999Z")
+    let justPast = Date(unixMilliseconds: ISO8601.lastInstant + 1)
+    #expect(ISO8601.parse(ISO8601.format(justPast)) == nil)
+    #expect(ISO8601.isOutOfRange(ISO8601.format(justPast)))
+  }
+
   @Test(
     "The last and first instants of the range still parse, with or without an offset",
     arguments: [

@@ -1,0 +1,56 @@
+/// The one place that decides which characters may reach a terminal.
+///
+/// A snapshot's strings come from a server, or from a file a customer sent; a `--reason` from
+/// whoever typed it. None of them is trusted with the terminal: an ESC starts a sequence that
+/// can retitle the window, recolour what follows or move the cursor over earlier lines; a CR
+/// or a NUL hides text; a bidirectional override makes a line read in another order than its
+/// bytes. Such a character is shown as a Swift escape, `\u{1B}`, which a person can read and
+/// which no terminal acts on.
+enum TerminalText {
+  /// Whether `scalar` is one the terminal or the reader would act on rather than show:
+  /// the C0 controls (NUL through US), DEL, the C1 controls (U+0080–U+009F, which some
+  /// terminals read as ESC sequences), the line and paragraph separators, and the
+  /// bidirectional formatting characters (the Unicode Bidirectional Algorithm's embeddings,
+  /// overrides, isolates and marks).
+  static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x00...0x1F, 0x7F...0x9F: true
+    case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+    default: false
+    }
+  }
+
+  /// `U+001B`: how an error names a character it refuses.
+  static func codePoint(_ scalar: Unicode.Scalar) -> String {
+    let hex = String(scalar.value, radix: 16, uppercase: true)
+    return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+  }
+
+  /// `text` with every unsafe character written as `\u{HEX}`, the newline included: for a
+  /// value that must stay on its line (a table cell, a field of a sentence).
+  static func field(_ text: String) -> String {
+    escaped(text, keepingNewlines: false)
+  }
+
+  /// `text` with every unsafe character but the newline written as `\u{HEX}`: for whole
+  /// output the tool composed, whose own line breaks are meant.
+  static func lines(_ text: String) -> String {
+    escaped(text, keepingNewlines: true)
+  }
+
+  private static func escaped(_ text: String, keepingNewlines: Bool) -> String {
+    // Nearly all output is clean: scanning first costs one pass and no copy.
+    guard text.unicodeScalars.contains(where: { isUnsafe($0) && !(keepingNewlines && $0 == "\n") })
+    else { return text }
+    var output = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+      if isUnsafe(scalar), !(keepingNewlines && scalar == "\n") {
+        output.append(
+          contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+      } else {
+        output.append(scalar)
+      }
+    }
+    return String(output)
+  }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Nonsense is refused where it is passed, with a message that says what is wrong, and every
+/// date the tool prints is one it reads back.
+@Suite struct InputRefusalTests {
+  let workspace: Workspace
+
+  init() throws {
+    workspace = try Workspace()
+  }
+
+  // MARK: Dates
+
+  /// A server's year-9999 `requestDate` makes boundaries past year 9999. The tool prints the
+  /// last instant it reads instead, and says "beyond" in text.
+  @Test func everyDatePrintedReadsBack() throws {
+    let farFuture = "9999-12-31T23:59:59Z"
+    let snapshot = """
+      { "requestDate": "\(farFuture)", "verification": "verified",
+        "entitlements": { "lifetime": { "status": "active", "expiresAt": null,
+                                        "verifiedAt": "\(farFuture)", "source": "purchase" } } }
+      """
+    try workspace.put(snapshot)
+    let check = try workspace.check("lifetime", now: "2026-12-01T12:00:00Z")
+    let evidence = try #require(check.json["evidence"] as? [String: Any])
+    #expect(evidence["validUntil"] as? String == "9999-12-31T23:59:59.999Z")
+    let show = try workspace.run("show", Sample.scope() + ["--now", "2026-12-01T12:00:00Z"])
+    let showJSON = try workspace.run(
+      "show", Sample.scope() + ["--now", "2026-12-01T12:00:00Z", "--json"])
+    let text = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "lifetime", "--now", "2026-12-01T12:00:00Z"])
+    #expect(text.stdout.contains("valid until       beyond 9999-12-31T23:59:59.999Z\n"))
+    // Every timestamp in every output is one the tool itself accepts as --now.
+    let pattern = try NSRegularExpression(pattern: #"[+-]?\d{4,}-\d\d-\d\dT[0-9:.]+Z"#)
+    var seen = Set<String>()
+    for output in [check.result.stdout, show.stdout, showJSON.stdout, text.stdout] {
+      let range = NSRange(output.startIndex..., in: output)
+      for match in pattern.matches(in: output, range: range) {
+        seen.insert(String(output[try #require(Range(match.range, in: output))]))
+      }
+    }
+    #expect(seen.contains("9999-12-31T23:59:59.999Z"))
+    for timestamp in seen {
+      let result = try workspace.run(
+        "check", Sample.scope() + ["--entitlement", "x", "--now", timestamp])
+      #expect(result.status == 1, "\(timestamp) does not read back: \(result.stderr)")
+    }
+  }
+
+  @Test func outOfRangeIsSaidAsOutOfRange() throws {
+    let cases: [([String], String)] = [
+      (
+        ["check", "--now", "10000-01-01T00:00:00Z"],
+        "error: --now: '10000-01-01T00:00:00Z' is out of range: times are years 0000 through 9999 in UTC\n"
+      ),
+      (
+        ["check", "--now", "+10000-01-30T23:59:59Z"],
+        "error: --now: '+10000-01-30T23:59:59Z' is out of range: times are years 0000 through 9999 in UTC\n"
+      ),
+      (
+        ["check", "--now", "9999-12-31T23:59:59-08:00"],
+        "error: --now: '9999-12-31T23:59:59-08:00' is out of range: times are years 0000 through 9999 in UTC\n"
+      ),
+      (
+        ["check", "--now", "next tuesday"],
+        "error: --now: 'next tuesday' is not an ISO-8601 time with a UTC offset, such as 2026-11-30T12:00:00Z\n"
+      ),
+      (
+        ["check", "--stale-after", "9223372036854775807d"],
+        "error: --stale-after: '9223372036854775807d' is out of range: at most 36500d (100 years)\n"
+      ),
+      (
+        ["check", "--max-snapshot-age", "36501d"],
+        "error: --max-snapshot-age: '36501d' is out of range: at most 36500d (100 years)\n"
+      ),
+      (
+        ["check", "--stale-after", "5 minutes"],
+        "error: --stale-after: '5 minutes' is not a duration such as 90, 90s, 5m, 12h or 30d\n"
+      ),
+    ]
+    for (arguments, expected) in cases {
+      let result = try workspace.run(
+        arguments[0], Sample.scope() + ["--entitlement", "pro"] + arguments.dropFirst())
+      #expect(result.status == 2)
+      #expect(result.stderr == expected)
+    }
+    let snapshot = Sample.single(expiresAt: "+10000-01-01T00:00:00Z")
+    let put = try workspace.run("put", Sample.scope(), stdin: snapshot)
+    #expect(put.status == 2)
+    #expect(
+      put.stderr
+        == "error: entitlements.pro.expiresAt: out of range: dates are years 0000 through 9999 in UTC\n"
+    )
+  }
+
+  // MARK: Snapshots
+
+  @Test func aChangeBudgetThatCannotBeTrueIsRefused() throws {
+    try workspace.put()
+    let before = try workspace.logicalState()
+    for (budget, expected) in [
+      (
+        #"{"remaining": 9, "limit": 3, "windowDays": 30}"#,
+        "deviceAccess.changeBudget.remaining: 9 is more than limit 3"
+      ),
+      (
+        #"{"remaining": 1, "limit": 3, "windowDays": 9223372036854775807}"#,
+        "deviceAccess.changeBudget.windowDays: out of range: 1 through 3660 days"
+      ),
+      (
+        #"{"remaining": 1, "limit": 3, "windowDays": 0}"#,
+        "deviceAccess.changeBudget.windowDays: out of range: 1 through 3660 days"
+      ),
+      (
+        #"{"remaining": 1, "limit": 1000000, "windowDays": 30}"#,
+        "deviceAccess.changeBudget.limit: out of range: at most 1000"
+      ),
+    ] {
+      let snapshot = Sample.single(
+        extra: #", "deviceAccess": {"status": "active", "changeBudget": "# + budget + "}")
+      let result = try workspace.run("put", Sample.scope(), stdin: snapshot)
+      #expect(result.status == 2)
+      #expect(result.stderr == "error: \(expected)\n")
+    }
+    #expect(try workspace.logicalState() == before)
+  }
+
+  // MARK: Keys
+
+  @Test func aKeyFileOfTheWrongKindIsRefusedWhereItIsPassed() throws {
+    let keygen = try CLI.run(["keygen", "--out", "root"], in: workspace.directory.path)
+    #expect(keygen.status == 0)
+    let snapshot = try workspace.directory.write("snapshot.json", Sample.single())
+    let trust = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "pro", "--trust-root", "root.key"])
+    #expect(trust.status == 2)
+    #expect(
+      trust.stderr
+        == "error: root.key: holds an Ed25519 private key (keygen's PREFIX.key); --trust-root "
+        + "takes an Ed25519 public key (keygen's PREFIX.pub)\n")
+    let sign = try CLI.run(
+      ["sign"] + Sample.scope() + ["--root-key", "root.pub", "--file", snapshot, "--out", "s.sig"],
+      in: workspace.directory.path)
+    #expect(sign.status == 2)
+    #expect(
+      sign.stderr
+        == "error: root.pub: holds an Ed25519 public key (keygen's PREFIX.pub); --root-key "
+        + "takes an Ed25519 private key (keygen's PREFIX.key)\n")
+    #expect(!FileManager.default.fileExists(atPath: workspace.directory.path("s.sig")))
+  }
+
+  @Test func keygenIntoADirectoryWritesNamedFilesNeverHiddenOnes() throws {
+    let keys = workspace.directory.path("keys")
+    try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: false)
+    for out in ["keys/", "keys"] {
+      let result = try CLI.run(["keygen", "--out", out], in: workspace.directory.path)
+      if out == "keys/" {
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("keys/entitlement-cache.key  private key"))
+      } else {
+        // The pair exists already: refused, not replaced, and no hidden file either way.
+        #expect(result.status == 2)
+        #expect(result.stderr == "error: keys/entitlement-cache.key: exists; not replaced\n")
+      }
+    }
+    let files = try FileManager.default.contentsOfDirectory(atPath: keys).sorted()
+    #expect(files == ["entitlement-cache.key", "entitlement-cache.pub"])
+    let missing = try CLI.run(["keygen", "--out", "nowhere/"], in: workspace.directory.path)
+    #expect(missing.status == 2)
+    #expect(missing.stderr == "error: --out: nowhere/ is not a directory that exists\n")
+  }
+
+  // MARK: Files
+
+  @Test func aDirectoryOrAMissingDirectoryHasItsOwnMessage() throws {
+    let directory = workspace.directory.path("folder")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    let expected =
+      "error: \(directory): is a directory, not a file; --db names the database file itself\n"
+    for command in [["check", "--entitlement", "pro"], ["put"], ["show"], ["doctor"], ["scopes"]] {
+      let scope = command[0] == "doctor" || command[0] == "scopes" ? [] : Sample.scope()
+      let result = try CLI.run(
+        [command[0], "--db", directory] + scope + command.dropFirst(), in: workspace.directory.path,
+        stdin: Sample.single())
+      #expect(result.status == 3, "\(command)")
+      #expect(result.stderr == expected, "\(command)")
+    }
+    let missing = workspace.directory.path("absent/cache.sqlite")
+    let put = try CLI.run(
+      ["put", "--db", missing] + Sample.scope(), in: workspace.directory.path,
+      stdin: Sample.single())
+    #expect(put.status == 3)
+    #expect(
+      put.stderr
+        == "error: \(missing): the directory \(workspace.directory.path("absent")) does not "
+        + "exist; the tool creates the database file, not the directories above it\n")
+  }
+
+  /// A read-only check of a read-only file leaves a `-shm` with the file's mode 0444; once the
+  /// file is writable again, SQLite still refuses every write. The error names the `-shm`.
+  /// Root writes through any mode, so the tool runs as `nobody` here.
+  @Test(
+    .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+  func aWriteRefusedForAReadOnlyShmNamesTheShm() throws {
+    // A directory and a copy of the binary that the unprivileged user can reach.
+    let shared = try TemporaryDirectory()
+    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: shared.path)
+    let binary = shared.path("entitlement-cache")
+    try FileManager.default.copyItem(atPath: CLI.binary, toPath: binary)
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary)
+    _ = try shared.write("snapshot.json", Sample.single())
+    func asNobody(_ arguments: [String]) throws -> CLIResult {
+      try CLI.run(
+        ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
+        in: shared.path, prefix: ["/usr/bin/setpriv"], binaryless: true)
+    }
+    let put = ["put", "--db", "cache.sqlite"] + Sample.scope() + ["--file", "snapshot.json"]
+    #expect(try asNobody(put).status == 0)
+    #expect(chmod(shared.path("cache.sqlite"), 0o444) == 0)
+    let check = ["check", "--db", "cache.sqlite", "--entitlement", "pro"] + Sample.scope()
+    #expect(try asNobody(check).status == 0)
+    #expect(FileManager.default.fileExists(atPath: shared.path("cache.sqlite-shm")))
+    #expect(chmod(shared.path("cache.sqlite"), 0o644) == 0)
+    let refused = try asNobody(put)
+    #expect(refused.status == 3)
+    #expect(
+      refused.stderr
+        == "error: cache.sqlite-shm: not writable, though cache.sqlite is, so SQLite cannot "
+        + "store snapshot (a read-only open of a read-only database leaves it so); make it "
+        + "writable again (chmod u+w cache.sqlite-shm) and run again\n")
+    // The recovery the message gives works.
+    #expect(chmod(shared.path("cache.sqlite-shm"), 0o644) == 0)
+    #expect(try asNobody(put).status == 0)
+  }
+}
