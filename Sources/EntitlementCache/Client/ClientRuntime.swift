@@ -86,6 +86,15 @@ extension Duration {
     return .milliseconds(Int64(milliseconds))
   }
 
+  /// How long the boundary timer sleeps for a boundary `seconds` ahead: rounded up to the
+  /// millisecond, so it never fires before the boundary, and at least one millisecond. A
+  /// boundary a fraction of a microsecond ahead (a refresh stored at a fractional millisecond,
+  /// read back floored) would otherwise round to zero: the timer would fire at once, find the
+  /// boundary not yet crossed, publish nothing and set itself again, for ever.
+  static func boundaryDelay(_ seconds: TimeInterval) -> Duration {
+    max(ceilingMilliseconds(seconds), .milliseconds(1))
+  }
+
   /// The duration in seconds.
   var seconds: TimeInterval {
     let (whole, attoseconds) = components

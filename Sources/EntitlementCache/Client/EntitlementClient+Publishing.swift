@@ -70,13 +70,12 @@ extension EntitlementClient {
     return state
   }
 
-  /// Republishes at the next boundary (DESIGN §10 item 3), on the runtime's clock: the wait is
-  /// rounded up to the millisecond so the timer never fires before the boundary it is for.
+  /// Republishes at the next boundary, on the runtime's clock (``Duration/boundaryDelay(_:)``).
   func scheduleBoundary(_ core: inout ClientCore, after wait: TimeInterval?) {
     core.boundaryTimer?.cancel()
     core.boundaryTimer = nil
     guard let wait else { return }
-    let delay = Duration.ceilingMilliseconds(wait)
+    let delay = Duration.boundaryDelay(wait)
     core.boundaryTimer = spawn(&core) { [weak self, runtime] in
       do { try await runtime.sleep(for: delay) } catch { return }
       guard let self else { return }

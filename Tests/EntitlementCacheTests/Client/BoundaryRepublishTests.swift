@@ -110,3 +110,17 @@ struct BoundaryRepublishTests {
     #expect(harness.client.currentState?.decisions.keys.sorted() == ["pro"])
   }
 }
+
+/// The boundary timer's delay, which must never be zero for a boundary still ahead.
+@Suite("Refresh client: the boundary timer's delay")
+struct BoundaryDelayTests {
+  @Test(
+    "a boundary ahead by any amount waits at least a millisecond, rounded up",
+    arguments: [
+      (1e-9, 1), (1e-7, 1), (0.0004, 1), (0.001, 1), (0.001001, 2), (299.9999999, 300_000),
+      (300, 300_000),
+    ] as [(Double, Int64)])
+  func delay(seconds: Double, milliseconds: Int64) {
+    #expect(Duration.boundaryDelay(seconds) == .milliseconds(milliseconds))
+  }
+}
