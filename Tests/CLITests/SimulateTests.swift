@@ -601,8 +601,8 @@ enum SimScript {
     #expect(
       fetches.map(Self.brief) == [
         // In the background each refresh first waits a random 0-5 s (seeded), then the latency.
-        "12:00:00Z fetch alice start failed 401", "12:01:02.204Z fetch alice explicit failed 503",
-        "12:02:00.863Z fetch alice explicit failed",
+        "12:00:00Z fetch alice start failed 401", "12:01:01.824Z fetch alice explicit failed 503",
+        "12:02:01.310Z fetch alice explicit failed",
       ])
     #expect(!result.stdout.contains(#""outcome":"failed","status":null"#))
   }

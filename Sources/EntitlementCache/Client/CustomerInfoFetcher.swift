@@ -73,7 +73,7 @@ public enum FetchFailure: Error, Sendable, Hashable, CustomStringConvertible {
   /// response).
   case transient(status: Int?)
   /// The server refused the request (a 4xx, with its status); trying again unchanged will not
-  /// help, so retries back off all the same.
+  /// help, so the client sets no retry timer: the next flow that refreshes asks again.
   case rejected(status: Int)
 
   /// `transient`, `transient (503)`, `rejected (401)`.

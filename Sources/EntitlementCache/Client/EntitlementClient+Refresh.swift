@@ -281,10 +281,12 @@ extension EntitlementClient {
     dropped?.finish(.discardedLoggedOut)
   }
 
-  /// After a failure, the next backed-off retry; after a success, none.
+  /// After a failure, the next backed-off retry; after a success, none. A `rejected` answer
+  /// (a 4xx) is not retried on a timer either: asking again in minutes gets the same answer,
+  /// for as long as the app stays open. The next flow that refreshes asks again.
   private func scheduleRetry(_ core: inout ClientCore, after outcome: RefreshOutcome) {
     switch outcome {
-    case .stored, .lateStored, .discardedOlder:
+    case .stored, .lateStored, .discardedOlder, .failed(.rejected):
       core.retry.reset()
     case .failed, .invalidResponse, .verificationFailed:
       guard core.retry.pending == nil else { return }

@@ -41,7 +41,9 @@ struct LifecycleTests {
         .lastRefreshFailureReason == nil)
   }
 
-  @Test("a rejected fetch is recorded with its status and retried only with backoff")
+  @Test(
+    "a rejected fetch is recorded with its status, never retried on a timer, asked again by the next flow"
+  )
   func rejected() throws {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
@@ -52,10 +54,35 @@ struct LifecycleTests {
     #expect(stored?.bookkeeping.lastRefreshFailureReason == "rejected_401")
     #expect(harness.client.currentState?.decisions["pro"]?.evidence.isComputedOffline == true)
     #expect(harness.fetcher.waiting.isEmpty)
-    harness.runtime.advance(by: .milliseconds(700))
-    #expect(harness.fetcher.waiting.isEmpty)
-    harness.runtime.advance(by: .milliseconds(550))
-    #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
+    // An hour in the foreground: the transient backoff would have asked a dozen times.
+    harness.runtime.advance(by: .seconds(3600))
+    #expect(harness.fetcher.requests.count == 1)
+    // The next flow that refreshes asks again, with no backoff holding it.
+    _ = harness.run { client in await client.refresh() }
+    #expect(harness.fetcher.waiting.map(\.flow) == [.explicit])
+  }
+
+  @Test("a fresh answer a purchase post stored cancels the retry of an earlier failed fetch")
+  func postedAnswerCancelsRetry() throws {
+    let harness = try ClientHarness(
+      configure: { $0.crossProcessCheckInterval = nil }, posts: true)
+    // A purchase queued in an earlier launch: start drains it, with no refresh of its own.
+    let queue = try #require(harness.cache as? any PurchaseQueueStore)
+    _ = try queue.enqueue(
+      PurchaseFixture.purchase("tx1"), observedBy: ClientFixture.identity("alice").scope)
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    let retry = try #require(harness.runtime.pendingWaits.first)
+    let fresh = ClientFixture.json(requestDate: ClientFixture.start)
+    harness.poster.answer(.success(.synced(FetchedCustomerInfo(body: Data(fresh.utf8)))))
+    harness.runtime.runUntilIdle()
+    #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
+    // Past the retry's delay: no retry asks, so nothing can mark the fresh answer offline.
+    harness.runtime.advance(by: retry + .seconds(1))
+    #expect(harness.fetcher.requests.map(\.flow) == [.start])
+    #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
   }
 
   @Test("in the background retries stop; back in the foreground a stale snapshot refreshes")
