@@ -748,6 +748,20 @@ enum SimScript {
       ]), "steps[2].at: earlier than steps[1]"
     ),
     (
+      SimScript.make(steps: [
+        SimScript.step("+0s", "start"), SimScript.step("9999-12-31T00:00:00Z", "start"),
+      ]),
+      "steps[1].at: more than 366 days after start; a run goes through every timer of the "
+        + "client in between (a retry every 5 minutes while fetches fail), so a script covers "
+        + "at most a year"
+    ),
+    (
+      SimScript.make(steps: [SimScript.step("+367d", "start")]),
+      "steps[0].at: more than 366 days after start; a run goes through every timer of the "
+        + "client in between (a retry every 5 minutes while fetches fail), so a script covers "
+        + "at most a year"
+    ),
+    (
       SimScript.make(steps: [#"{ "do": "start" }"#]), "steps[0].at: missing"
     ),
     (

@@ -45,8 +45,8 @@ enum SimulateCommand: Command {
       clock).
       """,
       """
-      TIME is ISO-8601 or +D from start (setClock also takes -D). D is 500ms, 2s, 10m, 1h or
-      30d. "db": null runs on a throw-away database; a path (relative to the current
+      TIME is ISO-8601 or +D from start (setClock also takes -D), steps at most 366 days after
+      start. D is 500ms, 2s, 10m, 1h or 30d. "db": null runs on a throw-away database; a path (relative to the current
       directory) is created when missing and kept. The app starts in the foreground, where
       failed fetches are retried (1 s doubling to 5 min): a background step quiets them, and
       there a refresh first waits a random 0-5 s (seeded: the same every run). The run ends

@@ -213,6 +213,12 @@ package enum ScriptParser {
     return Int(value)
   }
 
+  /// How far after `start` a step may be. The virtual clock runs every timer on the way, and a
+  /// client whose fetches fail in the foreground retries every 5 minutes: a step in year 9999
+  /// would take hours and hold every event in memory. A year covers every field report's
+  /// window, an annual subscription's included.
+  static let longestRun: Duration = .seconds(366 * 86_400)
+
   private static func steps(_ node: ScriptNode, times: TimeReader) throws(ScriptError)
     -> [ScriptStep]
   {
@@ -223,6 +229,12 @@ package enum ScriptParser {
       let at = try times.offset(atNode)
       if let previous = steps.last, at < previous.at {
         throw atNode.error("earlier than steps[\(index - 1)]")
+      }
+      guard at <= longestRun else {
+        throw atNode.error(
+          "more than 366 days after start; a run goes through every timer of the client in "
+            + "between (a retry every 5 minutes while fetches fail), so a script covers at "
+            + "most a year")
       }
       steps.append(ScriptStep(at: at, action: try action(object, times: times)))
     }
