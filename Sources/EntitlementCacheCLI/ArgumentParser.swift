@@ -89,7 +89,8 @@ package enum ArgumentParser {
       index += 1
       if argument == "-h" || argument == "--help" { return .help(help(for: command)) }
       guard argument.hasPrefix("--"), argument.count > 2 else {
-        throw CLIError.usage("\(command.name): unexpected argument '\(argument)'")
+        throw CLIError.usage(
+          "\(command.name): unexpected argument '\(TerminalText.excerpt(argument))'")
       }
       var name = argument
       var inlineValue: String?
@@ -100,7 +101,7 @@ package enum ArgumentParser {
       guard let flag = command.flags.first(where: { $0.name == name }) else {
         let hint = nearest(name, in: command.flags.map(\.name)).map { "; did you mean \($0)?" }
         throw CLIError.usage(
-          "\(command.name): unknown flag \(name)\(hint ?? "; see '\(toolName) \(command.name) --help'")"
+          "\(command.name): unknown flag \(TerminalText.excerpt(name))\(hint ?? "; see '\(toolName) \(command.name) --help'")"
         )
       }
       guard !parsed.has(name) else {
@@ -130,7 +131,8 @@ package enum ArgumentParser {
   {
     if let command = commands.first(where: { $0.name == name }) { return command }
     let hint = nearest(name, in: commands.map(\.name)).map { "; did you mean '\($0)'?" }
-    throw CLIError.usage("unknown command '\(name)'\(hint ?? "; try '\(toolName) --help'")")
+    throw CLIError.usage(
+      "unknown command '\(TerminalText.excerpt(name))'\(hint ?? "; try '\(toolName) --help'")")
   }
 
   /// The arguments as text, each checked to be UTF-8.

@@ -155,6 +155,14 @@ import Testing
         == "error: root.pub: holds an Ed25519 public key (keygen's PREFIX.pub); --root-key "
         + "takes an Ed25519 private key (keygen's PREFIX.key)\n")
     #expect(!FileManager.default.fileExists(atPath: workspace.directory.path("s.sig")))
+    // A path with a newline cannot fake a line of sign's output.
+    let signed = try CLI.run(
+      ["sign"] + Sample.scope() + [
+        "--root-key", "root.key", "--file", snapshot, "--out", "e.sig\nverification  verified",
+      ], in: workspace.directory.path)
+    #expect(signed.status == 0, "\(signed.stderr)")
+    #expect(signed.stdout.hasSuffix("envelope written to e.sig\\u{A}verification  verified\n"))
+    #expect(signed.stdout.split(separator: "\n").count == 1)
   }
 
   @Test func keygenIntoADirectoryWritesNamedFilesNeverHiddenOnes() throws {
@@ -176,6 +184,11 @@ import Testing
     let missing = try CLI.run(["keygen", "--out", "nowhere/"], in: workspace.directory.path)
     #expect(missing.status == 2)
     #expect(missing.stderr == "error: --out: nowhere/ is not a directory that exists\n")
+    let empty = try CLI.run(["keygen", "--out="], in: workspace.directory.path)
+    #expect(empty.status == 2)
+    #expect(
+      empty.stderr == "error: --out: empty; give a PREFIX such as test-root, or a directory\n")
+    #expect(!FileManager.default.fileExists(atPath: workspace.directory.path(".key")))
   }
 
   // MARK: Files
@@ -193,6 +206,12 @@ import Testing
       #expect(result.status == 3, "\(command)")
       #expect(result.stderr == expected, "\(command)")
     }
+    _ = try workspace.directory.write("plain-file", "")
+    let underFile = try CLI.run(
+      ["put", "--db", "plain-file/cache.sqlite"] + Sample.scope(), in: workspace.directory.path,
+      stdin: Sample.single())
+    #expect(underFile.status == 3)
+    #expect(underFile.stderr == "error: plain-file/cache.sqlite: plain-file is not a directory\n")
     let missing = workspace.directory.path("absent/cache.sqlite")
     let put = try CLI.run(
       ["put", "--db", missing] + Sample.scope(), in: workspace.directory.path,
@@ -206,9 +225,10 @@ import Testing
 
   /// A read-only check of a read-only file leaves a `-shm` with the file's mode 0444; once the
   /// file is writable again, SQLite still refuses every write. The error names the `-shm`.
-  /// Root writes through any mode, so the tool runs as `nobody` here.
+  /// Root writes through any mode, so as root the tool runs as `nobody` (through setpriv).
   @Test(
-    .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    .enabled(
+      if: getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
   func aWriteRefusedForAReadOnlyShmNamesTheShm() throws {
     // A directory and a copy of the binary that the unprivileged user can reach.
     let shared = try TemporaryDirectory()
@@ -217,10 +237,10 @@ import Testing
     try FileManager.default.copyItem(atPath: CLI.binary, toPath: binary)
     try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary)
     _ = try shared.write("snapshot.json", Sample.single())
+    let unprivileged =
+      getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
     func asNobody(_ arguments: [String]) throws -> CLIResult {
-      try CLI.run(
-        ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
-        in: shared.path, prefix: ["/usr/bin/setpriv"], binaryless: true)
+      try CLI.run(arguments, in: shared.path, prefix: unprivileged + [binary], binaryless: true)
     }
     let put = ["put", "--db", "cache.sqlite"] + Sample.scope() + ["--file", "snapshot.json"]
     #expect(try asNobody(put).status == 0)

@@ -49,6 +49,14 @@ import Testing
     let json = try workspace.run(
       "put", Sample.scope() + ["--now", "2026-11-30T16:00:00Z", "--json"], stdin: Sample.single())
     #expect(try json.json()["clockOffset"] as? Int == -14_400)
+    // A fractional offset reads the same in put and in the evidence: both round to nearest.
+    let fractional = try workspace.run(
+      "put", Sample.scope() + ["--now", "2026-11-30T11:59:59.400Z", "--json"],
+      stdin: Sample.single())
+    let show = try workspace.run(
+      "show", Sample.scope() + ["--now", "2026-11-30T11:59:59.400Z", "--json"])
+    #expect(try fractional.json()["clockOffset"] as? Int == 1)
+    #expect(try show.json()["clockOffset"] as? Int == 1)
     let onTime = try workspace.run(
       "put", Sample.scope() + ["--now", Sample.requestDate], stdin: Sample.single())
     #expect(!onTime.stdout.contains("clock offset"))

@@ -762,6 +762,14 @@ enum SimScript {
         + "at most a year"
     ),
     (
+      SimScript.make(steps: [SimScript.step("+36501d", "start")]),
+      "steps[0].at: out of range: \"+36501d\" (at most 36500d, 100 years)"
+    ),
+    (
+      SimScript.make(steps: [SimScript.step("10000-01-01T00:00:00Z", "start")]),
+      "steps[0].at: out of range: times are years 0000 through 9999 in UTC"
+    ),
+    (
       SimScript.make(steps: [#"{ "do": "start" }"#]), "steps[0].at: missing"
     ),
     (

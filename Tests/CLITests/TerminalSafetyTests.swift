@@ -128,6 +128,9 @@ import Testing
             (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) != nil, "\(what)")
         } else if result.stdout.contains("\\u{1B}") {
           #expect(result.stdout.contains("\\u{202E}") && result.stdout.contains("\\u{9B}"))
+          // The newline inside a value is escaped where the value is printed: the last guard
+          // over the whole output keeps newlines, so this proves the value's own escaping.
+          #expect(result.stdout.contains("\\u{A}"), "\(what) kept a value's newline")
           escapedTexts += 1
         }
       }
@@ -168,6 +171,42 @@ import Testing
     }
   }
 
+  /// A stored `\u{1B}`, six printable characters, must not read like an escaped ESC.
+  @Test func aBackslashInAValueIsEscapedToo() throws {
+    // The JSON key `pro\\u{1B}` is the text `pro\u{1B}`: a backslash, not an ESC.
+    try workspace.put(Sample.single(#"pro\\u{1B}"#))
+    let show = try workspace.run("show", Sample.scope() + ["--now", "2026-11-30T12:10:00Z"])
+    #expect(show.stdout.contains("\n" + #"pro\\u{1B}  "#), "\(show.stdout)")
+    #expect(!show.stdout.contains("\n" + #"pro\u{1B}  "#))
+  }
+
+  @Test func anErrorQuotesAtMostAnExcerptOfALongValue() throws {
+    let long = String(repeating: "9", count: 100_000)
+    let result = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "pro", "--now", long])
+    #expect(result.status == 2)
+    #expect(
+      result.stderr == "error: --now: '\(String(repeating: "9", count: 80))…' is not an ISO-8601 "
+        + "time with a UTC offset, such as 2026-11-30T12:00:00Z\n")
+  }
+
+  @Test func anEnvironmentPathThatIsNotUTF8IsRefusedAndNamed() throws {
+    for variable in ["ENTITLEMENT_CACHE_DB", "XDG_DATA_HOME", "HOME", "TMPDIR"] {
+      let command =
+        variable == "TMPDIR"
+        ? "demo"
+        : "check --sdk-key k --installation i --environment production --user u --entitlement pro"
+      let result = try CLI.run(
+        ["-c", "\(variable)=$'/tmp/x\\xff' exec \"$0\" \(command)", CLI.binary],
+        in: workspace.directory.path, environment: ["XDG_DATA_HOME": "", "HOME": "/nonexistent"],
+        prefix: ["/bin/bash"], binaryless: true)
+      #expect(result.status == 2, "\(variable): \(result.stderr)")
+      #expect(
+        result.stderr == "error: $\(variable): not valid UTF-8; paths are text, and invalid "
+          + "bytes are refused, never repaired\n")
+    }
+  }
+
   @Test func aReasonIsOneShortLineOfText() throws {
     let scope = Sample.scope()
     for (reason, expected) in [
@@ -179,6 +218,7 @@ import Testing
       ("abc\u{202E}", "error: --reason: holds a control or bidirectional character (U+202E)"),
       (String(repeating: "x", count: 257), "error: --reason: 257 bytes; at most 256 are stored"),
       (String(repeating: "é", count: 129), "error: --reason: 258 bytes; at most 256 are stored"),
+      ("", "error: --reason: empty; leave the flag out to record no reason"),
     ] {
       let result = try workspace.run("refresh-failed", scope + ["--reason", reason])
       #expect(result.status == 2)

@@ -33,6 +33,10 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
   }
 
+  /// True when SQLite refused a write as read-only (`SQLITE_READONLY` and its extended codes):
+  /// the file, its `-wal` or `-shm`, or its directory cannot be written.
+  package var isReadOnly: Bool { resultCode == SQLITE_READONLY }
+
   /// True when another connection holds a lock that the busy timeout did not outwait.
   public var isBusy: Bool {
     resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED

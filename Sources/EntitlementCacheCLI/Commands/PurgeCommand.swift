@@ -33,7 +33,8 @@ enum PurgeCommand: Command {
     let scope = invocation.hasScopeFlags ? try invocation.scope() : nil
     let prefix = arguments.value("--hash")
     if let prefix, prefix.isEmpty || !prefix.allSatisfy(\.isHexDigit) {
-      throw CLIError.usage("--hash: '\(prefix)' is not a hexadecimal hash prefix")
+      throw CLIError.usage(
+        "--hash: '\(TerminalText.excerpt(prefix))' is not a hexadecimal hash prefix")
     }
     let cache = try invocation.openCache(.inspect, policy: policy)
     let deleted: [ScopeKey]

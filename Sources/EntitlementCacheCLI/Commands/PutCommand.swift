@@ -69,12 +69,10 @@ enum PutCommand: Command {
     ]
     // The offset the cache now applies to every server instant, explained when it is large
     // enough to surprise: a hand-written requestDate put without --now is the usual cause.
+    // Rounded to the nearest second as the evidence's clockOffset is, so put and show agree.
     // Both instants are within years 0000-9999, so the whole seconds fit an Int.
-    let offset =
-      Int(
-        exactly: snapshot.customerInfo.requestDate.timeIntervalSince(invocation.now).rounded(
-          .towardZero))
-      ?? 0
+    let seconds = snapshot.customerInfo.requestDate.timeIntervalSince(invocation.now)
+    let offset = Int(exactly: seconds.rounded()) ?? 0
     if abs(offset) >= 60 {
       rows.append(
         ["clock offset", offsetNote(offset, requestDate: snapshot.customerInfo.requestDate)])

@@ -67,7 +67,7 @@ enum QueueCommand: Command {
   private static func stateFilter(_ invocation: Invocation) throws(CLIError) -> PurchaseState? {
     guard let text = invocation.arguments.value("--state") else { return nil }
     guard let state = PurchaseState(rawValue: text) else {
-      throw CLIError.usage("--state: '\(text)' is not \(stateNames)")
+      throw CLIError.usage("--state: '\(TerminalText.excerpt(text))' is not \(stateNames)")
     }
     return state
   }

@@ -61,6 +61,9 @@ enum RefreshFailedCommand: Command {
   /// `text` when it is one line of at most ``maximumReasonBytes`` bytes with nothing a
   /// terminal would act on: every later `show` prints it.
   private static func validatedReason(_ text: String) throws(CLIError) -> String {
+    guard !text.isEmpty else {
+      throw CLIError.usage("--reason: empty; leave the flag out to record no reason")
+    }
     guard text.utf8.count <= maximumReasonBytes else {
       throw CLIError.usage(
         "--reason: \(text.utf8.count) bytes; at most \(maximumReasonBytes) are stored")

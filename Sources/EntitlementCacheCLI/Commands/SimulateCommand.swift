@@ -12,9 +12,10 @@ enum SimulateCommand: Command {
       run. Prints one line per event in the order it happened: every state the client
       publishes (update), every fetch that ends (fetch), every check step (check), and every
       change of a queued purchase (purchase: pending, posting, synced, conflict, rejected or
-      expired, or bound to another user, nothing changed); with --json one JSON object a line, keys sorted. Users are
-      printed by their script labels; nothing else of an identity is. Text output escapes
-      control characters (\u{1B}); JSON escapes them as JSON does.
+      expired, or bound to another user, nothing changed); with --json one JSON object a
+      line, keys sorted. Users are printed by their script labels; nothing else of an
+      identity is. Text output escapes control characters (\\u{1B}); JSON escapes them as
+      JSON does.
       """,
     flags: [
       Flag("--script", "FILE", "the script to run (JSON)"),

@@ -11,11 +11,15 @@ enum TerminalText {
   /// the C0 controls (NUL through US), DEL, the C1 controls (U+0080–U+009F, which some
   /// terminals read as ESC sequences), the line and paragraph separators, and the
   /// bidirectional formatting characters (the Unicode Bidirectional Algorithm's embeddings,
-  /// overrides, isolates and marks).
+  /// overrides, isolates and marks), and the zero-width space, word joiner and byte order
+  /// mark.
   static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
     switch scalar.value {
     case 0x00...0x1F, 0x7F...0x9F: true
     case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+    // Invisible characters that make two different strings look the same. The joiners
+    // (U+200C, U+200D) are left alone: emoji sequences and several scripts need them.
+    case 0x200B, 0x2060, 0xFEFF: true
     default: false
     }
   }
@@ -26,10 +30,20 @@ enum TerminalText {
     return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
   }
 
-  /// `text` with every unsafe character written as `\u{HEX}`, the newline included: for a
-  /// value that must stay on its line (a table cell, a field of a sentence).
+  /// `text` with every unsafe character written as `\u{HEX}`, the newline included, and a
+  /// backslash as `\\`, so a stored `\u{1B}` never reads as an escaped ESC: for a value
+  /// that must stay on its line (a table cell, a field of a sentence, an error).
   static func field(_ text: String) -> String {
     escaped(text, keepingNewlines: false)
+  }
+
+  /// The longest part of a value an error quotes back: a 100 KB argument gets a one-line
+  /// error, not a 100 KB one.
+  static let excerptLength = 80
+
+  /// `text`, or its first ``excerptLength`` characters and `…`.
+  static func excerpt(_ text: String) -> String {
+    text.count <= excerptLength ? text : text.prefix(excerptLength) + "…"
   }
 
   /// `text` with every unsafe character but the newline written as `\u{HEX}`: for whole
@@ -39,12 +53,17 @@ enum TerminalText {
   }
 
   private static func escaped(_ text: String, keepingNewlines: Bool) -> String {
+    // A field escapes its backslashes too; whole output keeps them (help ends lines in `\`).
+    func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+      keepingNewlines ? scalar != "\n" && isUnsafe(scalar) : scalar == "\\" || isUnsafe(scalar)
+    }
     // Nearly all output is clean: scanning first costs one pass and no copy.
-    guard text.unicodeScalars.contains(where: { isUnsafe($0) && !(keepingNewlines && $0 == "\n") })
-    else { return text }
+    guard text.unicodeScalars.contains(where: needsEscape) else { return text }
     var output = String.UnicodeScalarView()
     for scalar in text.unicodeScalars {
-      if isUnsafe(scalar), !(keepingNewlines && scalar == "\n") {
+      if scalar == "\\", !keepingNewlines {
+        output.append(contentsOf: #"\\"#.unicodeScalars)
+      } else if needsEscape(scalar) {
         output.append(
           contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
       } else {

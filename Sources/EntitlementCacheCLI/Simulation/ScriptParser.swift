@@ -360,7 +360,7 @@ struct TimeReader: Sendable {
     guard sign == "+" || (sign == "-" && allowingEarlier) else {
       guard let date = Date(iso8601: text), let milliseconds = SimulationTime.milliseconds(date)
       else {
-        throw node.error(Date.iso8601IsOutOfRange(text) ? "outside years 0000 to 9999" : problem)
+        throw node.error(Date.iso8601IsOutOfRange(text) ? TimeText.problem(text) : problem)
       }
       if !allowingEarlier, milliseconds < start { throw node.error("earlier than start") }
       return milliseconds
@@ -369,14 +369,15 @@ struct TimeReader: Sendable {
     switch DurationText.parseMilliseconds(String(text.dropFirst())) {
     case .success(let value): duration = value
     case .failure(.notADuration): throw node.error(problem)
-    case .failure(.outOfRange): throw node.error("outside years 0000 to 9999")
+    case .failure(.outOfRange):
+      throw node.error("out of range: \"\(text)\" (at most 36500d, 100 years)")
     }
     let magnitude = SimulationTime.milliseconds(duration)
     let (milliseconds, overflow) =
       sign == "+"
       ? start.addingReportingOverflow(magnitude) : start.subtractingReportingOverflow(magnitude)
     guard !overflow, SimulationTime.range.contains(milliseconds) else {
-      throw node.error("outside years 0000 to 9999")
+      throw node.error("out of range: times are years 0000 through 9999 in UTC")
     }
     return milliseconds
   }

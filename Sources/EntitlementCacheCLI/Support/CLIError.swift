@@ -26,9 +26,6 @@ package struct CLIError: Error, Sendable {
   }
 }
 
-/// `SQLITE_READONLY`, the primary result code of every refused write to a read-only file.
-private let sqliteReadOnly: Int32 = 8
-
 extension CLIError {
   /// Maps a support-tool error: a bad hash prefix is a usage error, the rest as the cache's.
   init(_ error: InspectionError, path: String) {
@@ -46,7 +43,7 @@ extension CLIError {
     case .invalidConfiguration, .invalidPurchase, .unverifiedSnapshot:
       self = .usage(error.description)
     case .storage(let operation, let cause)
-    where cause.resultCode == sqliteReadOnly:
+    where cause.isReadOnly:
       // SQLite says "attempt to write a readonly database" even when the database is writable
       // and a `-shm` or `-wal` beside it is not: name the file that is in the way.
       self = .storage(

@@ -26,10 +26,11 @@ enum Console {
     send("warning: \(flattened(message))\n", to: STDERR_FILENO)
   }
 
-  /// Errors are one line, whatever a lower layer put in its message, and a terminal acts on
-  /// nothing in it: a file name or a value quoted in it may hold any character.
+  /// Errors are one line, whatever a lower layer or a quoted value put in the message, and a
+  /// terminal acts on nothing in it: a newline shows as `\u{A}`, as it does on stdout, so a
+  /// path with a newline never reads as one with a space.
   private static func flattened(_ message: String) -> String {
-    TerminalText.field(String(message.map { $0.isNewline ? " " : $0 }))
+    TerminalText.field(message)
   }
 
   private static func send(_ text: String, to descriptor: Int32) {

@@ -22,20 +22,20 @@ enum DatabaseLocation {
       guard !flag.isEmpty else { throw CLIError.usage("--db: empty path") }
       return (flag, false)
     }
-    if let variable = environment("ENTITLEMENT_CACHE_DB") { return (variable, false) }
-    guard let path = defaultPath else {
+    if let variable = try environment("ENTITLEMENT_CACHE_DB") { return (variable, false) }
+    guard let path = try defaultPath() else {
       throw CLIError.usage("no --db given and neither $XDG_DATA_HOME nor $HOME is set")
     }
     return (path, true)
   }
 
   /// The per-user default, or nil when neither `$XDG_DATA_HOME` nor `$HOME` is set.
-  static var defaultPath: String? {
+  static func defaultPath() throws(CLIError) -> String? {
     // The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
-    if let data = environment("XDG_DATA_HOME"), data.hasPrefix("/") {
+    if let data = try environment("XDG_DATA_HOME"), data.hasPrefix("/") {
       return data + "/entitlement-cache/cache.sqlite"
     }
-    return environment("HOME").map { $0 + "/.local/share/entitlement-cache/cache.sqlite" }
+    return try environment("HOME").map { $0 + "/.local/share/entitlement-cache/cache.sqlite" }
   }
 
   /// Creates the default location's directory (mode 0700: the file holds hashes of user
@@ -81,14 +81,24 @@ enum DatabaseLocation {
 
   /// The directory `path` would be created in, when it does not exist.
   static func missingDirectory(of path: String) -> String? {
-    guard let slash = path.lastIndex(of: "/") else { return nil }
-    let directory = slash == path.startIndex ? "/" : String(path[..<slash])
-    return InputFile.exists(directory) ? nil : directory
+    parent(of: path).flatMap { InputFile.exists($0) ? nil : $0 }
   }
 
-  private static func environment(_ name: String) -> String? {
+  /// The directory part of `path`; nil for a bare file name.
+  static func parent(of path: String) -> String? {
+    guard let slash = path.lastIndex(of: "/") else { return nil }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+  }
+
+  /// The value of the environment variable `name`; nil when unset or empty. A value that is
+  /// not UTF-8 is refused, never repaired: a repaired path names another file.
+  static func environment(_ name: String) throws(CLIError) -> String? {
     guard let value = getenv(name) else { return nil }
-    let text = String(cString: value)
+    guard let text = String(validatingCString: value) else {
+      throw CLIError.usage(
+        "$\(name): not valid UTF-8; paths are text, and invalid bytes are refused, never repaired"
+      )
+    }
     return text.isEmpty ? nil : text
   }
 }

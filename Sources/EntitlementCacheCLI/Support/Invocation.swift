@@ -125,7 +125,8 @@ package struct Invocation {
     case nil, "conservative": policy = .conservative
     case "server-snapshot": policy = .serverSnapshot
     case let other?:
-      throw CLIError.usage("--policy: '\(other)' is not conservative or server-snapshot")
+      throw CLIError.usage(
+        "--policy: '\(TerminalText.excerpt(other))' is not conservative or server-snapshot")
     }
     if let value = try duration("--stale-after") { policy.staleAfter = value }
     if let value = try duration("--non-expiring-max-offline-age") {
@@ -148,7 +149,8 @@ package struct Invocation {
     guard let text = arguments.value(flag) else { return nil }
     switch DurationText.parse(text) {
     case .success(let value): return value
-    case .failure(let problem): throw CLIError.usage("\(flag): '\(text)' \(problem)")
+    case .failure(let problem):
+      throw CLIError.usage("\(flag): '\(TerminalText.excerpt(text))' \(problem)")
     }
   }
 
@@ -185,6 +187,8 @@ package struct Invocation {
         throw CLIError.storage(
           "\(path): the directory \(directory) does not exist; the tool creates the database "
             + "file, not the directories above it")
+      } else if let parent = DatabaseLocation.parent(of: path), !InputFile.isDirectory(parent) {
+        throw CLIError.storage("\(path): \(parent) is not a directory")
       }
     }
     let cache: SQLiteCustomerInfoCache

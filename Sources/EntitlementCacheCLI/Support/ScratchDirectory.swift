@@ -17,7 +17,7 @@ enum ScratchDirectory {
   /// Creates `$TMPDIR/entitlement-cache-NAME-XXXXXX` with `mkdtemp` (mode 0700, a name nobody
   /// else can take) and returns its path.
   static func make(_ name: String) throws(CLIError) -> String {
-    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    let base = try DatabaseLocation.environment("TMPDIR") ?? "/tmp"
     var template = Array((base + "/entitlement-cache-\(name)-XXXXXX").utf8CString)
     let made = template.withUnsafeMutableBufferPointer { buffer in
       buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }

@@ -13,7 +13,7 @@ enum TimeText {
   /// or out of range.
   static func parse(_ text: String, flag: String) throws(CLIError) -> Date {
     if let date = Date(iso8601: text) { return date }
-    throw CLIError.usage("\(flag): '\(text)' is \(problem(text))")
+    throw CLIError.usage("\(flag): '\(TerminalText.excerpt(text))' is \(problem(text))")
   }
 
   /// Why `text` is not an instant the tool reads: `out of range: …` or `not an ISO-8601 …`.

@@ -182,7 +182,7 @@ enum NonceText {
     var bytes: [UInt8] = []
     for index in stride(from: 0, to: 32, by: 2) {
       guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16)
-      else { throw CLIError.usage("\(flag): '\(text)' is not hexadecimal") }
+      else { throw CLIError.usage("\(flag): '\(TerminalText.excerpt(text))' is not hexadecimal") }
       bytes.append(byte)
     }
     return bytes

@@ -32,6 +32,9 @@ enum KeygenCommand: Command {
     guard var prefix = invocation.arguments.value("--out") else {
       throw CLIError.usage("keygen: missing --out PREFIX")
     }
+    guard !prefix.isEmpty else {
+      throw CLIError.usage("--out: empty; give a PREFIX such as test-root, or a directory")
+    }
     // A directory is where the pair goes, never a prefix of hidden files (`DIR/.key`).
     if prefix.hasSuffix("/") || InputFile.isDirectory(prefix) {
       guard InputFile.isDirectory(prefix) else {

@@ -25,7 +25,7 @@ enum SignCommand: Command {
       Flag("--file", "F", "the snapshot to sign (default: stdin)"),
       Flag("--nonce", "HEX", "the request's 16-byte nonce, 32 hex digits (default: none)"),
       Flag("--not-after", "TIME", "until when the intermediate may sign (ISO-8601)"),
-      Flag("--out", "F", "where to write the envelope (a new file)"),
+      Flag("--out", "F", "where to write the envelope (a new file)"), CommonFlags.json,
     ],
     examples: [
       "entitlement-cache sign --sdk-key sdk_live_123 --installation install-1 \\\n      --environment production --user user-a --root-key test-root.key \\\n      --file snapshot.json --out snapshot.sig"
@@ -68,8 +68,10 @@ enum SignCommand: Command {
     }
     let envelope = SignatureEnvelope.json(signed)
     try KeyFiles.create(out, contents: envelope.rendered(), privateToOwner: false)
-    Console.out(
-      "Signed \(file ?? "stdin") for \(TextOutput.scope(scope)); envelope written to \(out)\n")
+    invocation.emit(
+      text: "Signed \(TerminalText.field(file ?? "stdin")) for \(TextOutput.scope(scope)); "
+        + "envelope written to \(TerminalText.field(out))\n",
+      json: .object([("scope", scopeJSON(scope)), ("envelopeFile", .string(out))]))
     return .success
   }
 }
