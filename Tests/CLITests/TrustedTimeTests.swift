@@ -76,8 +76,16 @@ struct TrustedTimeTests {
       Self.snapshot(requestDate: "9999-12-31T23:59:59Z"), now: "2026-11-30T12:00:00Z")
     let wild = try workspace.check(now: "2026-11-30T12:00:30Z")
     #expect(wild.json["reason"] as? String == "expired")
-    try workspace.put(
-      Self.snapshot(requestDate: "2026-11-30T12:01:00Z"), now: "2026-11-30T12:01:00Z")
+    // The good answer is older than the wild one, so the conditional store keeps the wild
+    // one; a support engineer replaces it with --force, and nothing of it is left over.
+    let kept = try workspace.run(
+      "put", Sample.scope() + ["--now", "2026-11-30T12:01:00Z"],
+      stdin: Self.snapshot(requestDate: "2026-11-30T12:01:00Z"))
+    #expect(kept.status == 1)
+    let forced = try workspace.run(
+      "put", Sample.scope() + ["--now", "2026-11-30T12:01:00Z", "--force"],
+      stdin: Self.snapshot(requestDate: "2026-11-30T12:01:00Z"))
+    #expect(forced.status == 0)
     let (result, json) = try workspace.check(now: "2026-11-30T12:02:00Z")
     #expect(result.status == 0)
     #expect(json["state"] as? String == "granted")

@@ -191,11 +191,10 @@ extension EntitlementClient {
   }
 
   /// Stores a server's CustomerInfo under `scope`, with its signature and the nonce its
-  /// request sent, unless it would take the scope backwards (DESIGN §10 item 8): an older
-  /// `requestDate` is not stored, and a failed verification never replaces a verified
-  /// snapshot. A signed answer is the cache's to judge (with trust roots it decides
-  /// verification itself and refuses a failed one over a verified one, DESIGN §12); an
-  /// unsigned one is judged here by the bodies' claims. Called holding the write lock.
+  /// request sent, through the cache's conditional store: an older `requestDate` is not
+  /// stored, and a failed verification never replaces a verified snapshot, both decided by the
+  /// cache inside its write (``CustomerInfoCache/storeAnswer(_:for:)``). A refused
+  /// verification is recorded as a failed refresh. Called holding the write lock.
   func storeAnswer(
     _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?
   ) -> RefreshOutcome {
@@ -208,34 +207,15 @@ extension EntitlementClient {
         try cache.recordRefreshFailure(for: scope, reason: "invalid_response")
         return .invalidResponse
       }
-      // A stored body that no longer decodes (edited on disk) is nothing to compare with: the
-      // answer replaces it, or every refresh would fail on it for good.
-      var loaded: CachedCustomerInfo?
-      do {
-        loaded = try cache.load(scope)
-      } catch .unreadableSnapshot {
-        loaded = nil
-      }
-      // With trust roots, only a verified snapshot holds the scope back: a failed one (a
-      // forged answer dated in the future, say) must not keep every genuine answer out.
-      if let loaded, loaded.verdict.map({ $0 == .verified }) ?? true,
-        let stored = loaded.snapshot?.customerInfo
-      {
-        if snapshot.customerInfo.requestDate < stored.requestDate { return .discardedOlder }
-        let storedIsVerified =
-          stored.verification == .known(.verified)
-          || stored.verification == .known(.verifiedOnDevice)
-        if fetched.signature == nil, snapshot.customerInfo.verification == .known(.failed),
-          storedIsVerified
-        {
-          try cache.recordRefreshFailure(for: scope, reason: "verification_failed")
-          return .verificationFailed
-        }
-      }
-      do {
-        try cache.store(snapshot, for: scope)
-      } catch .unverifiedSnapshot(let reason) {
-        try cache.recordRefreshFailure(for: scope, reason: "verification_failed_\(reason.rawValue)")
+      // Never backwards, decided by the cache inside its write (the one rule book).
+      switch try cache.storeAnswer(snapshot, for: scope) {
+      case .stored:
+        break
+      case .discardedOlder:
+        return .discardedOlder
+      case .refusedUnverified(let reason):
+        let recorded = reason.map { "verification_failed_\($0.rawValue)" } ?? "verification_failed"
+        try cache.recordRefreshFailure(for: scope, reason: recorded)
         return .verificationFailed
       }
       return .stored

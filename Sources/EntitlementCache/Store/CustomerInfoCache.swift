@@ -15,6 +15,24 @@ public protocol CustomerInfoCache: Sendable {
   /// all; after a failure the previous snapshot is still readable.
   func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
 
+  /// Stores a server's answer for `scope` unless that would take the scope backwards: an
+  /// answer whose `requestDate` is older than the stored snapshot's is discarded, and one that
+  /// failed verification never replaces a verified snapshot.
+  ///
+  /// Both rules are decided against what is stored at the moment of the write, in the same
+  /// transaction or under the same lock, so two processes or two instances refreshing one
+  /// scope can never store an older answer over a newer one. The refresh client stores every
+  /// answer through this. The default implementation reads, compares, then calls
+  /// ``store(_:for:)``: correct for a cache that one instance alone writes, and the place to
+  /// provide an atomic version for one that several can.
+  ///
+  /// - Returns: What happened: ``StoreOutcome/stored``, ``StoreOutcome/discardedOlder`` or
+  ///   ``StoreOutcome/refusedUnverified(_:)``; only `stored` changed anything.
+  /// - Throws: As ``store(_:for:)``, other than for a refused verification, which is an
+  ///   outcome here.
+  func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
+    -> StoreOutcome
+
   /// Records that a refresh attempt for `scope` failed now. Cached access is unchanged; its
   /// evidence reads `offline` until the next successful refresh.
   ///
@@ -40,6 +58,37 @@ public protocol CustomerInfoCache: Sendable {
 }
 
 extension CustomerInfoCache {
+  /// Reads, compares and stores: see ``CustomerInfoCache/storeAnswer(_:for:)`` for when this
+  /// is enough.
+  public func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope)
+    throws(CacheError) -> StoreOutcome
+  {
+    // A stored body that no longer decodes (edited on disk) is nothing to compare with: the
+    // answer replaces it, or every refresh would fail on it for good.
+    var loaded: CachedCustomerInfo?
+    do {
+      loaded = try load(scope)
+    } catch .unreadableSnapshot {
+      loaded = nil
+    }
+    let stored = loaded.flatMap { loaded -> StoredAnswer? in
+      guard let info = loaded.snapshot?.customerInfo else { return nil }
+      return StoredAnswer(
+        requestDate: info.requestDate, verification: info.verification,
+        holdsBack: loaded.verdict.map { $0 == .verified } ?? true,
+        isVerifiedByTrustRoots: loaded.verdict == .verified)
+    }
+    if let refusal = ConditionalStore.refusal(of: snapshot, verdict: nil, over: stored) {
+      return refusal
+    }
+    do {
+      try store(snapshot, for: scope)
+    } catch .unverifiedSnapshot(let reason) {
+      return .refusedUnverified(reason)
+    }
+    return .stored
+  }
+
   /// The decision for one entitlement now, under the cache's policy.
   public func access(to entitlement: String, for scope: CacheScope) -> AccessDecision {
     access(to: entitlement, for: scope, policy: nil)
@@ -134,6 +183,12 @@ public struct ScopedCustomerInfoCache<Cache: CustomerInfoCache>: Sendable {
   /// Stores a successful refresh.
   public func store(_ snapshot: CustomerInfoSnapshot) throws(CacheError) {
     try cache.store(snapshot, for: scope)
+  }
+
+  /// Stores a server's answer unless that would take the scope backwards
+  /// (``CustomerInfoCache/storeAnswer(_:for:)``).
+  public func storeAnswer(_ snapshot: CustomerInfoSnapshot) throws(CacheError) -> StoreOutcome {
+    try cache.storeAnswer(snapshot, for: scope)
   }
 
   /// Records a failed refresh.

@@ -131,6 +131,29 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///   With ``trustRoots``, ``CacheError/unverifiedSnapshot(_:)`` when it failed verification
   ///   and the stored snapshot is verified.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    if case .refusedUnverified(let failure?) = try write(snapshot, for: scope, conditional: false) {
+      throw .unverifiedSnapshot(failure)
+    }
+  }
+
+  /// Stores a server's answer unless that would take `scope` backwards (see
+  /// ``CustomerInfoCache/storeAnswer(_:for:)``), decided under the same lock as the write.
+  ///
+  /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
+  ///   ``snapshotSizeLimit`` or its device access cannot be kept; the previous snapshot is
+  ///   then still readable.
+  public func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope)
+    throws(CacheError) -> StoreOutcome
+  {
+    try write(snapshot, for: scope, conditional: true)
+  }
+
+  /// Stores `snapshot` unless the rule book (``ConditionalStore``) refuses it against what the
+  /// scope holds under the lock: both rules when `conditional`, only "a failed verification
+  /// never replaces a verified one" otherwise, as the SQLite cache decides.
+  private func write(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope, conditional: Bool)
+    throws(CacheError) -> StoreOutcome
+  {
     // First, as the SQLite cache does: a body over the limit is neither hashed nor verified.
     let size = snapshot.jsonData.count
     guard size <= snapshotSizeLimit else {
@@ -160,14 +183,21 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       storedAt: now, serverTime: snapshot.customerInfo.requestDate, lastRefreshAttemptAt: now,
       deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: size,
       snapshotSHA256: stored.sha256)
-    let refused = scopes.withLock { scopes -> VerificationFailure? in
-      if let failure = verdict?.failure, scopes[scope.key]?.snapshot?.verdict == .verified {
-        return failure
+    let hasTrustRoots = trustRoots != nil
+    return scopes.withLock { scopes -> StoreOutcome in
+      let claims = scopes[scope.key]?.snapshot.map { current in
+        StoredAnswer(
+          requestDate: current.snapshot.customerInfo.requestDate,
+          verification: current.facts.verification,
+          holdsBack: conditional && (!hasTrustRoots || current.verdict == .verified),
+          isVerifiedByTrustRoots: current.verdict == .verified)
+      }
+      if let refusal = ConditionalStore.refusal(of: snapshot, verdict: verdict, over: claims) {
+        return refusal
       }
       scopes[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored)
-      return nil
+      return .stored
     }
-    if let refused { throw .unverifiedSnapshot(refused) }
   }
 
   /// Records that a refresh attempt for `scope` failed now. Access is unchanged; evidence

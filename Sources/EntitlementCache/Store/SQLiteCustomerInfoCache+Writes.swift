@@ -21,6 +21,32 @@ extension SQLiteCustomerInfoCache {
   ///   failed verification and the stored one is verified; ``CacheError/storage(_:_:)``.
   ///   Whichever, the previous snapshot is still readable.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    if case .refusedUnverified(let failure?) = try write(snapshot, for: scope, conditional: false) {
+      throw .unverifiedSnapshot(failure)
+    }
+  }
+
+  /// Stores a server's answer unless that would take `scope` backwards (see
+  /// ``CustomerInfoCache/storeAnswer(_:for:)``): the stored snapshot's `requestDate` and
+  /// verification are read in the write's own `BEGIN IMMEDIATE` transaction, so no other
+  /// process or instance can store between the comparison and the write.
+  ///
+  /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
+  ///   ``CacheConfiguration/snapshotSizeLimit``; ``CacheError/storage(_:_:)``. Whichever, the
+  ///   previous snapshot is still readable.
+  public func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope)
+    throws(CacheError) -> StoreOutcome
+  {
+    try write(snapshot, for: scope, conditional: true)
+  }
+
+  /// Writes `snapshot` for `scope` as a refresh now, in one transaction, unless the rule book
+  /// (``ConditionalStore``) refuses it against the row as stored in that transaction: both
+  /// rules when `conditional`, only "a failed verification never replaces a verified one"
+  /// otherwise.
+  private func write(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope, conditional: Bool)
+    throws(CacheError) -> StoreOutcome
+  {
     let limit = configuration.snapshotSizeLimit
     guard snapshot.jsonData.count <= limit else {
       throw .invalidSnapshot(
@@ -35,23 +61,34 @@ extension SQLiteCustomerInfoCache {
     let (verdict, checkedAt, stored) = arrivalVerdict(
       of: snapshot, bodyDigest: digest, for: scope, now: now)
     let facts = SnapshotFacts(info, verdict: verdict)
-    var refusedOverVerified = false
+    var refusal: StoreOutcome?
     let deviceBlock: String?
     do {
       deviceBlock = try DeviceBlockColumn.encode(facts)
     } catch {
       throw .invalidSnapshot(error)
     }
+    let hasTrustRoots = configuration.trustRoots != nil
     try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
-      // A failed snapshot never replaces a verified one (DESIGN §12). The row's record says
-      // verified; what a check from disk found at that very revision overrules it, so a fresh
-      // answer may replace a snapshot the file was edited under.
-      if verdict?.failure != nil,
-        let revision = try ScopeSQL.verifiedSnapshotRevision(scope, on: connection),
-        !(stored?.revision == revision && stored?.verdict != .verified)
-      {
-        refusedOverVerified = true
-        return { _ in }
+      if conditional || verdict?.failure != nil {
+        var current = try ScopeSQL.storedAnswer(scope, on: connection)
+        // The row's record says verified; what a check from disk found at that very revision
+        // overrules it, so a fresh answer may replace a snapshot the file was edited under.
+        if let row = current, row.isVerifiedByTrustRoots, stored?.revision == row.revision,
+          stored?.verdict != .verified
+        {
+          current?.isVerifiedByTrustRoots = false
+        }
+        let claims = current.map { row in
+          StoredAnswer(
+            requestDate: row.requestDate, verification: row.verification,
+            holdsBack: conditional && (!hasTrustRoots || row.isVerifiedByTrustRoots),
+            isVerifiedByTrustRoots: row.isVerifiedByTrustRoots)
+        }
+        if let refused = ConditionalStore.refusal(of: snapshot, verdict: verdict, over: claims) {
+          refusal = refused
+          return { _ in }
+        }
       }
       let revision = try ScopeSQL.takeRevision(on: connection)
       let (rowID, pending) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
@@ -116,9 +153,7 @@ extension SQLiteCustomerInfoCache {
           for: scope.key)
       }
     }
-    if refusedOverVerified, let failure = verdict?.failure {
-      throw .unverifiedSnapshot(failure)
-    }
+    return refusal ?? .stored
   }
 
   /// With trust roots, the verdict on `snapshot` arriving for `scope`, the trusted server time

@@ -183,21 +183,35 @@ package enum ScopeSQL {
     WHERE scope_key = ?\(ReadMarksParameter.scopeKey.rawValue)
     """
 
-  /// The revision of the scope's row when a writer with trust roots recorded its snapshot
-  /// `verified`; no row otherwise.
-  static let verifiedSnapshotQuery = """
-    SELECT revision FROM scope
-    WHERE scope_key = ?1 AND verification = 'verified' AND trust_checked_at IS NOT NULL
+  /// What a conditional store compares an answer with: the stored snapshot's `requestDate`,
+  /// its recorded verification, the row's revision, and whether a writer with trust roots
+  /// recorded it `verified`. No row when the scope has no snapshot.
+  static let storedAnswerQuery = """
+    SELECT server_time, verification, revision,
+      verification = 'verified' AND trust_checked_at IS NOT NULL
+    FROM scope WHERE scope_key = ?1 AND snapshot IS NOT NULL
     """
 
-  /// Runs ``verifiedSnapshotQuery``: inside a write, so no other write lands between the
-  /// answer and the write it decides. Nil when the row does not record `verified`.
-  static func verifiedSnapshotRevision(
+  /// The scope's stored snapshot as ``storedAnswerQuery`` reads it.
+  struct StoredAnswerRow {
+    var requestDate: Date
+    var verification: OpenEnum<VerificationStatus>
+    var revision: Int64
+    var isVerifiedByTrustRoots: Bool
+  }
+
+  /// Runs ``storedAnswerQuery``: inside a write, so no other write lands between the answer
+  /// and the write it decides. Nil when the scope has no snapshot.
+  static func storedAnswer(
     _ scope: CacheScope, on connection: SQLiteConnection
-  ) throws(SQLiteError) -> Int64? {
-    try connection.withStatement(verifiedSnapshotQuery) { statement throws(SQLiteError) in
+  ) throws(SQLiteError) -> StoredAnswerRow? {
+    try connection.withStatement(storedAnswerQuery) { statement throws(SQLiteError) in
       try statement.bind(scope.key.bytes, at: 1)
-      return try statement.step() ? statement.int64(0) : nil
+      guard try statement.step(), let requestDate = statement.date(0) else { return nil }
+      return StoredAnswerRow(
+        requestDate: requestDate,
+        verification: OpenEnum(rawValue: statement.string(1) ?? ""),
+        revision: statement.int64(2), isVerifiedByTrustRoots: statement.int64(3) != 0)
     }
   }
 

@@ -11,18 +11,22 @@ enum PutCommand: Command {
   static let spec = CommandSpec(
     name: "put",
     summary: "store a snapshot (JSON from a file or stdin) as a successful refresh",
-    usage: "put SCOPE [--file F] [--signature F --trust-root F] [options]",
+    usage: "put SCOPE [--file F] [--signature F --trust-root F] [--force] [options]",
     discussion: """
       Validates the snapshot first: bad input is rejected with the field and the problem,
       and nothing is written. Creates the database when it does not exist.
-      With --signature the server's signed material is stored with it; with --trust-root the
-      signature is checked now (DESIGN §12), and a snapshot that fails is not stored over a
-      verified one.
+      Stores through the same conditional store as the refresh client: a snapshot whose
+      requestDate is older than the stored one's is not stored, nor one that fails
+      verification over a verified one (exit 1, nothing changed); --force stores it anyway,
+      as a support action, and says so. With --signature the server's signed material is
+      stored with it; with --trust-root the signature is checked now, and a snapshot that
+      fails it never replaces a verified one, --force or not.
       """,
     flags: CommonFlags.scope + [
       Flag("--file", "F", "read the snapshot from F (default: stdin)"),
       Flag("--signature", "F", "the envelope signed with it (JSON, as sign writes it)"),
       Flag("--request-nonce", "HEX", "the nonce the request sent, which the signature must carry"),
+      Flag("--force", nil, "store it even when it is older than the stored snapshot"),
       CommonFlags.trustRoot,
     ]
       + CommonFlags.general,
@@ -56,8 +60,27 @@ enum PutCommand: Command {
     }
     try checkDeviceBudget(snapshot.customerInfo.deviceAccess?.changeBudget)
     let cache = try invocation.openCache(.write)
+    let forced = invocation.arguments.has("--force")
     do {
-      try cache.store(snapshot, for: scope)
+      if forced {
+        try cache.store(snapshot, for: scope)
+      } else {
+        // The conditional store the refresh client uses: never backwards.
+        switch try cache.storeAnswer(snapshot, for: scope) {
+        case .stored: break
+        case .discardedOlder:
+          return refused(
+            "discarded: older than the stored snapshot (its requestDate is later); nothing "
+              + "changed, and --force stores it anyway", outcome: "discardedOlder",
+            scope: scope, invocation: invocation)
+        case .refusedUnverified(let reason):
+          let why = reason.map { " (\($0.rawValue))" } ?? ""
+          return refused(
+            "refused: it failed verification\(why) and the stored snapshot is verified; "
+              + "nothing changed", outcome: "refusedUnverified", scope: scope,
+            invocation: invocation)
+        }
+      }
     } catch {
       throw CLIError(error, path: cache.path)
     }
@@ -79,6 +102,9 @@ enum PutCommand: Command {
     }
     // What the cache decided, read back from what it now holds.
     let verdict = try Self.verdict(of: scope, in: cache)
+    if forced {
+      rows.append(["forced", "stored without the never-backwards checks (--force)"])
+    }
     if let verdict {
       rows.append(["verification", verdict.description])
     } else if signature != nil {
@@ -89,6 +115,7 @@ enum PutCommand: Command {
         + TextOutput.table(rows, indent: "  "),
       json: .object([
         ("scope", scopeJSON(scope)),
+        ("outcome", .string(forced ? "forced" : "stored")),
         ("storedAt", .date(invocation.now)),
         ("clockOffset", .integer(offset)),
         ("snapshotSize", .integer(snapshot.jsonData.count)),
@@ -98,6 +125,17 @@ enum PutCommand: Command {
         ("verificationFailure", .text(verdict?.failure?.rawValue)),
       ]))
     return .success
+  }
+
+  /// Says that the conditional store kept the snapshot it holds: exit 1, as `check` answers
+  /// "not granted", since the command ran and the answer is no.
+  private static func refused(
+    _ message: String, outcome: String, scope: CacheScope, invocation: Invocation
+  ) -> ExitStatus {
+    invocation.emit(
+      text: "Not stored for \(TextOutput.scope(scope)): \(message)\n",
+      json: .object([("scope", scopeJSON(scope)), ("outcome", .string(outcome))]))
+    return .notGranted
   }
 
   /// `-4 h: the snapshot's requestDate is 4 h behind this device's clock; …`.

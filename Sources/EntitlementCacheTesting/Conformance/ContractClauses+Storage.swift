@@ -266,6 +266,46 @@ extension ContractContext {
       "a snapshot of exactly the cap is stored")
   }
 
+  func conditionalStore() throws {
+    let run = try open()
+    let scope = ContractScope.primary
+    let first = try ContractSnapshot.granting("pro", requestDate: T.start, until: T.at(T.day))
+    equal(try run.cache.storeAnswer(first, for: scope), .stored, "an answer to an empty scope")
+    run.clock.advance(by: T.minute)
+    let stored = try run.load()
+
+    // Older: an answer the server gave before the one stored, landing late.
+    let older = try ContractSnapshot.granting(
+      "gold", requestDate: T.at(-T.minute), until: T.at(T.day))
+    equal(try run.cache.storeAnswer(older, for: scope), .discardedOlder, "an older answer")
+    expectUnchanged(try run.load(), stored, "a discarded answer")
+    equal(run.access("gold").state, .denied(.notEntitled), "nothing of a discarded answer")
+
+    // A failed verification, claimed by an unsigned body, over a verified snapshot.
+    let failed = try ContractSnapshot.make(
+      requestDate: T.at(T.minute), verification: "failed",
+      entitlements: [ContractEntitlement(key: "gold", status: "active", expiresAt: T.at(T.day))])
+    let refused = try run.cache.storeAnswer(failed, for: scope)
+    expect(
+      { if case .refusedUnverified = refused { true } else { false } }(),
+      "a failed answer over a verified snapshot is refusedUnverified, not \(refused)")
+    expectUnchanged(try run.load(), stored, "a refused answer")
+
+    // Same requestDate and later: stored.
+    let again = try ContractSnapshot.granting("pro", requestDate: T.start, until: T.at(2 * T.day))
+    equal(try run.cache.storeAnswer(again, for: scope), .stored, "an answer of the same instant")
+    let newer = try ContractSnapshot.granting(
+      "gold", requestDate: T.at(T.minute), until: T.at(T.day))
+    equal(try run.cache.storeAnswer(newer, for: scope), .stored, "a newer answer")
+    equal(
+      try run.load()?.snapshot?.jsonData, newer.jsonData, "the newer answer is what is stored")
+    equal(run.access("gold").state, .granted, "the newer answer decides")
+
+    // The plain store is the unconditional one: a support action may go back.
+    try run.store(older)
+    equal(try run.load()?.snapshot?.jsonData, older.jsonData, "store(_:for:) stores an older one")
+  }
+
   /// `after` holds what `before` held: the same snapshot and bookkeeping, except that the
   /// high-water mark may have caught up with reads made before (a lazy cache persists them
   /// with the next write it attempts), never beyond the clock.

@@ -120,6 +120,12 @@ public struct CustomerInfoCacheContract: Sendable {
     /// decisions stay as they were (and an empty scope stays empty); one of exactly the cap
     /// is stored. Bytes that do not validate never become a snapshot to store.
     case rejectedWrite
+    /// `storeAnswer` keeps the scope from going backwards: an answer to an empty scope, one of
+    /// the stored snapshot's instant and a newer one are stored; an older one is
+    /// `discardedOlder` and an unsigned one whose body claims `failed` over a verified
+    /// snapshot `refusedUnverified`, each leaving the snapshot, its bookkeeping and its
+    /// decisions as they were. `store` still stores an older snapshot.
+    case conditionalStore
 
     /// What the clause checks, in a line.
     public var summary: String {
@@ -137,6 +143,7 @@ public struct CustomerInfoCacheContract: Sendable {
       case .activeKeysAgreeWithAccess: "activeEntitlementKeys agrees with access(to:)"
       case .outOfRangePolicy: "a policy out of range (NaN, infinite) never grants"
       case .rejectedWrite: "a rejected write leaves the previous snapshot readable"
+      case .conditionalStore: "storeAnswer never stores an older or a failed answer over newer"
       }
     }
 
@@ -171,6 +178,7 @@ public struct CustomerInfoCacheContract: Sendable {
     case .activeKeysAgreeWithAccess: try context.activeKeysAgreeWithAccess()
     case .outOfRangePolicy: try context.outOfRangePolicy()
     case .rejectedWrite: try context.rejectedWrite()
+    case .conditionalStore: try context.conditionalStore()
     }
   }
 

@@ -25,6 +25,17 @@ struct BrokenCacheConformanceTests {
     }
   }
 
+  @Test("a cache whose storeAnswer stores every answer fails the conditional-store clause")
+  func storesEveryAnswer() throws {
+    let contract = CustomerInfoCacheContract { clock in
+      StoresEveryAnswerCache(InMemoryCustomerInfoCache(clock: clock))
+    }
+    withKnownIssue("an older and a failed answer replace the stored one", isIntermittent: false) {
+      try contract.check(.conditionalStore)
+    }
+    try contract.check(.roundTrip)
+  }
+
   @Test("a cache whose reads do not raise the high-water mark fails the rollback clause")
   func marksNotRaisedByReads() throws {
     let contract = CustomerInfoCacheContract { clock in NaiveEvaluatorCache(clock: clock) }
@@ -124,6 +135,54 @@ final class LeakyScopesCache: CustomerInfoCache {
     for scope: CacheScope, policy: OfflinePolicy?
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     try base.evaluatedCustomerInfo(for: target(scope), policy: policy)
+  }
+}
+
+/// A cache that forgets the rule book: `storeAnswer` stores whatever it is given.
+final class StoresEveryAnswerCache: CustomerInfoCache {
+  let base: any CustomerInfoCache
+
+  init(_ base: any CustomerInfoCache) {
+    self.base = base
+  }
+
+  func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
+    -> StoreOutcome
+  {
+    try base.store(snapshot, for: scope)
+    return .stored
+  }
+
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    try base.load(scope)
+  }
+
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    try base.store(snapshot, for: scope)
+  }
+
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
+    try base.recordRefreshFailure(for: scope, reason: reason)
+  }
+
+  func remove(_ scope: CacheScope) throws(CacheError) {
+    try base.remove(scope)
+  }
+
+  func access(
+    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?
+  ) -> AccessDecision {
+    base.access(to: entitlement, for: scope, policy: policy)
+  }
+
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
+    base.activeEntitlementKeys(for: scope, policy: policy)
+  }
+
+  func evaluatedCustomerInfo(
+    for scope: CacheScope, policy: OfflinePolicy?
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    try base.evaluatedCustomerInfo(for: scope, policy: policy)
   }
 }
 

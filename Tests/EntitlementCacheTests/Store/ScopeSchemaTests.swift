@@ -64,7 +64,7 @@ struct ScopeSchemaTests {
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))
     let statements = [
       ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries,
-      ScopeSQL.trustedScopeRead, ScopeSQL.trustedEntitlementRows, ScopeSQL.verifiedSnapshotQuery,
+      ScopeSQL.trustedScopeRead, ScopeSQL.trustedEntitlementRows, ScopeSQL.storedAnswerQuery,
       ScopeSQL.upsertSnapshot, ScopeSQL.upsertRefreshFailure, ScopeSQL.insertEntitlement,
       ScopeSQL.persistReadMarks, ScopeSQL.deleteEntitlements, ScopeSQL.deleteScope,
     ]

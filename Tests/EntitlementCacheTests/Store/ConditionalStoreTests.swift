@@ -1,0 +1,80 @@
+import EntitlementCacheTesting
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// The rule book of `storeAnswer`, decided against what the file holds when the write begins,
+/// not against what an instance read earlier.
+@Suite("Conditional store: never backwards, decided inside the write")
+struct ConditionalStoreTests {
+  static func answer(at requestDate: Date) throws -> CustomerInfoSnapshot {
+    try CustomerInfoSnapshot(
+      jsonData: Data(
+        """
+        {"requestDate":"\(ISO8601.format(requestDate))","verification":"verified",
+         "entitlements":{"pro":{"status":"active","expiresAt":"2026-12-30T12:00:00Z",
+         "verifiedAt":"\(ISO8601.format(requestDate))","source":"purchase"}}}
+        """.utf8))
+  }
+
+  /// Both instances read the first answer into memory; then one stores an answer and the
+  /// other one of another age, in both orders. Whatever the second instance last read, the
+  /// newer answer is what remains, and both instances read it.
+  @Test(
+    "two instances on one file store answers of interleaved ages: the newest remains",
+    arguments: [true, false])
+  func twoInstances(newerFirst: Bool) throws {
+    let directory = try TemporaryDirectory()
+    let start = Fixture.requestDate
+    let clock = ManualClock(start)
+    let path = directory.path("cache.sqlite")
+    let first = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
+    let second = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
+    let scope = Fixture.scopeA
+    #expect(try first.storeAnswer(Self.answer(at: start), for: scope) == .stored)
+    #expect(second.access(to: "pro", for: scope).isGranted)
+    #expect(first.access(to: "pro", for: scope).isGranted)
+    clock.advance(by: 60)
+
+    let (older, newer) = (start.addingTimeInterval(10), start.addingTimeInterval(20))
+    if newerFirst {
+      #expect(try second.storeAnswer(Self.answer(at: newer), for: scope) == .stored)
+      // `first` last read the answer at `start`: the file's newer one still wins.
+      #expect(try first.storeAnswer(Self.answer(at: older), for: scope) == .discardedOlder)
+    } else {
+      #expect(try second.storeAnswer(Self.answer(at: older), for: scope) == .stored)
+      #expect(try first.storeAnswer(Self.answer(at: newer), for: scope) == .stored)
+    }
+    for cache in [first, second] {
+      #expect(try cache.load(scope)?.snapshot?.customerInfo.requestDate == newer)
+    }
+  }
+
+  @Test("the rule book refuses older answers and failed claims over verified ones, nothing else")
+  func ruleBook() throws {
+    let start = Fixture.requestDate
+    let stored = StoredAnswer(
+      requestDate: start, verification: .known(.verified), holdsBack: true,
+      isVerifiedByTrustRoots: false)
+    let older = try Self.answer(at: start.addingTimeInterval(-1))
+    let same = try Self.answer(at: start)
+    #expect(ConditionalStore.refusal(of: older, verdict: nil, over: stored) == .discardedOlder)
+    #expect(ConditionalStore.refusal(of: same, verdict: nil, over: stored) == nil)
+    #expect(ConditionalStore.refusal(of: older, verdict: nil, over: nil) == nil)
+    var failedClaim = stored
+    failedClaim.holdsBack = false
+    // A snapshot that does not hold back (failed with trust roots) keeps nothing out.
+    #expect(ConditionalStore.refusal(of: older, verdict: nil, over: failedClaim) == nil)
+    let verifiedByRoots = StoredAnswer(
+      requestDate: start, verification: .known(.verified), holdsBack: true,
+      isVerifiedByTrustRoots: true)
+    let later = try Self.answer(at: start.addingTimeInterval(1))
+    #expect(
+      ConditionalStore.refusal(
+        of: later, verdict: .failed(.signatureMismatch), over: verifiedByRoots)
+        == .refusedUnverified(.signatureMismatch))
+    #expect(ConditionalStore.refusal(of: later, verdict: .verified, over: verifiedByRoots) == nil)
+  }
+}
