@@ -65,6 +65,11 @@ extension ForwardingCustomerInfoCache {
   func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
     try base.store(snapshot, for: scope)
   }
+  func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
+    -> StoreOutcome
+  {
+    try base.storeAnswer(snapshot, for: scope)
+  }
   func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
     try base.recordRefreshFailure(for: scope, reason: reason)
   }

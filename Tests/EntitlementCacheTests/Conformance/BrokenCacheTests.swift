@@ -139,10 +139,10 @@ final class LeakyScopesCache: CustomerInfoCache {
 }
 
 /// A cache that forgets the rule book: `storeAnswer` stores whatever it is given.
-final class StoresEveryAnswerCache: CustomerInfoCache {
-  let base: any CustomerInfoCache
+struct StoresEveryAnswerCache: ForwardingCustomerInfoCache {
+  let base: InMemoryCustomerInfoCache
 
-  init(_ base: any CustomerInfoCache) {
+  init(_ base: InMemoryCustomerInfoCache) {
     self.base = base
   }
 
@@ -151,38 +151,6 @@ final class StoresEveryAnswerCache: CustomerInfoCache {
   {
     try base.store(snapshot, for: scope)
     return .stored
-  }
-
-  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    try base.load(scope)
-  }
-
-  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
-    try base.store(snapshot, for: scope)
-  }
-
-  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
-    try base.recordRefreshFailure(for: scope, reason: reason)
-  }
-
-  func remove(_ scope: CacheScope) throws(CacheError) {
-    try base.remove(scope)
-  }
-
-  func access(
-    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?
-  ) -> AccessDecision {
-    base.access(to: entitlement, for: scope, policy: policy)
-  }
-
-  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
-    base.activeEntitlementKeys(for: scope, policy: policy)
-  }
-
-  func evaluatedCustomerInfo(
-    for scope: CacheScope, policy: OfflinePolicy?
-  ) throws(CacheError) -> EvaluatedCustomerInfo? {
-    try base.evaluatedCustomerInfo(for: scope, policy: policy)
   }
 }
 
