@@ -1,5 +1,5 @@
 /// Parses `arguments` (without the program name), runs one command, and returns its status
-/// (DESIGN §9).
+/// (the exit statuses of the README's "Command-line tool" section).
 ///
 /// The arguments are the process's bytes: each must be valid UTF-8, or the run ends with a
 /// usage error that names the flag (``ArgumentParser/text(of:commands:)``). Swift's own
