@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
 cat >&2 <<'NOTE'
-Running the whole test suite (swift test). On 2 cores it takes about 4 minutes from a fresh
-clone, a minute and a half of it the debug build, and 2 to 3 minutes after that. What it prints:
+Running the whole test suite (swift test). On 2 cores it takes 3 to 4 minutes from a fresh
+clone, about a minute of it the debug build, and 2 to 3 minutes after that. What it prints:
 - "Executed 0 tests" (twice) is XCTest's summary: every test here is a Swift Testing test.
 - The closing line counts "known issues": the conformance kit's deliberately broken caches,
   each expected to break one clause of the contract. They are the kit's own tests passing,
