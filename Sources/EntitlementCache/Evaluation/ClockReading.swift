@@ -43,7 +43,7 @@ struct ClockReading: Sendable, Hashable {
   ///   - storedAt: Device time of the refresh that stored the snapshot; nil without one.
   ///   - serverTime: That snapshot's `requestDate`.
   ///   - bootElapsed: The boot clock's time since the refresh, when it was read in the
-  ///     refresh's boot session (see ``BootInstant/elapsed(since:)``); nil otherwise.
+  ///     refresh's boot session (see ``BootInstant/elapsed(until:)``); nil otherwise.
   ///   - clockOffset: The refresh's offset in whole seconds.
   ///   - tolerance: How far behind the mark the clock may be before rollback is suspected.
   init(

@@ -87,9 +87,8 @@ final class ReadPath {
 
   /// The decision for `key`, from memory when the scope and key are resident.
   ///
-  /// - Parameters:
   /// When the file cannot be read the answer is `unreadable`, and why is kept for
-  /// ``takeFailure()``, so the caller reports it once it has left the lock.
+  /// ``takeFailure(for:)``, so the caller reports it once it has left the lock.
   ///
   /// - Parameter boot: Reads the boot clock; called only for a scope whose refresh recorded a
   ///   boot-clock reading.

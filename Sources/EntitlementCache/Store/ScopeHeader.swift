@@ -10,7 +10,9 @@
 /// reason and the snapshot's size and digest are left nil here
 /// (``SQLiteCustomerInfoCache/load(_:)`` reads them): every column costs the read-through, and
 /// a text or blob column costs SQLite an allocation and a copy. A header is built in one place,
-/// ``init(row:)``-style from a row or ``init(written:)`` from a write, so the two never differ.
+/// ``init(row:)`` from a row or
+/// ``init(writtenAt:rowID:revision:requestDate:boot:facts:lastUsedAt:pendingPurchase:)`` from a
+/// write, so the two never differ.
 struct ScopeHeader: Sendable {
   /// Nil when the file has no row for the scope.
   var version: RowVersion?

@@ -9,54 +9,55 @@ import Testing
 /// differs from the SQLite cache on purpose.
 @Suite("InMemoryCustomerInfoCache")
 struct InMemoryCustomerInfoCacheTests {
-  typealias F = EvalFixture
 
   @Test("the doc comment's example: a unit test moves time, the decision follows")
   func documentedExample() throws {
-    let clock = ManualClock(F.t0)
+    let clock = ManualClock(Fixture.t0)
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
-    let tomorrow = F.info(["pro": F.entitlement(.active, expiresAt: F.at(F.day))])
+    let tomorrow = Fixture.info([
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
+    ])
     try cache.store(try CustomerInfoSnapshot(tomorrow), for: Fixture.scopeA)
     #expect(cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
     #expect(cache.bound(to: Fixture.scopeA).activeEntitlementKeys == ["pro"])
-    clock.advance(by: 2 * F.day)
+    clock.advance(by: 2 * Fixture.day)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
   @Test("load shows the high-water mark reads raised at once: memory is the only storage")
   func readsRaiseTheLoadedMark() throws {
-    let clock = ManualClock(F.t0)
+    let clock = ManualClock(Fixture.t0)
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: F.hour)
+    clock.advance(by: Fixture.hour)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     let loaded = try #require(try cache.load(Fixture.scopeA))
-    #expect(loaded.bookkeeping.deviceHighWaterMark == F.at(F.hour))
-    #expect(loaded.bookkeeping.storedAt == F.t0)
+    #expect(loaded.bookkeeping.deviceHighWaterMark == Fixture.at(Fixture.hour))
+    #expect(loaded.bookkeeping.storedAt == Fixture.t0)
   }
 
   @Test("writes keep milliseconds, as the file does; reads keep the clock's own instant")
   func millisecondTimes() throws {
-    let clock = ManualClock(F.t0.addingTimeInterval(0.000_7))
+    let clock = ManualClock(Fixture.t0.addingTimeInterval(0.000_7))
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.storedAt == F.t0)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.storedAt == Fixture.t0)
     clock.advance(by: 1.000_4)
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: nil)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailedAt == F.at(1.001))
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailedAt == Fixture.at(1.001))
   }
 
   @Test("the size limit is the init's: one byte over is rejected, naming size and limit")
   func sizeLimit() throws {
     let snapshot = try Fixture.snapshot()
     let size = snapshot.jsonData.count
-    let tight = InMemoryCustomerInfoCache(snapshotSizeLimit: size - 1, clock: .fixed(F.t0))
+    let tight = InMemoryCustomerInfoCache(snapshotSizeLimit: size - 1, clock: .fixed(Fixture.t0))
     #expect(
       throws: CacheError.invalidSnapshot(
         SnapshotError(path: "", problem: .tooLarge(size: size, limit: size - 1)))
     ) { try tight.store(snapshot, for: Fixture.scopeA) }
     #expect(try tight.load(Fixture.scopeA) == nil)
-    let exact = InMemoryCustomerInfoCache(snapshotSizeLimit: size, clock: .fixed(F.t0))
+    let exact = InMemoryCustomerInfoCache(snapshotSizeLimit: size, clock: .fixed(Fixture.t0))
     try exact.store(snapshot, for: Fixture.scopeA)
     #expect(try exact.load(Fixture.scopeA)?.bookkeeping.snapshotSize == size)
   }
@@ -65,14 +66,14 @@ struct InMemoryCustomerInfoCacheTests {
   func outOfRangePolicy() throws {
     var broken = OfflinePolicy.conservative
     broken.nonExpiringMaxOfflineAge = .nan
-    let clock = ManualClock(F.t0)
-    let lifetime = try CustomerInfoSnapshot(F.info(["pro": F.entitlement(.active)]))
+    let clock = ManualClock(Fixture.t0)
+    let lifetime = try CustomerInfoSnapshot(Fixture.info(["pro": Fixture.entitlement(.active)]))
     let ownPolicy = InMemoryCustomerInfoCache(policy: broken, clock: clock.cacheClock)
     let goodPolicy = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     for cache in [ownPolicy, goodPolicy] {
       try cache.store(lifetime, for: Fixture.scopeA)
     }
-    clock.advance(by: 400 * F.day)
+    clock.advance(by: 400 * Fixture.day)
     #expect(
       ownPolicy.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(ownPolicy.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
@@ -88,17 +89,17 @@ struct InMemoryCustomerInfoCacheTests {
   func subMillisecondDates() throws {
     // pro ends 0.4 ms after the day's boundary; the stored JSON keeps milliseconds, so it ends
     // on the boundary. Every read must agree, on both caches.
-    let end = F.at(F.day).addingTimeInterval(0.000_4)
+    let end = Fixture.at(Fixture.day).addingTimeInterval(0.000_4)
     let snapshot = try CustomerInfoSnapshot(
-      F.info(["pro": F.entitlement(.active, expiresAt: end)]))
-    let clock = ManualClock(F.t0)
+      Fixture.info(["pro": Fixture.entitlement(.active, expiresAt: end)]))
+    let clock = ManualClock(Fixture.t0)
     let directory = try TemporaryDirectory()
     let sqlite = try Fixture.cache(in: directory, clock: clock)
     let memory = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     for cache in [sqlite, memory] as [any CustomerInfoCache] {
       try cache.store(snapshot, for: Fixture.scopeA)
     }
-    clock.set(F.at(F.day))
+    clock.set(Fixture.at(Fixture.day))
     let memoryView = try #require(try memory.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(memory.access(to: "pro", for: Fixture.scopeA) == memoryView.decisions["pro"])
     #expect(memory.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
@@ -118,7 +119,7 @@ struct InMemoryCustomerInfoCacheTests {
 
   @Test("reads and writes from many tasks at once: nothing lost, nothing torn")
   func concurrentUse() async throws {
-    let clock = ManualClock(F.t0)
+    let clock = ManualClock(Fixture.t0)
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     let snapshot = try Fixture.snapshot()
     let scopes = (0..<8).map { Fixture.scope(user: "user-\($0)") }

@@ -9,7 +9,6 @@ import Testing
 /// writes, clock moves and reads, driven on both on one clock, gives the same answers.
 @Suite("Conformance: InMemoryCustomerInfoCache answers as SQLiteCustomerInfoCache does")
 struct InMemoryEquivalenceTests {
-  typealias F = EvalFixture
 
   /// Which clocks the sequence moves.
   enum Clocks: String, CaseIterable, CustomTestStringConvertible {
@@ -58,7 +57,7 @@ struct InMemoryEquivalenceTests {
       self.seed = seed
       random = ScenarioRNG(seed: seed &* 0x9E37_79B9 &+ (clocks == .bootClock ? 1 : 0))
       directory = try TemporaryDirectory()
-      clock = ManualClock(F.t0, bootSession: clocks == .bootClock ? "boot-1" : nil)
+      clock = ManualClock(Fixture.t0, bootSession: clocks == .bootClock ? "boot-1" : nil)
       sqlite = try Fixture.cache(in: directory, clock: clock) {
         $0.snapshotSizeLimit = InMemoryEquivalenceTests.sizeLimit
       }
@@ -100,15 +99,15 @@ struct InMemoryEquivalenceTests {
         log.append("remove \(name)")
         write { cache throws(CacheError) in try cache.remove(scope) }
       case ..<0.43:
-        let seconds = random.seconds(1...(3 * F.day))
+        let seconds = random.seconds(1...(3 * Fixture.day))
         log.append("advance \(seconds) s")
         clock.advance(by: seconds)
       case ..<0.49:
-        let seconds = random.seconds(1...(10 * F.day))
+        let seconds = random.seconds(1...(10 * Fixture.day))
         log.append("set the wall clock back \(seconds) s")
         clock.advance(by: -seconds)
       case ..<0.53:
-        let date = random.date(-30 * F.day...(60 * F.day))
+        let date = random.date(-30 * Fixture.day...(60 * Fixture.day))
         log.append("set the wall clock to \(date)")
         clock.set(date)
       case ..<0.56 where clocks == .bootClock:

@@ -14,7 +14,6 @@ import Testing
 /// file holds, and both must agree.
 @Suite("Boot clock (DESIGN §5.1 rule 6): in the refresh's boot session the wall clock is moot")
 struct BootClockTests {
-  typealias F = EvalFixture
 
   static let scope = Fixture.scopeA
 
@@ -26,7 +25,9 @@ struct BootClockTests {
   static let refreshBoot = BootInstant(session: "boot-1", sinceBoot: uptime)
 
   /// A subscription that ends one day after the refresh.
-  static let daily = F.info(["pro": F.entitlement(.active, expiresAt: F.at(F.day))])
+  static let daily = Fixture.info([
+    "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
+  ])
 
   /// A cache on a throw-away file and a manual clock with a boot clock, up for ``uptime``, its
   /// wall clock at T.
@@ -37,9 +38,9 @@ struct BootClockTests {
 
     init(bootSession: String? = "boot-1") throws {
       directory = try TemporaryDirectory()
-      clock = ManualClock(F.t0, bootSession: bootSession)
+      clock = ManualClock(Fixture.t0, bootSession: bootSession)
       clock.advance(by: BootClockTests.uptime)
-      clock.set(F.t0)
+      clock.set(Fixture.t0)
       cache = try Fixture.cache(in: directory, clock: clock)
     }
 
@@ -86,38 +87,40 @@ struct BootClockTests {
     var testDescription: String { "\(name) (\(preset.rawValue))" }
   }
 
-  static let monthly = F.entitlement(.active, expiresAt: F.at(30 * F.day))
+  static let monthly = Fixture.entitlement(.active, expiresAt: Fixture.at(30 * Fixture.day))
 
   static let boundaries: [BoundaryCase] = [
     BoundaryCase(
-      name: "expiresAt", info: daily, preset: .conservative, elapsed: F.day,
+      name: "expiresAt", info: daily, preset: .conservative, elapsed: Fixture.day,
       before: .state(.granted), after: .state(.denied(.expired))),
     BoundaryCase(
       name: "lifetime until verifiedAt + nonExpiringMaxOfflineAge",
-      info: F.info(["pro": F.entitlement(.active, verifiedAt: F.at(-29 * F.day))]),
-      preset: .conservative, elapsed: F.day,
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-29 * Fixture.day))
+      ]),
+      preset: .conservative, elapsed: Fixture.day,
       before: .state(.granted), after: .state(.denied(.offlineWindowElapsed))),
     BoundaryCase(
       name: "deviceAccess.expiresAt",
-      info: F.info(
+      info: Fixture.info(
         ["pro": monthly],
-        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day))),
-      preset: .serverSnapshot, elapsed: F.day,
+        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day))),
+      preset: .serverSnapshot, elapsed: Fixture.day,
       before: .state(.granted), after: .state(.offlineUnavailable(.deviceAccessExpired))),
     BoundaryCase(
       name: "accessContext.expiresAt",
-      info: F.info(
+      info: Fixture.info(
         ["pro": monthly],
         accessContext: AccessContext(
-          token: AccessToken(rawValue: "T0K3N"), expiresAt: F.at(15 * F.minute))),
-      preset: .conservative, elapsed: 15 * F.minute,
+          token: AccessToken(rawValue: "T0K3N"), expiresAt: Fixture.at(15 * Fixture.minute))),
+      preset: .conservative, elapsed: 15 * Fixture.minute,
       before: .accessContextPresent(true), after: .accessContextPresent(false)),
     BoundaryCase(
-      name: "staleAfter", info: F.info(["pro": monthly]), preset: .conservative,
-      elapsed: 5 * F.minute, before: .freshness(.fresh), after: .freshness(.stale)),
+      name: "staleAfter", info: Fixture.info(["pro": monthly]), preset: .conservative,
+      elapsed: 5 * Fixture.minute, before: .freshness(.fresh), after: .freshness(.stale)),
     BoundaryCase(
-      name: "maxSnapshotAge", info: F.info(["pro": monthly]), preset: .serverSnapshot,
-      elapsed: 2 * F.day,
+      name: "maxSnapshotAge", info: Fixture.info(["pro": monthly]), preset: .serverSnapshot,
+      elapsed: 2 * Fixture.day,
       before: .state(.granted), after: .state(.offlineUnavailable(.snapshotTooOld))),
   ]
 
@@ -136,9 +139,9 @@ struct BootClockTests {
     /// The wall clock at the refresh, and right after it.
     var walls: (atRefresh: Date, afterRefresh: Date) {
       switch self {
-      case .backAfterRefresh: (F.t0, F.at(-20 * F.day))
-      case .forwardAfterRefresh: (F.t0, F.at(20 * F.day))
-      case .backBeforeRefreshRightAfter: (F.at(-20 * F.day), F.t0)
+      case .backAfterRefresh: (Fixture.t0, Fixture.at(-20 * Fixture.day))
+      case .forwardAfterRefresh: (Fixture.t0, Fixture.at(20 * Fixture.day))
+      case .backBeforeRefreshRightAfter: (Fixture.at(-20 * Fixture.day), Fixture.t0)
       }
     }
 
@@ -174,15 +177,17 @@ struct BootClockTests {
       // The estimate of the server's clock is the refresh's `requestDate` plus the boot
       // clock's elapsed time, to the rounding of that one subtraction.
       let estimate = decision.evidence.estimatedServerTime ?? .distantPast
-      #expect(abs(estimate.timeIntervalSince(F.t0) - (boundary.elapsed + offset)) < 1e-6, context)
-      if offset == 0 { #expect(estimate == F.at(boundary.elapsed), context) }
+      #expect(
+        abs(estimate.timeIntervalSince(Fixture.t0) - (boundary.elapsed + offset)) < 1e-6, context)
+      if offset == 0 { #expect(estimate == Fixture.at(boundary.elapsed), context) }
       // A diagnostic only: the wall clock behind the device mark still says so.
       #expect(decision.evidence.clockRollbackSuspected == (move == .backAfterRefresh), context)
 
       // The pure evaluator, with the bookkeeping the store wrote, agrees.
       let wall = move.walls.atRefresh
       let bookkeeping = ScopeBookkeeping(
-        storedAt: wall, serverTime: F.t0, lastRefreshAttemptAt: wall, deviceHighWaterMark: wall,
+        storedAt: wall, serverTime: Fixture.t0, lastRefreshAttemptAt: wall,
+        deviceHighWaterMark: wall,
         refreshBootInstant: Self.refreshBoot)
       let memory = EntitlementEvaluator.decision(
         for: "pro", in: boundary.info, bookkeeping: bookkeeping, now: harness.clock.now,
@@ -206,41 +211,43 @@ struct BootClockTests {
     let clock = harness.clock
     let cache = harness.cache
     // In the refresh's session the wall clock set back changes nothing.
-    clock.set(F.at(-20 * F.day))
-    clock.advance(by: F.hour)
-    #expect(cache.access(to: "pro", for: Self.scope).evidence.estimatedServerTime == F.at(F.hour))
+    clock.set(Fixture.at(-20 * Fixture.day))
+    clock.advance(by: Fixture.hour)
+    #expect(
+      cache.access(to: "pro", for: Self.scope).evidence.estimatedServerTime
+        == Fixture.at(Fixture.hour))
 
     clock.reboot(session: "boot-2")
-    clock.set(F.t0)
-    clock.advance(by: 2 * F.hour)
+    clock.set(Fixture.t0)
+    clock.advance(by: 2 * Fixture.hour)
     // The new boot's clock cannot measure since the refresh: the wall clock (T+2h) can.
     let rebooted = cache.access(to: "pro", for: Self.scope)
     #expect(rebooted.state == .granted)
-    #expect(rebooted.evidence.estimatedServerTime == F.at(2 * F.hour))
-    #expect(Self.memoryDecision(cache, clock, mark: F.t0) == rebooted)
+    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(2 * Fixture.hour))
+    #expect(Self.memoryDecision(cache, clock, mark: Fixture.t0) == rebooted)
 
     // Set back now, the mark holds what the read just saw; suspected, not extended.
-    clock.set(F.at(-20 * F.day))
+    clock.set(Fixture.at(-20 * Fixture.day))
     let setBack = cache.access(to: "pro", for: Self.scope)
-    #expect(setBack.evidence.estimatedServerTime == F.at(2 * F.hour))
+    #expect(setBack.evidence.estimatedServerTime == Fixture.at(2 * Fixture.hour))
     #expect(setBack.evidence.clockRollbackSuspected)
-    #expect(Self.memoryDecision(cache, clock, mark: F.at(2 * F.hour)) == setBack)
+    #expect(Self.memoryDecision(cache, clock, mark: Fixture.at(2 * Fixture.hour)) == setBack)
 
     // Forward past the end by the wall clock alone, which the boot clock no longer
     // contradicts: expired, and the mark keeps it so when the clock is set back again.
-    clock.set(F.at(F.day))
+    clock.set(Fixture.at(Fixture.day))
     #expect(cache.access(to: "pro", for: Self.scope).state == .denied(.expired))
-    clock.set(F.t0)
+    clock.set(Fixture.t0)
     let after = cache.access(to: "pro", for: Self.scope)
     #expect(after.state == .denied(.expired))
-    #expect(after.evidence.estimatedServerTime == F.at(F.day))
-    #expect(Self.memoryDecision(cache, clock, mark: F.at(F.day)) == after)
+    #expect(after.evidence.estimatedServerTime == Fixture.at(Fixture.day))
+    #expect(Self.memoryDecision(cache, clock, mark: Fixture.at(Fixture.day)) == after)
     // And the file, read by another instance of the new boot, says the same.
     try cache.flush()
     let reopened = try harness.reopen()
     #expect(reopened.access(to: "pro", for: Self.scope) == after)
     let view = try #require(try reopened.evaluatedCustomerInfo(for: Self.scope))
-    #expect(view.estimatedServerTime == F.at(F.day))
+    #expect(view.estimatedServerTime == Fixture.at(Fixture.day))
     #expect(view.customerInfo.entitlements["pro"]?.status == .known(.expired))
   }
 
@@ -253,18 +260,18 @@ struct BootClockTests {
     let harness = try Harness()
     try harness.store(Self.daily)
     let clock = harness.clock
-    clock.set(F.at(-20 * F.day))
-    clock.advance(by: 2 * F.day)
+    clock.set(Fixture.at(-20 * Fixture.day))
+    clock.advance(by: 2 * Fixture.day)
     let expired = harness.cache.access(to: "pro", for: Self.scope)
     #expect(expired.state == .denied(.expired))
-    #expect(expired.evidence.estimatedServerTime == F.at(2 * F.day))
+    #expect(expired.evidence.estimatedServerTime == Fixture.at(2 * Fixture.day))
     // The wall clock is 20 days behind what the boot clock measured: that is a rollback.
     #expect(expired.evidence.clockRollbackSuspected)
 
     clock.reboot(session: "boot-2")
     let rebooted = harness.cache.access(to: "pro", for: Self.scope)
     #expect(rebooted.state == .denied(.expired))
-    #expect(rebooted.evidence.estimatedServerTime == F.at(2 * F.day))
+    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(2 * Fixture.day))
     #expect(rebooted.evidence.clockRollbackSuspected)
     // Persisted, it holds for another process of the new boot too.
     try harness.cache.flush()
@@ -279,7 +286,8 @@ struct BootClockTests {
     EntitlementEvaluator.decision(
       for: "pro", in: daily,
       bookkeeping: ScopeBookkeeping(
-        storedAt: F.t0, serverTime: F.t0, lastRefreshAttemptAt: F.t0, deviceHighWaterMark: mark,
+        storedAt: Fixture.t0, serverTime: Fixture.t0, lastRefreshAttemptAt: Fixture.t0,
+        deviceHighWaterMark: mark,
         refreshBootInstant: refreshBoot),
       now: clock.now, bootInstant: clock.bootInstant, policy: cache.configuration.policy)
   }
@@ -290,8 +298,8 @@ struct BootClockTests {
   func reopenedCacheKeepsTheBootClock() throws {
     let harness = try Harness()
     try harness.store(Self.daily)
-    harness.clock.set(F.at(-20 * F.day))
-    harness.clock.advance(by: F.day - 1)
+    harness.clock.set(Fixture.at(-20 * Fixture.day))
+    harness.clock.advance(by: Fixture.day - 1)
     let writer = harness.cache
     let reopened = try harness.reopen()
     // The reading is in the file (refresh_boot_session, refresh_boot_uptime), so an instance
@@ -300,13 +308,13 @@ struct BootClockTests {
     #expect(stored.refreshBootInstant == Self.refreshBoot)
     let before = reopened.access(to: "pro", for: Self.scope)
     #expect(before.state == .granted)
-    #expect(before.evidence.estimatedServerTime == F.at(F.day - 1))
+    #expect(before.evidence.estimatedServerTime == Fixture.at(Fixture.day - 1))
     #expect(writer.access(to: "pro", for: Self.scope) == before)
 
     harness.clock.advance(by: 1)
     let expired = reopened.access(to: "pro", for: Self.scope)
     #expect(expired.state == .denied(.expired))
-    #expect(expired.evidence.estimatedServerTime == F.at(F.day))
+    #expect(expired.evidence.estimatedServerTime == Fixture.at(Fixture.day))
     #expect(writer.access(to: "pro", for: Self.scope) == expired)
     // A third instance, opened after both, as well.
     #expect(try harness.reopen().access(to: "pro", for: Self.scope) == expired)
@@ -336,8 +344,8 @@ struct BootClockTests {
     let directory = try TemporaryDirectory()
     let cacheClock: CacheClock
     switch writerClock {
-    case .fixed: cacheClock = .fixed(F.t0)
-    case .manualWithoutSession: cacheClock = ManualClock(F.t0).cacheClock
+    case .fixed: cacheClock = .fixed(Fixture.t0)
+    case .manualWithoutSession: cacheClock = ManualClock(Fixture.t0).cacheClock
     }
     #expect(cacheClock.bootInstant() == nil)
     var configuration = CacheConfiguration()
@@ -348,33 +356,34 @@ struct BootClockTests {
     #expect(try writer.load(Self.scope)?.bookkeeping.refreshBootInstant == nil)
 
     // Read by a process with a boot clock, two days of it later, the wall clock set back.
-    let clock = ManualClock(F.t0, bootSession: "boot-1")
+    let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
     let reader = try Fixture.cache(in: directory, clock: clock)
-    clock.advance(by: 2 * F.day)
-    clock.set(F.at(-20 * F.day))
+    clock.advance(by: 2 * Fixture.day)
+    clock.set(Fixture.at(-20 * Fixture.day))
     let decision = reader.access(to: "pro", for: Self.scope)
     // Nothing to measure from: the offset rule, which cannot see the two days.
     #expect(decision.state == .granted)
-    #expect(decision.evidence.estimatedServerTime == F.t0)
+    #expect(decision.evidence.estimatedServerTime == Fixture.t0)
     #expect(decision.evidence.clockRollbackSuspected)
     let memory = EntitlementEvaluator.decision(
       for: "pro", in: Self.daily,
-      bookkeeping: ScopeBookkeeping(storedAt: F.t0, serverTime: F.t0, lastRefreshAttemptAt: F.t0),
+      bookkeeping: ScopeBookkeeping(
+        storedAt: Fixture.t0, serverTime: Fixture.t0, lastRefreshAttemptAt: Fixture.t0),
       now: clock.now, bootInstant: clock.bootInstant)
     #expect(memory == decision)
     // The wall clock forward: the offset rule ends it.
-    clock.set(F.at(F.day))
+    clock.set(Fixture.at(Fixture.day))
     #expect(reader.access(to: "pro", for: Self.scope).state == .denied(.expired))
 
     // The next refresh, from the process with the boot clock, records a reading: from then on
     // the wall clock is moot again.
-    clock.set(F.t0)
+    clock.set(Fixture.t0)
     try reader.store(try CustomerInfoSnapshot(Self.daily), for: Self.scope)
     #expect(
       try reader.load(Self.scope)?.bookkeeping.refreshBootInstant
-        == BootInstant(session: "boot-1", sinceBoot: 2 * F.day))
-    clock.set(F.at(-20 * F.day))
-    clock.advance(by: F.day)
+        == BootInstant(session: "boot-1", sinceBoot: 2 * Fixture.day))
+    clock.set(Fixture.at(-20 * Fixture.day))
+    clock.advance(by: Fixture.day)
     #expect(reader.access(to: "pro", for: Self.scope).state == .denied(.expired))
   }
 
@@ -383,9 +392,9 @@ struct BootClockTests {
   @Test("load(_:) holds the boot reading truncated to milliseconds, as memory does")
   func readingTruncatedToMilliseconds() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(F.t0, bootSession: "boot-7")
+    let clock = ManualClock(Fixture.t0, bootSession: "boot-7")
     clock.advance(by: 1_234.567_89)
-    clock.set(F.t0)
+    clock.set(Fixture.t0)
     let writer = try Fixture.cache(in: directory, clock: clock)
     try writer.store(try CustomerInfoSnapshot(Self.daily), for: Self.scope)
     let truncated = BootInstant(session: "boot-7", sinceBoot: 1_234.567)
@@ -393,13 +402,13 @@ struct BootClockTests {
 
     // The writer answers from memory, a new instance from the file: the same reading, so the
     // same elapsed time to the last bit (the 0.89 ms truncated away counts as elapsed).
-    clock.advance(by: F.hour)
+    clock.advance(by: Fixture.hour)
     let reader = try Fixture.cache(in: directory, clock: clock)
     let fromMemory = writer.access(to: "pro", for: Self.scope)
     let fromFile = reader.access(to: "pro", for: Self.scope)
     #expect(fromMemory == fromFile)
     let estimate = try #require(fromFile.evidence.estimatedServerTime)
-    #expect(abs(estimate.timeIntervalSince(F.t0) - (F.hour + 0.000_89)) < 1e-6)
+    #expect(abs(estimate.timeIntervalSince(Fixture.t0) - (Fixture.hour + 0.000_89)) < 1e-6)
   }
 
   // MARK: The system's boot clock

@@ -77,105 +77,119 @@ enum DeviceSkew: TimeInterval, CaseIterable, Sendable, CustomTestStringConvertib
 @Suite(
   "Every boundary of DESIGN §5–6 in server time, 1 ms either side, five device skews, both presets")
 struct BoundaryTableTests {
-  typealias F = EvalFixture
 
   static let granted = Probe.state(.granted)
 
   static let cases: [BoundaryCase] = [
     BoundaryCase(
       name: "active until expiresAt",
-      info: F.info(["pro": F.entitlement(.active, expiresAt: F.at(F.day))]),
-      boundary: F.at(F.day),
+      info: Fixture.info(["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))]),
+      boundary: Fixture.at(Fixture.day),
       // The perk model never compares expiresAt with the device clock; max age bounds it.
       conservative: Sides(
-        before: granted, after: .state(.denied(.expired)), validUntil: F.at(F.day)),
-      serverSnapshot: Sides(before: granted, after: granted, validUntil: F.at(2 * F.day))),
+        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(Fixture.day)),
+      serverSnapshot: Sides(
+        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "grace until gracePeriodExpiresAt, not expiresAt",
-      info: F.info(["pro": F.entitlement(.grace, expiresAt: F.at(F.hour), graceEnd: F.at(F.day))]),
-      boundary: F.at(F.day),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(
+          .grace, expiresAt: Fixture.at(Fixture.hour), graceEnd: Fixture.at(Fixture.day))
+      ]),
+      boundary: Fixture.at(Fixture.day),
       conservative: Sides(
-        before: granted, after: .state(.denied(.expired)), validUntil: F.at(F.day)),
-      serverSnapshot: Sides(before: granted, after: granted, validUntil: F.at(2 * F.day))),
+        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(Fixture.day)),
+      serverSnapshot: Sides(
+        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "grace without gracePeriodExpiresAt until expiresAt",
-      info: F.info(["pro": F.entitlement(.grace, expiresAt: F.at(F.day))]),
-      boundary: F.at(F.day),
+      info: Fixture.info(["pro": Fixture.entitlement(.grace, expiresAt: Fixture.at(Fixture.day))]),
+      boundary: Fixture.at(Fixture.day),
       conservative: Sides(
-        before: granted, after: .state(.denied(.expired)), validUntil: F.at(F.day)),
-      serverSnapshot: Sides(before: granted, after: granted, validUntil: F.at(2 * F.day))),
+        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(Fixture.day)),
+      serverSnapshot: Sides(
+        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "lifetime until verifiedAt + nonExpiringMaxOfflineAge",
-      info: F.info(["pro": F.entitlement(.active, verifiedAt: F.at(-29 * F.day))]),
-      boundary: F.at(F.day),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-29 * Fixture.day))
+      ]),
+      boundary: Fixture.at(Fixture.day),
       conservative: Sides(
-        before: granted, after: .state(.denied(.offlineWindowElapsed)), validUntil: F.at(F.day)),
-      serverSnapshot: Sides(before: granted, after: granted, validUntil: F.at(2 * F.day))),
+        before: granted, after: .state(.denied(.offlineWindowElapsed)),
+        validUntil: Fixture.at(Fixture.day)),
+      serverSnapshot: Sides(
+        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "lifetime without verifiedAt until requestDate + nonExpiringMaxOfflineAge",
-      info: F.info(
-        ["pro": F.entitlement(.active, verifiedAt: nil)], requestDate: F.at(-29 * F.day)),
-      boundary: F.at(F.day),
+      info: Fixture.info(
+        ["pro": Fixture.entitlement(.active, verifiedAt: nil)],
+        requestDate: Fixture.at(-29 * Fixture.day)),
+      boundary: Fixture.at(Fixture.day),
       conservative: Sides(
-        before: granted, after: .state(.denied(.offlineWindowElapsed)), validUntil: F.at(F.day)),
+        before: granted, after: .state(.denied(.offlineWindowElapsed)),
+        validUntil: Fixture.at(Fixture.day)),
       // Refreshed 30 days before the boundary: far past the perk model's 2-day maximum age.
       serverSnapshot: Sides(
         before: .state(.offlineUnavailable(.snapshotTooOld)),
         after: .state(.offlineUnavailable(.snapshotTooOld)), validUntil: nil)),
     BoundaryCase(
       name: "device access until deviceAccess.expiresAt",
-      info: F.info(
-        ["pro": F.monthly],
-        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day))),
-      boundary: F.at(F.day),
+      info: Fixture.info(
+        ["pro": Fixture.monthly],
+        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day))),
+      boundary: Fixture.at(Fixture.day),
       conservative: Sides(
         before: granted, after: .state(.offlineUnavailable(.deviceAccessExpired)),
-        validUntil: F.at(F.day)),
+        validUntil: Fixture.at(Fixture.day)),
       serverSnapshot: Sides(
         before: granted, after: .state(.offlineUnavailable(.deviceAccessExpired)),
-        validUntil: F.at(F.day))),
+        validUntil: Fixture.at(Fixture.day))),
     BoundaryCase(
       name: "accessContext until its expiresAt, access unchanged",
-      info: F.info(
-        ["pro": F.monthly],
+      info: Fixture.info(
+        ["pro": Fixture.monthly],
         accessContext: AccessContext(
-          token: AccessToken(rawValue: "T0K3N"), expiresAt: F.at(15 * F.minute))),
-      boundary: F.at(15 * F.minute),
+          token: AccessToken(rawValue: "T0K3N"), expiresAt: Fixture.at(15 * Fixture.minute))),
+      boundary: Fixture.at(15 * Fixture.minute),
       conservative: Sides(
         before: .accessContextPresent(true), after: .accessContextPresent(false),
-        validUntil: F.at(30 * F.day)),
+        validUntil: Fixture.at(30 * Fixture.day)),
       serverSnapshot: Sides(
         before: .accessContextPresent(true), after: .accessContextPresent(false),
-        validUntil: F.at(2 * F.day))),
+        validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "fresh until staleAfter",
-      info: F.info(["pro": F.monthly]),
-      boundary: F.at(5 * F.minute),
+      info: Fixture.info(["pro": Fixture.monthly]),
+      boundary: Fixture.at(5 * Fixture.minute),
       conservative: Sides(
-        before: .freshness(.fresh), after: .freshness(.stale), validUntil: F.at(30 * F.day)),
+        before: .freshness(.fresh), after: .freshness(.stale),
+        validUntil: Fixture.at(30 * Fixture.day)),
       serverSnapshot: Sides(
-        before: .freshness(.fresh), after: .freshness(.stale), validUntil: F.at(2 * F.day))),
+        before: .freshness(.fresh), after: .freshness(.stale),
+        validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "usable until maxSnapshotAge has elapsed",
-      info: F.info(["pro": F.monthly]),
-      boundary: F.at(2 * F.day),
+      info: Fixture.info(["pro": Fixture.monthly]),
+      boundary: Fixture.at(2 * Fixture.day),
       // The conservative preset has no maximum age.
-      conservative: Sides(before: granted, after: granted, validUntil: F.at(30 * F.day)),
+      conservative: Sides(
+        before: granted, after: granted, validUntil: Fixture.at(30 * Fixture.day)),
       serverSnapshot: Sides(
         before: granted, after: .state(.offlineUnavailable(.snapshotTooOld)),
-        validUntil: F.at(2 * F.day))),
+        validUntil: Fixture.at(2 * Fixture.day))),
     BoundaryCase(
       name: "rollback suspected only beyond the tolerance",
-      info: F.info(["pro": F.monthly]),
+      info: Fixture.info(["pro": Fixture.monthly]),
       // Stored at T (device T + skew), so the device mark is that; the clock reads five minutes
       // before it.
-      boundary: F.at(-5 * F.minute),
+      boundary: Fixture.at(-5 * Fixture.minute),
       conservative: Sides(
         before: .rollbackSuspected(true), after: .rollbackSuspected(false),
-        validUntil: F.at(30 * F.day)),
+        validUntil: Fixture.at(30 * Fixture.day)),
       serverSnapshot: Sides(
         before: .rollbackSuspected(true), after: .rollbackSuspected(false),
-        validUntil: F.at(2 * F.day))),
+        validUntil: Fixture.at(2 * Fixture.day))),
   ]
 
   /// One millisecond before, the boundary itself (half-open: the later side already holds),
@@ -196,9 +210,9 @@ struct BoundaryTableTests {
       let storedAt = Self.deviceTime(testCase.info.requestDate, skew: skew)
       for (offset, expected) in Self.expectations(sides) {
         let now = Self.deviceTime(testCase.boundary.addingTimeInterval(offset), skew: skew)
-        let decision = F.decide(
+        let decision = Fixture.decide(
           "pro", in: testCase.info, storedAt: storedAt, now: now, policy: preset.policy)
-        let evaluated = F.evaluate(
+        let evaluated = Fixture.evaluate(
           testCase.info, storedAt: storedAt, now: now, policy: preset.policy)
         check(testCase, skew, offset: offset, expected, decision, evaluated, sides)
       }

@@ -5,21 +5,22 @@ import Testing
 
 @Suite("Clock guard and freshness (DESIGN §4, §5.1, §5.3)")
 struct ClockGuardTests {
-  typealias F = EvalFixture
 
   /// A subscription that ends 90 minutes after T.
-  static let info = F.info(["pro": F.entitlement(.active, expiresAt: F.at(90 * F.minute))])
+  static let info = Fixture.info([
+    "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(90 * Fixture.minute))
+  ])
 
   // MARK: The guard itself
 
   /// The clock, the high-water mark, and whether rollback is suspected (tolerance 5 min).
   static let readings: [(TimeInterval, TimeInterval?, Bool)] = [
     (0, nil, false),
-    (F.hour, 0, false),
+    (Fixture.hour, 0, false),
     (0, 0, false),
-    (-5 * F.minute, 0, false),
-    (-5 * F.minute - 0.001, 0, true),
-    (-F.day, 0, true),
+    (-5 * Fixture.minute, 0, false),
+    (-5 * Fixture.minute - 0.001, 0, true),
+    (-Fixture.day, 0, true),
   ]
 
   @Test(
@@ -27,45 +28,48 @@ struct ClockGuardTests {
     arguments: readings)
   func reading(_ now: TimeInterval, _ mark: TimeInterval?, _ suspected: Bool) {
     let reading = ClockReading(
-      now: F.at(now), deviceHighWaterMark: mark.map(F.at), storedAt: nil, serverTime: nil,
-      bootElapsed: nil, clockOffset: nil, tolerance: 5 * F.minute)
-    #expect(reading.effectiveDeviceNow == F.at(max(now, mark ?? now)))
+      now: Fixture.at(now), deviceHighWaterMark: mark.map(Fixture.at), storedAt: nil,
+      serverTime: nil,
+      bootElapsed: nil, clockOffset: nil, tolerance: 5 * Fixture.minute)
+    #expect(reading.effectiveDeviceNow == Fixture.at(max(now, mark ?? now)))
     #expect(reading.rollbackSuspected == suspected)
   }
 
   @Test("setting the clock back never extends access, in memory", arguments: Preset.allCases)
   func rollbackInMemory(_ preset: Preset) {
     // A read at T+2h raised the mark past the expiry; the clock now says T+1h.
-    var bookkeeping = F.bookkeeping(for: Self.info)
-    bookkeeping.deviceHighWaterMark = F.at(2 * F.hour)
+    var bookkeeping = Fixture.bookkeeping(for: Self.info)
+    bookkeeping.deviceHighWaterMark = Fixture.at(2 * Fixture.hour)
     let decision = EntitlementEvaluator.decision(
-      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(F.hour), policy: .conservative)
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: Fixture.at(Fixture.hour),
+      policy: .conservative)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
     // Within the tolerance the flag stays down, and the mark still holds.
     let small = EntitlementEvaluator.decision(
-      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(2 * F.hour - F.minute))
+      for: "pro", in: Self.info, bookkeeping: bookkeeping,
+      now: Fixture.at(2 * Fixture.hour - Fixture.minute))
     #expect(small.state == .denied(.expired))
     #expect(!small.evidence.clockRollbackSuspected)
     // Lifetime access and the snapshot's own age are held to the mark just the same.
-    let lifetime = F.info(["pro": F.entitlement(.active)])
-    var late = F.bookkeeping(for: lifetime)
-    late.deviceHighWaterMark = F.at(31 * F.day)
+    let lifetime = Fixture.info(["pro": Fixture.entitlement(.active)])
+    var late = Fixture.bookkeeping(for: lifetime)
+    late.deviceHighWaterMark = Fixture.at(31 * Fixture.day)
     #expect(
       EntitlementEvaluator.decision(
-        for: "pro", in: lifetime, bookkeeping: late, now: F.t0, policy: preset.policy
+        for: "pro", in: lifetime, bookkeeping: late, now: Fixture.t0, policy: preset.policy
       ).isGranted == false)
   }
 
   @Test("a clock set back with nothing passed grants, and says the clock looks wrong")
   func rollbackAloneNeverDenies() {
-    var bookkeeping = F.bookkeeping(for: Self.info)
-    bookkeeping.deviceHighWaterMark = F.at(F.hour)
+    var bookkeeping = Fixture.bookkeeping(for: Self.info)
+    bookkeeping.deviceHighWaterMark = Fixture.at(Fixture.hour)
     let decision = EntitlementEvaluator.decision(
-      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: F.at(-F.day))
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: Fixture.at(-Fixture.day))
     #expect(decision.state == .granted)
     #expect(decision.evidence.clockRollbackSuspected)
-    #expect(decision.evidence.validUntil == F.at(90 * F.minute))
+    #expect(decision.evidence.validUntil == Fixture.at(90 * Fixture.minute))
   }
 
   // MARK: Through the SQLite cache
@@ -75,10 +79,10 @@ struct ClockGuardTests {
     let harness = try CacheHarness()
     try harness.store(Self.info)
     let cache = harness.cache
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
-    harness.clock.set(F.at(F.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
@@ -94,9 +98,9 @@ struct ClockGuardTests {
   func keyListingRaisesTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
-    harness.clock.set(F.at(F.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
@@ -104,11 +108,11 @@ struct ClockGuardTests {
   func evaluatedViewRaisesTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     let late = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(late.customerInfo.entitlements["pro"]?.status == .known(.expired))
 
-    harness.clock.set(F.at(F.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     let rolledBack = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(rolledBack.clockRollbackSuspected)
     #expect(rolledBack.decisions["pro"]?.state == .denied(.expired))
@@ -122,15 +126,17 @@ struct ClockGuardTests {
   func flushPersistsTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     let observer = try harness.secondInstance()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.t0)
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
     try harness.cache.flush()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(2 * F.hour))
+    #expect(
+      try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
+        == Fixture.at(2 * Fixture.hour))
 
-    harness.clock.set(F.at(F.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     let reopened = try harness.secondInstance()
     let decision = reopened.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
@@ -141,14 +147,16 @@ struct ClockGuardTests {
   func writePersistsTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     let observer = try harness.secondInstance()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.t0)
+    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
 
     try harness.cache.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(2 * F.hour))
-    harness.clock.set(F.at(F.hour))
+    #expect(
+      try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
+        == Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     #expect(
       try harness.secondInstance().access(to: "pro", for: Fixture.scopeA).state == .denied(.expired)
     )
@@ -158,19 +166,21 @@ struct ClockGuardTests {
   func refreshAtAClockSetBackExtendsNothing() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     // The clock is set back an hour, then a refresh brings the server's time: T + 2 h.
     var later = Self.info
-    later.requestDate = F.at(2 * F.hour)
-    try harness.store(later, at: F.at(F.hour))
+    later.requestDate = Fixture.at(2 * Fixture.hour)
+    try harness.store(later, at: Fixture.at(Fixture.hour))
     let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     // The refresh re-anchored the clocks: nothing looks set back, the offset says an hour.
     #expect(!decision.evidence.clockRollbackSuspected)
     #expect(decision.evidence.clockOffset == 3_600)
-    #expect(decision.evidence.storedAt == F.at(F.hour))
-    #expect(try harness.cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(F.hour))
+    #expect(decision.evidence.storedAt == Fixture.at(Fixture.hour))
+    #expect(
+      try harness.cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
+        == Fixture.at(Fixture.hour))
   }
 
   @Test("the mark survives another instance's write to the file")
@@ -178,12 +188,12 @@ struct ClockGuardTests {
     let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
     try harness.store(Self.info)
     let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // Another process writes (any scope): this instance drops what it holds in memory.
     try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
-    harness.clock.set(F.at(F.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
@@ -198,32 +208,35 @@ struct ClockGuardTests {
   func markRaisedBeforeAnotherRefreshIsDropped() throws {
     let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
     try harness.store(Self.info)
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // The clock is put right and another process refreshes: the server says T + 1 h, and pro
     // now runs for a day.
     let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
-    var renewed = F.info(["pro": F.entitlement(.active, expiresAt: F.at(25 * F.hour))])
-    renewed.requestDate = F.at(F.hour)
-    harness.clock.set(F.at(F.hour))
+    var renewed = Fixture.info([
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(25 * Fixture.hour))
+    ])
+    renewed.requestDate = Fixture.at(Fixture.hour)
+    harness.clock.set(Fixture.at(Fixture.hour))
     try other.store(try CustomerInfoSnapshot(renewed), for: Fixture.scopeA)
 
     // The first instance notices the write and reads the new row, its old mark still pending
     // in memory; then it persists that mark with its next write.
-    harness.clock.set(F.at(F.hour + F.minute))
+    harness.clock.set(Fixture.at(Fixture.hour + Fixture.minute))
     let first = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(first.state == .granted)
     #expect(!first.evidence.clockRollbackSuspected)
     try harness.cache.flush()
     #expect(
-      try other.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.at(F.hour + F.minute))
+      try other.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
+        == Fixture.at(Fixture.hour + Fixture.minute))
 
     for cache in [harness.cache, other, try harness.secondInstance()] {
       let decision = cache.access(to: "pro", for: Fixture.scopeA)
       #expect(decision.state == .granted)
       #expect(!decision.evidence.clockRollbackSuspected)
-      #expect(decision.evidence.estimatedServerTime == F.at(F.hour + F.minute))
+      #expect(decision.evidence.estimatedServerTime == Fixture.at(Fixture.hour + Fixture.minute))
     }
   }
 
@@ -232,12 +245,12 @@ struct ClockGuardTests {
     let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
     try harness.store(Self.info)
     let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
-    harness.clock.set(F.at(2 * F.hour))
+    harness.clock.set(Fixture.at(2 * Fixture.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
     // A read of another scope notices the write and drops every resident.
     _ = harness.cache.access(to: "pro", for: Fixture.scopeB)
-    harness.clock.set(F.at(F.hour))
+    harness.clock.set(Fixture.at(Fixture.hour))
     let evaluated = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(evaluated.decisions["pro"]?.state == .denied(.expired))
     #expect(evaluated.clockRollbackSuspected)
@@ -251,7 +264,7 @@ struct ClockGuardTests {
     let cache = harness.cache
     try harness.store(Self.info)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.freshness == .fresh)
-    harness.clock.set(F.at(10 * F.minute))
+    harness.clock.set(Fixture.at(10 * Fixture.minute))
     let stale = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(stale.evidence.freshness == .stale)
     #expect(stale.isHighTrust, "stale is a refresh hint, not a trust problem")
@@ -266,7 +279,7 @@ struct ClockGuardTests {
     #expect(evaluated.isComputedOffline && evaluated.freshness == .offline)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailureReason == "timeout")
 
-    try harness.store(Self.info, at: F.at(20 * F.minute))
+    try harness.store(Self.info, at: Fixture.at(20 * Fixture.minute))
     let fresh = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(fresh.evidence.freshness == .fresh)
     #expect(fresh.evidence.isComputedOffline == false)
@@ -276,7 +289,9 @@ struct ClockGuardTests {
 
   @Test("offline within staleAfter: a failure right after a store is still offline")
   func offlineBeatsFresh() {
-    let decision = F.decide("pro", in: Self.info, failedAt: F.at(F.minute), now: F.at(2 * F.minute))
+    let decision = Fixture.decide(
+      "pro", in: Self.info, failedAt: Fixture.at(Fixture.minute),
+      now: Fixture.at(2 * Fixture.minute))
     #expect(decision.evidence.freshness == .offline)
     #expect(decision.state == .granted)
   }

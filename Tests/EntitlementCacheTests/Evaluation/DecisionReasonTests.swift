@@ -30,85 +30,100 @@ struct ReasonCase: Sendable, CustomTestStringConvertible {
 
 @Suite("Every denial and unavailable reason of DESIGN §6")
 struct DecisionReasonTests {
-  typealias F = EvalFixture
 
-  static let familyShared = F.entitlement(
-    .active, expiresAt: F.at(30 * F.day), source: .known(.familyShared))
+  static let familyShared = Fixture.entitlement(
+    .active, expiresAt: Fixture.at(30 * Fixture.day), source: .known(.familyShared))
 
   static let denials: [ReasonCase] = [
     ReasonCase(
-      name: "a key the snapshot does not have", info: F.info(["plus": F.monthly]),
+      name: "a key the snapshot does not have", info: Fixture.info(["plus": Fixture.monthly]),
       conservative: .denied(.notEntitled), serverSnapshot: .denied(.notEntitled)),
     ReasonCase(
       name: "status expired, even before its expiresAt",
-      info: F.info(["pro": F.entitlement(.expired, expiresAt: F.at(F.day))]),
+      info: Fixture.info(["pro": Fixture.entitlement(.expired, expiresAt: Fixture.at(Fixture.day))]
+      ),
       conservative: .denied(.expired), serverSnapshot: .denied(.expired)),
     ReasonCase(
       name: "expiresAt passed by the device clock",
-      info: F.info(["pro": F.entitlement(.active, expiresAt: F.at(30 * F.minute))]),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(30 * Fixture.minute))
+      ]),
       conservative: .denied(.expired), serverSnapshot: .granted),
     ReasonCase(
       name: "revoked before its expiresAt",
-      info: F.info(["pro": F.entitlement(.revoked, expiresAt: F.at(F.day))]),
+      info: Fixture.info(["pro": Fixture.entitlement(.revoked, expiresAt: Fixture.at(Fixture.day))]
+      ),
       conservative: .denied(.revoked), serverSnapshot: .denied(.revoked)),
     ReasonCase(
       // Billing recovery, not premium: not even the perk model grants it.
       name: "billing_retry before its expiresAt",
-      info: F.info(["pro": F.entitlement(.billingRetry, expiresAt: F.at(F.day))]),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.billingRetry, expiresAt: Fixture.at(Fixture.day))
+      ]),
       conservative: .denied(.billingRetry), serverSnapshot: .denied(.billingRetry)),
     ReasonCase(
       name: "lifetime verified longer ago than the offline window",
-      info: F.info(["pro": F.entitlement(.active, verifiedAt: F.at(-30 * F.day))]),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-30 * Fixture.day))
+      ]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
       // Only grace reads gracePeriodExpiresAt: on an active entitlement it is not an end date.
       name: "lifetime with a stray grace end still lapses by the offline window",
-      info: F.info([
-        "pro": F.entitlement(.active, graceEnd: F.at(10 * F.day), verifiedAt: F.at(-30 * F.day))
+      info: Fixture.info([
+        "pro": Fixture.entitlement(
+          .active, graceEnd: Fixture.at(10 * Fixture.day), verifiedAt: Fixture.at(-30 * Fixture.day)
+        )
       ]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
       name: "grace with neither end date falls back to the offline window",
-      info: F.info(["pro": F.entitlement(.grace, verifiedAt: F.at(-30 * F.day))]),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.grace, verifiedAt: Fixture.at(-30 * Fixture.day))
+      ]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
       name: "a status this build does not know",
-      info: F.info(["pro": F.entitlement(.unknown("paused"), expiresAt: F.at(F.day))]),
+      info: Fixture.info([
+        "pro": Fixture.entitlement(.unknown("paused"), expiresAt: Fixture.at(Fixture.day))
+      ]),
       conservative: .denied(.unknownStatus), serverSnapshot: .denied(.unknownStatus)),
     ReasonCase(
       name: "family-shared, policy excludes shared access",
-      info: F.info(["pro": familyShared]), excludeFamilyShared: true,
+      info: Fixture.info(["pro": familyShared]), excludeFamilyShared: true,
       conservative: .denied(.familySharingExcluded),
       serverSnapshot: .denied(.familySharingExcluded)),
     ReasonCase(
       name: "family-shared grants by default",
-      info: F.info(["pro": familyShared]),
+      info: Fixture.info(["pro": familyShared]),
       conservative: .granted, serverSnapshot: .granted),
     ReasonCase(
       name: "own purchase still grants when shared access is excluded",
-      info: F.info(["pro": F.monthly]), excludeFamilyShared: true,
+      info: Fixture.info(["pro": Fixture.monthly]), excludeFamilyShared: true,
       conservative: .granted, serverSnapshot: .granted),
     ReasonCase(
       // The lapse is evidence of its own; exclusion only matters for usable access.
       name: "family-shared past expiresAt reads expired, not excluded",
-      info: F.info([
-        "pro": F.entitlement(.active, expiresAt: F.at(F.minute), source: .known(.familyShared))
+      info: Fixture.info([
+        "pro": Fixture.entitlement(
+          .active, expiresAt: Fixture.at(Fixture.minute), source: .known(.familyShared))
       ]),
       excludeFamilyShared: true,
       conservative: .denied(.expired), serverSnapshot: .denied(.familySharingExcluded)),
     ReasonCase(
       name: "unknown source grants like any other",
-      info: F.info([
-        "pro": F.entitlement(.active, expiresAt: F.at(F.day), source: .unknown("gift_card"))
+      info: Fixture.info([
+        "pro": Fixture.entitlement(
+          .active, expiresAt: Fixture.at(Fixture.day), source: .unknown("gift_card"))
       ]),
       excludeFamilyShared: true, conservative: .granted, serverSnapshot: .granted),
   ]
 
   @Test("in memory and through SQLite", arguments: denials, Preset.allCases)
   func decision(_ testCase: ReasonCase, _ preset: Preset) throws {
-    let now = F.at(F.hour)
+    let now = Fixture.at(Fixture.hour)
     let policy = testCase.policy(preset)
-    let memory = F.decide(testCase.key, in: testCase.info, now: now, policy: policy)
+    let memory = Fixture.decide(testCase.key, in: testCase.info, now: now, policy: policy)
     #expect(memory.state == testCase.expected(preset))
     #expect(memory.evidence.source == testCase.info.entitlements[testCase.key]?.source)
 
@@ -129,16 +144,20 @@ struct DecisionReasonTests {
 
   @Test("expired status: the validUntil is the server's expiresAt")
   func expiredStatusNamesItsBoundary() {
-    let info = F.info(["pro": F.entitlement(.expired, expiresAt: F.at(-F.day))])
-    let decision = F.decide("pro", in: info, now: F.at(F.hour))
+    let info = Fixture.info([
+      "pro": Fixture.entitlement(.expired, expiresAt: Fixture.at(-Fixture.day))
+    ])
+    let decision = Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour))
     #expect(decision.state == .denied(.expired))
-    #expect(decision.evidence.validUntil == F.at(-F.day))
+    #expect(decision.evidence.validUntil == Fixture.at(-Fixture.day))
   }
 
   @Test("unknown status is kept as the server sent it, never rewritten", arguments: Preset.allCases)
   func unknownStatusIsKept(_ preset: Preset) {
-    let info = F.info(["pro": F.entitlement(.unknown("paused"), expiresAt: F.at(F.minute))])
-    let evaluated = F.evaluate(info, now: F.at(F.hour), policy: preset.policy)
+    let info = Fixture.info([
+      "pro": Fixture.entitlement(.unknown("paused"), expiresAt: Fixture.at(Fixture.minute))
+    ])
+    let evaluated = Fixture.evaluate(info, now: Fixture.at(Fixture.hour), policy: preset.policy)
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .unknown("paused"))
     #expect(evaluated.decisions["pro"]?.state == .denied(.unknownStatus))
     #expect(evaluated.activeEntitlementKeys.isEmpty)
@@ -148,17 +167,17 @@ struct DecisionReasonTests {
   func lifetimeFallsBackToRequestDateInMemory() {
     // An SDK evaluating a CustomerInfo it holds may give only storedAt; requestDate is in the
     // snapshot, and without it lifetime access would never end.
-    let info = F.info(["pro": F.entitlement(.active, verifiedAt: nil)])
-    let bookkeeping = ScopeBookkeeping(storedAt: F.t0)
+    let info = Fixture.info(["pro": Fixture.entitlement(.active, verifiedAt: nil)])
+    let bookkeeping = ScopeBookkeeping(storedAt: Fixture.t0)
     let before = EntitlementEvaluator.decision(
-      for: "pro", in: info, bookkeeping: bookkeeping, now: F.at(30 * F.day - 1))
+      for: "pro", in: info, bookkeeping: bookkeeping, now: Fixture.at(30 * Fixture.day - 1))
     let after = EntitlementEvaluator.decision(
-      for: "pro", in: info, bookkeeping: bookkeeping, now: F.at(30 * F.day))
+      for: "pro", in: info, bookkeeping: bookkeeping, now: Fixture.at(30 * Fixture.day))
     #expect(before.state == .granted)
-    #expect(before.evidence.validUntil == F.at(30 * F.day))
+    #expect(before.evidence.validUntil == Fixture.at(30 * Fixture.day))
     #expect(after.state == .denied(.offlineWindowElapsed))
     let evaluated = EntitlementEvaluator.evaluate(
-      info, bookkeeping: bookkeeping, now: F.at(30 * F.day))
+      info, bookkeeping: bookkeeping, now: Fixture.at(30 * Fixture.day))
     #expect(evaluated.decisions["pro"] == after)
   }
 
@@ -166,16 +185,17 @@ struct DecisionReasonTests {
 
   @Test("no snapshot: nil CustomerInfo, nil bookkeeping, or bookkeeping without storedAt")
   func noSnapshotInMemory() {
-    let info = F.info(["pro": F.monthly])
+    let info = Fixture.info(["pro": Fixture.monthly])
     let states = [
       EntitlementEvaluator.decision(
-        for: "pro", in: nil, bookkeeping: F.bookkeeping(for: info), now: F.t0),
-      EntitlementEvaluator.decision(for: "pro", in: info, bookkeeping: nil, now: F.t0),
+        for: "pro", in: nil, bookkeeping: Fixture.bookkeeping(for: info), now: Fixture.t0),
+      EntitlementEvaluator.decision(for: "pro", in: info, bookkeeping: nil, now: Fixture.t0),
       EntitlementEvaluator.decision(
-        for: "pro", in: info, bookkeeping: ScopeBookkeeping(storedAt: nil), now: F.t0),
+        for: "pro", in: info, bookkeeping: ScopeBookkeeping(storedAt: nil), now: Fixture.t0),
     ].map(\.state)
     #expect(states.allSatisfy { $0 == .offlineUnavailable(.noSnapshot) })
-    let decision = EntitlementEvaluator.decision(for: "pro", in: nil, bookkeeping: nil, now: F.t0)
+    let decision = EntitlementEvaluator.decision(
+      for: "pro", in: nil, bookkeeping: nil, now: Fixture.t0)
     // Unknown is not "not entitled": nothing in the evidence pretends otherwise.
     #expect(decision.evidence == AccessEvidence())
     #expect(decision.recovery == nil && decision.device == nil && !decision.isHighTrust)
@@ -198,14 +218,15 @@ struct DecisionReasonTests {
   @Test("snapshot too old: every key, entitled or not, is unavailable")
   func snapshotTooOld() throws {
     var policy = OfflinePolicy.conservative
-    policy.maxSnapshotAge = F.day
-    let info = F.info([
-      "pro": F.monthly, "gone": F.entitlement(.revoked), "paused": F.entitlement(.unknown("x")),
+    policy.maxSnapshotAge = Fixture.day
+    let info = Fixture.info([
+      "pro": Fixture.monthly, "gone": Fixture.entitlement(.revoked),
+      "paused": Fixture.entitlement(.unknown("x")),
     ])
     for preset in [policy, .serverSnapshot] {
-      let now = F.at(3 * F.day)
+      let now = Fixture.at(3 * Fixture.day)
       for key in ["pro", "gone", "paused", "missing"] {
-        let decision = F.decide(key, in: info, now: now, policy: preset)
+        let decision = Fixture.decide(key, in: info, now: now, policy: preset)
         #expect(decision.state == .offlineUnavailable(.snapshotTooOld), "\(key)")
         #expect(decision.recovery == nil)
       }
@@ -218,7 +239,7 @@ struct DecisionReasonTests {
     let blocked = DeviceAccessInfo(
       status: .known(.blocked), reason: .known(.deviceReplaced),
       devices: [DeviceSummary(id: "d_1", label: "iPhone")])
-    try harness.store(F.info(["pro": F.monthly], deviceAccess: blocked))
+    try harness.store(Fixture.info(["pro": Fixture.monthly], deviceAccess: blocked))
     // Damage the device details the way an outside tool could; the library never writes this.
     let connection = try SQLiteConnection(path: harness.directory.path("cache.sqlite"))
     try connection.execute("UPDATE scope SET device_block = '{\"devices\": [{\"label\": 1}'")
@@ -236,27 +257,29 @@ struct DecisionReasonTests {
       if case .offlineUnavailable(let reason) = decision.state { produced.insert(reason) }
     }
     record(
-      EntitlementEvaluator.decision(for: "pro", in: nil, bookkeeping: nil, now: F.t0))
+      EntitlementEvaluator.decision(for: "pro", in: nil, bookkeeping: nil, now: Fixture.t0))
     record(
-      F.decide(
-        "pro", in: F.info(["pro": F.monthly]), now: F.at(3 * F.day), policy: .serverSnapshot))
+      Fixture.decide(
+        "pro", in: Fixture.info(["pro": Fixture.monthly]), now: Fixture.at(3 * Fixture.day),
+        policy: .serverSnapshot))
     record(
-      F.decide(
+      Fixture.decide(
         "pro",
-        in: F.info(
-          ["pro": F.monthly],
-          deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day))),
-        now: F.at(2 * F.day)))
+        in: Fixture.info(
+          ["pro": Fixture.monthly],
+          deviceAccess: DeviceAccessInfo(
+            status: .known(.active), expiresAt: Fixture.at(Fixture.day))),
+        now: Fixture.at(2 * Fixture.day)))
     var strict = OfflinePolicy.conservative
     strict.requireVerified = true
     record(
-      F.decide(
-        "pro", in: F.info(["pro": F.monthly], verification: .known(.notRequested)),
-        now: F.at(F.minute), policy: strict))
+      Fixture.decide(
+        "pro", in: Fixture.info(["pro": Fixture.monthly], verification: .known(.notRequested)),
+        now: Fixture.at(Fixture.minute), policy: strict))
     let harness = try CacheHarness()
     try harness.store(
-      F.info(
-        ["pro": F.monthly],
+      Fixture.info(
+        ["pro": Fixture.monthly],
         deviceAccess: DeviceAccessInfo(status: .known(.blocked), reason: .known(.deviceReplaced))))
     let connection = try SQLiteConnection(path: harness.directory.path("cache.sqlite"))
     try connection.execute("UPDATE scope SET device_block = 'not json'")

@@ -5,7 +5,6 @@ import Testing
 
 @Suite("Device Access (DESIGN §5.6)")
 struct DeviceAccessTests {
-  typealias F = EvalFixture
 
   /// Every reason the server can send, one it may add later, and none at all.
   static let reasons: [OpenEnum<DeviceBlockReason>?] =
@@ -16,14 +15,15 @@ struct DeviceAccessTests {
 
   static func blocked(
     _ reason: OpenEnum<DeviceBlockReason>?, status: OpenEnum<DeviceAccessStatus> = .known(.blocked),
-    expiresAt: Date? = EvalFixture.at(7 * EvalFixture.day)
+    expiresAt: Date? = Fixture.at(7 * Fixture.day)
   ) -> DeviceAccessInfo {
     DeviceAccessInfo(
-      status: status, reason: reason, expiresAt: expiresAt, nextAllowedAt: F.at(2 * F.day),
+      status: status, reason: reason, expiresAt: expiresAt,
+      nextAllowedAt: Fixture.at(2 * Fixture.day),
       changeBudget: budget,
       devices: [
         DeviceSummary(
-          id: "d_7f3a", label: "iPhone", lastSeenAt: F.at(-F.day),
+          id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-Fixture.day),
           unknownFields: ["deviceToken": .string("SECRET-DEVICE-TOKEN")]),
         DeviceSummary(id: "d_91bc"),
       ])
@@ -33,10 +33,10 @@ struct DeviceAccessTests {
   /// server added to it (it could hold tokens).
   static func expectedDetails(_ reason: OpenEnum<DeviceBlockReason>?) -> DeviceBlockDetails {
     DeviceBlockDetails(
-      reason: reason, nextAllowedAt: F.at(2 * F.day),
+      reason: reason, nextAllowedAt: Fixture.at(2 * Fixture.day),
       changeBudget: DeviceChangeBudget(remaining: 0, limit: 3, windowDays: 30),
       devices: [
-        DeviceSummary(id: "d_7f3a", label: "iPhone", lastSeenAt: F.at(-F.day)),
+        DeviceSummary(id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-Fixture.day)),
         DeviceSummary(id: "d_91bc"),
       ])
   }
@@ -46,11 +46,12 @@ struct DeviceAccessTests {
     arguments: reasons, Preset.allCases)
   func blockedWithEachReason(_ reason: OpenEnum<DeviceBlockReason>?, _ preset: Preset) throws {
     // An unclaimed purchase for the key must not turn device trouble into "restore".
-    let info = F.info(
-      ["pro": F.monthly], unclaimed: [F.unclaimed(["pro"], hint: .known(.restoreRequired))],
+    let info = Fixture.info(
+      ["pro": Fixture.monthly],
+      unclaimed: [Fixture.unclaimed(["pro"], hint: .known(.restoreRequired))],
       deviceAccess: Self.blocked(reason))
-    let now = F.at(F.hour)
-    let decision = F.decide("pro", in: info, now: now, policy: preset.policy)
+    let now = Fixture.at(Fixture.hour)
+    let decision = Fixture.decide("pro", in: info, now: now, policy: preset.policy)
     #expect(decision.state == .deviceBlocked(reason))
     #expect(decision.device == Self.expectedDetails(reason))
     #expect(decision.recovery == nil)
@@ -68,8 +69,9 @@ struct DeviceAccessTests {
   @Test("a device status this build does not know blocks", arguments: Preset.allCases)
   func unknownStatusBlocks(_ preset: Preset) {
     let device = Self.blocked(.known(.loginRequired), status: .unknown("suspended"))
-    let info = F.info(["pro": F.monthly], deviceAccess: device)
-    let decision = F.decide("pro", in: info, now: F.at(F.hour), policy: preset.policy)
+    let info = Fixture.info(["pro": Fixture.monthly], deviceAccess: device)
+    let decision = Fixture.decide(
+      "pro", in: info, now: Fixture.at(Fixture.hour), policy: preset.policy)
     #expect(decision.state == .deviceBlocked(.known(.loginRequired)))
     #expect(decision.device == Self.expectedDetails(.known(.loginRequired)))
   }
@@ -79,13 +81,13 @@ struct DeviceAccessTests {
     let device = Self.blocked(.known(.deviceReplaced))
     let cases: [(EntitlementInfo?, DenialReason)] = [
       (nil, .notEntitled),
-      (F.entitlement(.revoked), .revoked),
-      (F.entitlement(.billingRetry), .billingRetry),
-      (F.entitlement(.active, expiresAt: F.at(F.minute)), .expired),
+      (Fixture.entitlement(.revoked), .revoked),
+      (Fixture.entitlement(.billingRetry), .billingRetry),
+      (Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.minute)), .expired),
     ]
     for (entitlement, reason) in cases {
-      let info = F.info(entitlement.map { ["pro": $0] } ?? [:], deviceAccess: device)
-      let decision = F.decide("pro", in: info, now: F.at(F.hour))
+      let info = Fixture.info(entitlement.map { ["pro": $0] } ?? [:], deviceAccess: device)
+      let decision = Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour))
       #expect(decision.state == .denied(reason))
       #expect(decision.device == nil)
     }
@@ -93,43 +95,56 @@ struct DeviceAccessTests {
 
   @Test("blocked is checked before the device expiry", arguments: Preset.allCases)
   func blockedBeforeExpiry(_ preset: Preset) {
-    let info = F.info(
-      ["pro": F.monthly],
-      deviceAccess: Self.blocked(.known(.deviceReplaced), expiresAt: F.at(F.hour)))
-    let decision = F.decide("pro", in: info, now: F.at(2 * F.hour), policy: preset.policy)
+    let info = Fixture.info(
+      ["pro": Fixture.monthly],
+      deviceAccess: Self.blocked(.known(.deviceReplaced), expiresAt: Fixture.at(Fixture.hour)))
+    let decision = Fixture.decide(
+      "pro", in: info, now: Fixture.at(2 * Fixture.hour), policy: preset.policy)
     #expect(decision.state == .deviceBlocked(.known(.deviceReplaced)))
   }
 
   @Test("the installation's boundary is the earlier of the entitlement's and the device's")
   func earliestBoundary() {
-    let device = DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day))
+    let device = DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day))
     // The device expiry comes first.
-    let longer = F.info(
-      ["pro": F.entitlement(.active, expiresAt: F.at(2 * F.day))], deviceAccess: device)
-    #expect(F.decide("pro", in: longer, now: F.at(F.hour)).evidence.validUntil == F.at(F.day))
+    let longer = Fixture.info(
+      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(2 * Fixture.day))],
+      deviceAccess: device)
+    #expect(
+      Fixture.decide("pro", in: longer, now: Fixture.at(Fixture.hour)).evidence.validUntil
+        == Fixture.at(Fixture.day))
     // The entitlement's expiry comes first, and past it the entitlement reads expired.
-    let shorter = F.info(
-      ["pro": F.entitlement(.active, expiresAt: F.at(12 * F.hour))], deviceAccess: device)
+    let shorter = Fixture.info(
+      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(12 * Fixture.hour))],
+      deviceAccess: device)
     #expect(
-      F.decide("pro", in: shorter, now: F.at(F.hour)).evidence.validUntil == F.at(12 * F.hour))
-    #expect(F.decide("pro", in: shorter, now: F.at(13 * F.hour)).state == .denied(.expired))
+      Fixture.decide("pro", in: shorter, now: Fixture.at(Fixture.hour)).evidence.validUntil
+        == Fixture.at(12 * Fixture.hour))
     #expect(
-      F.decide("pro", in: shorter, now: F.at(F.day)).state == .denied(.expired),
+      Fixture.decide("pro", in: shorter, now: Fixture.at(13 * Fixture.hour)).state
+        == .denied(.expired))
+    #expect(
+      Fixture.decide("pro", in: shorter, now: Fixture.at(Fixture.day)).state == .denied(.expired),
       "a lapsed entitlement is expired whatever the device says")
     // Lifetime access: the device expiry bounds what the offline window would allow.
-    let lifetime = F.info(["pro": F.entitlement(.active)], deviceAccess: device)
-    #expect(F.decide("pro", in: lifetime, now: F.at(F.hour)).evidence.validUntil == F.at(F.day))
+    let lifetime = Fixture.info(["pro": Fixture.entitlement(.active)], deviceAccess: device)
     #expect(
-      F.decide("pro", in: lifetime, now: F.at(F.day)).state
+      Fixture.decide("pro", in: lifetime, now: Fixture.at(Fixture.hour)).evidence.validUntil
+        == Fixture.at(Fixture.day))
+    #expect(
+      Fixture.decide("pro", in: lifetime, now: Fixture.at(Fixture.day)).state
         == .offlineUnavailable(.deviceAccessExpired))
   }
 
   @Test("active device access without expiresAt adds no boundary", arguments: Preset.allCases)
   func activeWithoutExpiry(_ preset: Preset) {
-    let info = F.info(["pro": F.monthly], deviceAccess: DeviceAccessInfo(status: .known(.active)))
-    let decision = F.decide("pro", in: info, now: F.at(F.hour), policy: preset.policy)
-    let withoutDevice = F.decide(
-      "pro", in: F.info(["pro": F.monthly]), now: F.at(F.hour), policy: preset.policy)
+    let info = Fixture.info(
+      ["pro": Fixture.monthly], deviceAccess: DeviceAccessInfo(status: .known(.active)))
+    let decision = Fixture.decide(
+      "pro", in: info, now: Fixture.at(Fixture.hour), policy: preset.policy)
+    let withoutDevice = Fixture.decide(
+      "pro", in: Fixture.info(["pro": Fixture.monthly]), now: Fixture.at(Fixture.hour),
+      policy: preset.policy)
     #expect(decision == withoutDevice)
     #expect(decision.state == .granted)
   }
@@ -138,12 +153,14 @@ struct DeviceAccessTests {
   func serverSnapshotHonoursDeviceExpiry() {
     // check-access-perks skips the device-clock comparison of expiresAt only; the device
     // authorization is the server's own bound on this installation (offline-access.txt).
-    let info = F.info(
-      ["pro": F.entitlement(.active, expiresAt: F.at(F.minute))],
-      deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: F.at(F.day)))
-    #expect(F.decide("pro", in: info, now: F.at(F.hour), policy: .serverSnapshot).state == .granted)
+    let info = Fixture.info(
+      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.minute))],
+      deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day)))
     #expect(
-      F.decide("pro", in: info, now: F.at(F.day), policy: .serverSnapshot).state
+      Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour), policy: .serverSnapshot).state
+        == .granted)
+    #expect(
+      Fixture.decide("pro", in: info, now: Fixture.at(Fixture.day), policy: .serverSnapshot).state
         == .offlineUnavailable(.deviceAccessExpired))
   }
 }

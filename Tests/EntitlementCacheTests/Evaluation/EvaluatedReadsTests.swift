@@ -5,28 +5,29 @@ import Testing
 
 @Suite("EvaluatedCustomerInfo and the cache-level reads")
 struct EvaluatedReadsTests {
-  typealias F = EvalFixture
 
   /// One snapshot with an entitlement in every situation, stored at T.
-  static let info = F.info(
+  static let info = Fixture.info(
     [
-      "pro": F.entitlement(.active, expiresAt: F.at(2 * F.hour)),
-      "grace": F.entitlement(.grace, expiresAt: F.at(-F.day), graceEnd: F.at(2 * F.hour)),
-      "lifetime": F.entitlement(.active),
-      "monthly": F.monthly,
-      "revoked": F.entitlement(.revoked),
-      "paused": F.entitlement(.unknown("paused"), expiresAt: F.at(F.minute)),
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(2 * Fixture.hour)),
+      "grace": Fixture.entitlement(
+        .grace, expiresAt: Fixture.at(-Fixture.day), graceEnd: Fixture.at(2 * Fixture.hour)),
+      "lifetime": Fixture.entitlement(.active),
+      "monthly": Fixture.monthly,
+      "revoked": Fixture.entitlement(.revoked),
+      "paused": Fixture.entitlement(.unknown("paused"), expiresAt: Fixture.at(Fixture.minute)),
     ],
-    accessContext: AccessContext(token: AccessToken(rawValue: "SECRET"), expiresAt: F.at(F.hour)))
+    accessContext: AccessContext(
+      token: AccessToken(rawValue: "SECRET"), expiresAt: Fixture.at(Fixture.hour)))
 
   @Test("lapsed entitlements read expired, the expired access context is gone")
   func evaluatedView() throws {
-    let early = F.evaluate(Self.info, now: F.at(F.minute))
+    let early = Fixture.evaluate(Self.info, now: Fixture.at(Fixture.minute))
     #expect(early.customerInfo == Self.info, "nothing lapsed yet: the snapshot as stored")
     #expect(early.activeEntitlementKeys == ["pro", "grace", "lifetime", "monthly"])
     #expect(Set(early.decisions.keys) == Set(Self.info.entitlements.keys))
 
-    let later = F.evaluate(Self.info, now: F.at(3 * F.hour))
+    let later = Fixture.evaluate(Self.info, now: Fixture.at(3 * Fixture.hour))
     let statuses = later.customerInfo.entitlements.mapValues(\.status)
     #expect(statuses["pro"] == .known(.expired))
     #expect(statuses["grace"] == .known(.expired))
@@ -44,9 +45,11 @@ struct EvaluatedReadsTests {
     #expect(later.customerInfo == expected)
   }
 
-  @Test("the perk model keeps the server's status past expiresAt", arguments: [F.hour, 3 * F.hour])
+  @Test(
+    "the perk model keeps the server's status past expiresAt",
+    arguments: [Fixture.hour, 3 * Fixture.hour])
   func serverSnapshotView(_ offset: TimeInterval) {
-    let evaluated = F.evaluate(Self.info, now: F.at(offset), policy: .serverSnapshot)
+    let evaluated = Fixture.evaluate(Self.info, now: Fixture.at(offset), policy: .serverSnapshot)
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.active))
     #expect(evaluated.activeEntitlementKeys == ["pro", "grace", "lifetime", "monthly"])
   }
@@ -54,8 +57,8 @@ struct EvaluatedReadsTests {
   @Test("an entitlement past expiresAt reads expired even when the snapshot is too old")
   func lapsedInTooOldSnapshot() {
     var policy = OfflinePolicy.conservative
-    policy.maxSnapshotAge = F.day
-    let evaluated = F.evaluate(Self.info, now: F.at(2 * F.day), policy: policy)
+    policy.maxSnapshotAge = Fixture.day
+    let evaluated = Fixture.evaluate(Self.info, now: Fixture.at(2 * Fixture.day), policy: policy)
     #expect(evaluated.decisions["pro"]?.state == .offlineUnavailable(.snapshotTooOld))
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
     #expect(evaluated.customerInfo.entitlements["grace"]?.status == .known(.expired))
@@ -73,9 +76,9 @@ struct EvaluatedReadsTests {
     #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
     try harness.store(Self.info)
 
-    for offset in [F.minute, 3 * F.hour, 31 * F.day] {
-      harness.clock.set(F.at(offset))
-      let memory = F.evaluate(Self.info, now: F.at(offset))
+    for offset in [Fixture.minute, 3 * Fixture.hour, 31 * Fixture.day] {
+      harness.clock.set(Fixture.at(offset))
+      let memory = Fixture.evaluate(Self.info, now: Fixture.at(offset))
       for reader in [cache, try harness.secondInstance()] {
         let evaluated = try #require(try reader.evaluatedCustomerInfo(for: Fixture.scopeA))
         #expect(evaluated.customerInfo == memory.customerInfo)
@@ -95,7 +98,7 @@ struct EvaluatedReadsTests {
   func configuredPolicy() throws {
     let harness = try CacheHarness { $0.policy = .serverSnapshot }
     try harness.store(Self.info)
-    harness.clock.set(F.at(3 * F.hour))
+    harness.clock.set(Fixture.at(3 * Fixture.hour))
     let cache = harness.cache
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
     #expect(cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
@@ -116,7 +119,7 @@ struct EvaluatedReadsTests {
     let session = harness.cache.bound(to: Fixture.scopeA)
     let other = harness.cache.bound(to: Fixture.scopeB)
     try session.store(try CustomerInfoSnapshot(Self.info))
-    harness.clock.set(F.at(3 * F.hour))
+    harness.clock.set(Fixture.at(3 * Fixture.hour))
 
     #expect(session.access(to: "monthly").state == .granted)
     #expect(session.access(to: "pro").state == .denied(.expired))

@@ -5,12 +5,13 @@ import Testing
 
 @testable import EntitlementCache
 
-/// Times, snapshots and caches shared by the evaluation suites.
+/// Times, snapshots and decisions the evaluation suites share: the same `Fixture` namespace
+/// as the rest of the tests.
 ///
 /// Every time is a whole number of seconds away from ``t0``, so it survives SQLite's
 /// millisecond storage exactly and a decision read back from the file can be compared with
 /// `==` against one computed in memory.
-enum EvalFixture {
+extension Fixture {
   static let minute: TimeInterval = 60
   static let hour: TimeInterval = 3_600
   static let day: TimeInterval = 86_400
@@ -118,7 +119,7 @@ struct CacheHarness {
   let cache: SQLiteCustomerInfoCache
 
   init(
-    at date: Date = EvalFixture.t0, configure: (inout CacheConfiguration) -> Void = { _ in }
+    at date: Date = Fixture.t0, configure: (inout CacheConfiguration) -> Void = { _ in }
   ) throws {
     directory = try TemporaryDirectory()
     clock = ManualClock(date)
@@ -127,7 +128,7 @@ struct CacheHarness {
 
   /// Stores `info` as a successful refresh at `date`; the clock stays there.
   func store(
-    _ info: CustomerInfo, for scope: CacheScope = Fixture.scopeA, at date: Date = EvalFixture.t0
+    _ info: CustomerInfo, for scope: CacheScope = Fixture.scopeA, at date: Date = Fixture.t0
   ) throws {
     clock.set(date)
     try cache.store(try CustomerInfoSnapshot(info), for: scope)

@@ -5,7 +5,6 @@ import Testing
 
 @Suite("Properties over seeded random snapshots and clocks")
 struct EvaluationPropertyTests {
-  typealias F = EvalFixture
 
   /// Enough to reach every rule many times over (each seed asks about five keys, many at a
   /// boundary), small enough to stay well under two seconds; each seed reproduces alone.
@@ -52,7 +51,9 @@ struct EvaluationPropertyTests {
         #expect(
           Self.decide(key, scenario, now: boundary.addingTimeInterval(-0.001)).isGranted,
           "\(scenario) \(key) just before \(validUntil)")
-        for later in [boundary, boundary.addingTimeInterval(random.seconds(1...(40 * F.day)))] {
+        for later in [
+          boundary, boundary.addingTimeInterval(random.seconds(1...(40 * Fixture.day))),
+        ] {
           #expect(
             !Self.decide(key, scenario, now: later).isGranted, "\(scenario) \(key) at \(later)")
         }
@@ -68,8 +69,8 @@ struct EvaluationPropertyTests {
       let first = scenario.instant(&random)
       // The read at `first` raises the mark, as the cache does in memory.
       let mark = Self.effectiveNow(scenario, first)
-      let earlier = first.addingTimeInterval(-random.seconds(1...(40 * F.day)))
-      let later = first.addingTimeInterval(random.seconds(1...(40 * F.day)))
+      let earlier = first.addingTimeInterval(-random.seconds(1...(40 * Fixture.day)))
+      let later = first.addingTimeInterval(random.seconds(1...(40 * Fixture.day)))
       for key in Scenario.keys where !Self.decide(key, scenario, now: first).isGranted {
         let back = Self.decide(key, scenario, now: earlier, readMark: mark)
         #expect(!back.isGranted, "\(scenario) \(key): \(first) then \(earlier)")

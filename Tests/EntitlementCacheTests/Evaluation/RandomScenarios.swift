@@ -29,7 +29,7 @@ struct ScenarioRNG: RandomNumberGenerator {
 
   /// T plus a whole number of seconds in `range`, so SQLite's milliseconds keep it exact.
   mutating func date(_ range: ClosedRange<TimeInterval>) -> Date {
-    EvalFixture.at(
+    Fixture.at(
       TimeInterval(Int.random(in: Int(range.lowerBound)...Int(range.upperBound), using: &self)))
   }
 
@@ -40,7 +40,6 @@ struct ScenarioRNG: RandomNumberGenerator {
 
 /// A random snapshot, its bookkeeping and a policy: the input of one property check.
 struct Scenario: CustomStringConvertible {
-  typealias F = EvalFixture
 
   /// The keys asked about: some in the snapshot, some only in unclaimed purchases, some
   /// nowhere.
@@ -56,7 +55,7 @@ struct Scenario: CustomStringConvertible {
 
   /// Bookkeeping as the SQLite cache writes it; `readMark` is a mark raised by earlier reads.
   func bookkeeping(readMark: Date? = nil) -> ScopeBookkeeping {
-    var bookkeeping = F.bookkeeping(for: info, storedAt: storedAt, failedAt: failedAt)
+    var bookkeeping = Fixture.bookkeeping(for: info, storedAt: storedAt, failedAt: failedAt)
     if let readMark {
       bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, readMark)
     }
@@ -66,8 +65,8 @@ struct Scenario: CustomStringConvertible {
   init(seed: UInt64) {
     self.seed = seed
     var random = ScenarioRNG(seed: seed)
-    storedAt = F.t0
-    failedAt = random.chance(0.3) ? random.date(0...(3 * F.day)) : nil
+    storedAt = Fixture.t0
+    failedAt = random.chance(0.3) ? random.date(0...(3 * Fixture.day)) : nil
     policy = Self.policy(&random)
     var entitlements: [String: EntitlementInfo] = [:]
     for key in Self.keys where random.chance(0.7) {
@@ -81,13 +80,13 @@ struct Scenario: CustomStringConvertible {
     }
     info = CustomerInfo(
       // Usually before the store; sometimes a server clock a little ahead of the device.
-      requestDate: random.chance(0.8) ? random.date(-2 * F.day...0) : random.date(0...600),
+      requestDate: random.chance(0.8) ? random.date(-2 * Fixture.day...0) : random.date(0...600),
       verification: random.chance(0.85)
         ? .known(random.pick(VerificationStatus.allCases)) : .unknown("signed_twice"),
       entitlements: entitlements, unclaimedPurchases: unclaimed,
       accessContext: random.chance(0.5)
         ? AccessContext(
-          token: AccessToken(rawValue: "tok"), expiresAt: random.date(-F.hour...F.day))
+          token: AccessToken(rawValue: "tok"), expiresAt: random.date(-Fixture.hour...Fixture.day))
         : nil,
       deviceAccess: random.chance(0.4) ? Self.device(&random) : nil)
   }
@@ -95,12 +94,15 @@ struct Scenario: CustomStringConvertible {
   private static func policy(_ random: inout ScenarioRNG) -> OfflinePolicy {
     var policy: OfflinePolicy = random.chance(0.5) ? .conservative : .serverSnapshot
     if random.chance(0.3) {
-      policy.maxSnapshotAge = random.chance(0.2) ? nil : random.seconds(F.hour...(10 * F.day))
+      policy.maxSnapshotAge =
+        random.chance(0.2) ? nil : random.seconds(Fixture.hour...(10 * Fixture.day))
     }
     policy.excludeFamilyShared = random.chance(0.3)
-    if random.chance(0.2) { policy.nonExpiringMaxOfflineAge = random.seconds(F.day...(60 * F.day)) }
-    if random.chance(0.2) { policy.clockRollbackTolerance = random.seconds(0...F.hour) }
-    if random.chance(0.2) { policy.staleAfter = random.seconds(F.minute...F.day) }
+    if random.chance(0.2) {
+      policy.nonExpiringMaxOfflineAge = random.seconds(Fixture.day...(60 * Fixture.day))
+    }
+    if random.chance(0.2) { policy.clockRollbackTolerance = random.seconds(0...Fixture.hour) }
+    if random.chance(0.2) { policy.staleAfter = random.seconds(Fixture.minute...Fixture.day) }
     return policy
   }
 
@@ -109,7 +111,7 @@ struct Scenario: CustomStringConvertible {
       [.known(.active), .known(.active), .known(.active), .known(.grace), .known(.grace)]
       + EntitlementStatus.allCases.map { .known($0) } + [.unknown("paused")]
     let status = random.pick(statuses)
-    let expiresAt = random.chance(0.65) ? random.date(-5 * F.day...(40 * F.day)) : nil
+    let expiresAt = random.chance(0.65) ? random.date(-5 * Fixture.day...(40 * Fixture.day)) : nil
     let graceChance = status == .known(.grace) ? 0.6 : 0.15
     let sources: [OpenEnum<EntitlementSource>?] =
       EntitlementSource.allCases.map { .known($0) } + [
@@ -118,8 +120,8 @@ struct Scenario: CustomStringConvertible {
     return EntitlementInfo(
       status: status, expiresAt: expiresAt,
       gracePeriodExpiresAt: random.chance(graceChance)
-        ? random.date(-2 * F.day...(20 * F.day)) : nil,
-      verifiedAt: random.chance(0.75) ? random.date(-40 * F.day...0) : nil,
+        ? random.date(-2 * Fixture.day...(20 * Fixture.day)) : nil,
+      verifiedAt: random.chance(0.75) ? random.date(-40 * Fixture.day...0) : nil,
       productId: "product", source: random.pick(sources), willRenew: random.chance(0.5))
   }
 
@@ -132,8 +134,8 @@ struct Scenario: CustomStringConvertible {
       DeviceBlockReason.allCases.map { .known($0) } + [.unknown("DEVICE_ON_FIRE"), nil, nil]
     return DeviceAccessInfo(
       status: random.pick(statuses), reason: random.pick(reasons),
-      expiresAt: random.chance(0.7) ? random.date(-F.day...(20 * F.day)) : nil,
-      nextAllowedAt: random.chance(0.5) ? random.date(0...(3 * F.day)) : nil,
+      expiresAt: random.chance(0.7) ? random.date(-Fixture.day...(20 * Fixture.day)) : nil,
+      nextAllowedAt: random.chance(0.5) ? random.date(0...(3 * Fixture.day)) : nil,
       changeBudget: random.chance(0.5)
         ? DeviceChangeBudget(
           remaining: Int.random(in: 0...3, using: &random), limit: 3, windowDays: 30,
@@ -142,7 +144,7 @@ struct Scenario: CustomStringConvertible {
       devices: (0..<Int.random(in: 0...2, using: &random)).map { index in
         DeviceSummary(
           id: "d_\(index)", label: random.chance(0.5) ? "iPhone" : nil,
-          lastSeenAt: random.chance(0.5) ? random.date(-3 * F.day...0) : nil,
+          lastSeenAt: random.chance(0.5) ? random.date(-3 * Fixture.day...0) : nil,
           unknownFields: random.chance(0.3) ? ["pushToken": .string("SECRET")] : [:])
       })
   }
@@ -168,7 +170,7 @@ struct Scenario: CustomStringConvertible {
     boundaries += serverBoundaries.map {
       storedAt.addingTimeInterval($0.timeIntervalSince(info.requestDate))
     }
-    guard random.chance(0.6) else { return random.date(-3 * F.day...(45 * F.day)) }
+    guard random.chance(0.6) else { return random.date(-3 * Fixture.day...(45 * Fixture.day)) }
     return random.pick(boundaries).addingTimeInterval(random.pick([-1, 0, 1]))
   }
 }

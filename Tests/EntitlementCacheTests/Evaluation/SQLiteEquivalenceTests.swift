@@ -5,7 +5,6 @@ import Testing
 
 @Suite("The same decision read from SQLite as evaluated in memory")
 struct SQLiteEquivalenceTests {
-  typealias F = EvalFixture
 
   static let seeds: ClosedRange<UInt64> = 1...150
 
@@ -45,8 +44,8 @@ struct SQLiteEquivalenceTests {
 
       var random = ScenarioRNG(seed: ~seed)
       let first = scenario.instant(&random)
-      let second = first.addingTimeInterval(random.seconds(0...(10 * F.day)))
-      let back = second.addingTimeInterval(-random.seconds(1...(40 * F.day)))
+      let second = first.addingTimeInterval(random.seconds(0...(10 * Fixture.day)))
+      let back = second.addingTimeInterval(-random.seconds(1...(40 * Fixture.day)))
       var mark = stored.deviceHighWaterMark
       var previous: [String: AccessDecision] = [:]
       for now in [first, second, back] {
@@ -90,8 +89,9 @@ struct SQLiteEquivalenceTests {
     try harness.cache.store(snapshot, for: Fixture.scopeA)
     var bookkeeping = try #require(try harness.cache.load(Fixture.scopeA)).bookkeeping
     let instants = [
-      0, 14 * F.minute, 15 * F.minute, 2 * F.day, 7 * F.day - 1, 7 * F.day, 30 * F.day,
-    ].map(F.at)
+      0, 14 * Fixture.minute, 15 * Fixture.minute, 2 * Fixture.day, 7 * Fixture.day - 1,
+      7 * Fixture.day, 30 * Fixture.day,
+    ].map(Fixture.at)
     let reader = try harness.secondInstance()
     for now in instants {
       harness.clock.set(now)

@@ -26,7 +26,6 @@ import Testing
 /// equal the SQLite cache's answer, so the in-memory evaluator is held to the same property.
 @Suite("Trusted time against a true clock: no read grants what the true server time denies")
 struct TrustedTimePropertyTests {
-  typealias F = EvalFixture
 
   /// Eight cases of 12 seeds: parallel cases spread the SQLite work over the cores, and each
   /// seed reproduces alone, `Run(seed:rightClock:bootClock:)` then `play()` (its number is in
@@ -162,7 +161,7 @@ extension TrustedTimePropertyTests {
     var cache: SQLiteCustomerInfoCache
     let scope = Fixture.scopeA
     /// True time, which is the server's clock.
-    var trueNow = F.t0
+    var trueNow = Fixture.t0
     /// Device clock minus true time.
     var skew: TimeInterval
     /// How fast the device clock gains (positive) or loses time, in seconds per day.
@@ -185,7 +184,8 @@ extension TrustedTimePropertyTests {
       skew = rightClock ? 0 : TrustedTimePropertyTests.skew(&random)
       drift = !rightClock && random.chance(0.3) ? random.seconds(-600...600) : 0
       self.random = random
-      clock = ManualClock(F.t0.addingTimeInterval(skew), bootSession: hasBootClock ? "boot-0" : nil)
+      clock = ManualClock(
+        Fixture.t0.addingTimeInterval(skew), bootSession: hasBootClock ? "boot-0" : nil)
       directory = try TemporaryDirectory()
       cache = try Self.openCache(in: directory, clock: clock)
       trace.append(
@@ -231,16 +231,16 @@ extension TrustedTimePropertyTests {
       var step: TimeInterval
       switch Int.random(in: 0..<8, using: &random) {
       case 0: step = random.seconds(1...59)
-      case 1, 2: step = random.seconds(F.minute...F.hour)
-      case 3, 4: step = random.seconds(F.hour...F.day)
-      case 5: step = random.seconds(F.day...(4 * F.day))
-      default: step = nextBoundary().map { $0.timeIntervalSince(trueNow) } ?? F.hour
+      case 1, 2: step = random.seconds(Fixture.minute...Fixture.hour)
+      case 3, 4: step = random.seconds(Fixture.hour...Fixture.day)
+      case 5: step = random.seconds(Fixture.day...(4 * Fixture.day))
+      default: step = nextBoundary().map { $0.timeIntervalSince(trueNow) } ?? Fixture.hour
       }
       step = max(1, step)
       trueNow = trueNow.addingTimeInterval(step)
       clock.advance(by: step)
       if drift != 0 {
-        skew += (drift * step / F.day).rounded()
+        skew += (drift * step / Fixture.day).rounded()
         clock.set(deviceNow)
       }
       trace.append("\(Self.at(trueNow)): time passes, device \(Self.interval(skew)) off")
@@ -252,13 +252,13 @@ extension TrustedTimePropertyTests {
       guard let refresh else { return nil }
       let info = refresh.info
       var boundaries = [
-        refresh.trueTime.addingTimeInterval(5 * F.minute),
-        refresh.trueTime.addingTimeInterval(2 * F.day),
+        refresh.trueTime.addingTimeInterval(5 * Fixture.minute),
+        refresh.trueTime.addingTimeInterval(2 * Fixture.day),
       ]
       for entitlement in info.entitlements.values {
         boundaries += [entitlement.expiresAt, entitlement.gracePeriodExpiresAt].compactMap { $0 }
         boundaries.append(
-          (entitlement.verifiedAt ?? info.requestDate).addingTimeInterval(30 * F.day))
+          (entitlement.verifiedAt ?? info.requestDate).addingTimeInterval(30 * Fixture.day))
       }
       boundaries += [info.deviceAccess?.expiresAt, info.accessContext?.expiresAt].compactMap { $0 }
       let ahead = boundaries.filter { $0 > trueNow.addingTimeInterval(1) }.sorted().prefix(3)
@@ -508,7 +508,7 @@ extension TrustedTimePropertyTests {
       }
       if !truth.isGranted {
         if policy == .conservative, legacy(key, refresh).isGranted { tally.legacyFalseGrants += 1 }
-        if refresh.skew <= -20 * F.day { tally.setBackBeforeRefreshDenials += 1 }
+        if refresh.skew <= -20 * Fixture.day { tally.setBackBeforeRefreshDenials += 1 }
       }
     }
 
@@ -534,7 +534,7 @@ extension TrustedTimePropertyTests {
     var failureTrace: String { trace.joined(separator: "\n") }
 
     static func at(_ date: Date) -> String {
-      "T+\(interval(date.timeIntervalSince(F.t0)))"
+      "T+\(interval(date.timeIntervalSince(Fixture.t0)))"
     }
 
     static func interval(_ seconds: TimeInterval) -> String {
@@ -563,10 +563,10 @@ extension TrustedTimePropertyTests {
   /// or fast, anything within 20 days either way, or right.
   static func skew(_ random: inout ScenarioRNG) -> TimeInterval {
     switch Int.random(in: 0..<10, using: &random) {
-    case 0, 1, 2: -20 * F.day
-    case 3: 20 * F.day
-    case 4, 5: random.seconds((-15 * F.minute)...(15 * F.minute))
-    case 6: random.seconds((-20 * F.day)...(20 * F.day))
+    case 0, 1, 2: -20 * Fixture.day
+    case 3: 20 * Fixture.day
+    case 4, 5: random.seconds((-15 * Fixture.minute)...(15 * Fixture.minute))
+    case 6: random.seconds((-20 * Fixture.day)...(20 * Fixture.day))
     default: 0
     }
   }
@@ -580,25 +580,25 @@ extension TrustedTimePropertyTests {
     var entitlements: [String: EntitlementInfo] = [:]
     if random.chance(0.9) {
       entitlements["pro"] = EntitlementInfo(
-        status: .known(.active), expiresAt: around(-F.hour...(25 * F.day)),
+        status: .known(.active), expiresAt: around(-Fixture.hour...(25 * Fixture.day)),
         verifiedAt: requestDate, productId: "pro_monthly", source: .known(.purchase))
     }
     if random.chance(0.7) {
       entitlements["grace"] = EntitlementInfo(
-        status: .known(.grace), expiresAt: around((-2 * F.day)...(5 * F.day)),
-        gracePeriodExpiresAt: random.chance(0.7) ? around(-F.hour...(16 * F.day)) : nil,
+        status: .known(.grace), expiresAt: around((-2 * Fixture.day)...(5 * Fixture.day)),
+        gracePeriodExpiresAt: random.chance(0.7) ? around(-Fixture.hour...(16 * Fixture.day)) : nil,
         verifiedAt: requestDate, productId: "pro_yearly", source: .known(.purchase))
     }
     if random.chance(0.8) {
       entitlements["lifetime"] = EntitlementInfo(
         status: .known(.active),
-        verifiedAt: random.chance(0.7) ? around((-35 * F.day)...0) : nil,
+        verifiedAt: random.chance(0.7) ? around((-35 * Fixture.day)...0) : nil,
         productId: "lifetime", source: .known(.purchase))
     }
     if random.chance(0.4) {
       let status = random.pick([EntitlementStatus.expired, .revoked, .billingRetry])
       entitlements["ended"] = EntitlementInfo(
-        status: .known(status), expiresAt: around((-5 * F.day)...(5 * F.day)),
+        status: .known(status), expiresAt: around((-5 * Fixture.day)...(5 * Fixture.day)),
         verifiedAt: requestDate, productId: "pro_monthly", source: .known(.purchase))
     }
     var deviceAccess: DeviceAccessInfo?
@@ -607,12 +607,13 @@ extension TrustedTimePropertyTests {
       deviceAccess = DeviceAccessInfo(
         status: .known(blocked ? .blocked : .active),
         reason: blocked ? .known(.deviceReplaced) : nil,
-        expiresAt: random.chance(0.8) ? around(-F.hour...(20 * F.day)) : nil)
+        expiresAt: random.chance(0.8) ? around(-Fixture.hour...(20 * Fixture.day)) : nil)
     }
     return CustomerInfo(
       requestDate: requestDate, verification: .known(.verified), entitlements: entitlements,
       accessContext: random.chance(0.6)
-        ? AccessContext(token: AccessToken(rawValue: "tok"), expiresAt: around(0...F.day)) : nil,
+        ? AccessContext(token: AccessToken(rawValue: "tok"), expiresAt: around(0...Fixture.day))
+        : nil,
       deviceAccess: deviceAccess)
   }
 }

@@ -344,17 +344,18 @@ struct CloseAndDiagnosticsTests {
 /// What a fresh-eyes review of the redesign found, each as a test that failed before its fix.
 @Suite("Review findings of the trusted-time and store redesign")
 struct RedesignReviewTests {
-  typealias F = EvalFixture
 
   @Test("evaluatedCustomerInfo keeps the boot clock's measure past a reboot, as access does")
   func evaluatedViewRaisesTheBootMeasuredMark() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(F.t0, bootSession: "boot-1")
+    let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
     let cache = try Fixture.cache(in: directory, clock: clock)
-    let daily = F.info(["pro": F.entitlement(.active, expiresAt: F.at(F.day))])
+    let daily = Fixture.info([
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
+    ])
     try cache.store(try CustomerInfoSnapshot(daily), for: Fixture.scopeA)
-    clock.set(F.at(-20 * F.day))
-    clock.advance(by: 2 * F.day)
+    clock.set(Fixture.at(-20 * Fixture.day))
+    clock.advance(by: 2 * Fixture.day)
     let view = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(view.decisions["pro"]?.state == .denied(.expired))
     try cache.flush()
@@ -368,10 +369,11 @@ struct RedesignReviewTests {
   @Test("a cache that must not persist read marks does not, not even with its next write")
   func readMarksStayInMemoryWhenTheConfigurationSaysSo() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(F.t0)
+    let clock = ManualClock(Fixture.t0)
     let app = try Fixture.cache(in: directory, clock: clock)
-    try app.store(try CustomerInfoSnapshot(F.info(["pro": F.monthly])), for: Fixture.scopeA)
-    let toolClock = ManualClock(F.at(365 * F.day))
+    try app.store(
+      try CustomerInfoSnapshot(Fixture.info(["pro": Fixture.monthly])), for: Fixture.scopeA)
+    let toolClock = ManualClock(Fixture.at(365 * Fixture.day))
     let tool = try Fixture.cache(in: directory, clock: toolClock) {
       $0.persistsReadTimeBookkeeping = false
     }
@@ -379,8 +381,8 @@ struct RedesignReviewTests {
     try tool.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
     try tool.flush()
     try tool.close()
-    #expect(try app.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == F.t0)
-    clock.advance(by: F.minute)
+    #expect(try app.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
+    clock.advance(by: Fixture.minute)
     let decision = try Fixture.cache(in: directory, clock: clock).access(
       to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .granted)
@@ -393,20 +395,20 @@ struct RedesignReviewTests {
     #if os(Linux)
       #expect(custom.bootInstant() != nil)
     #endif
-    #expect(CacheClock.fixed(F.t0).bootInstant() == nil)
+    #expect(CacheClock.fixed(Fixture.t0).bootInstant() == nil)
     #expect(CacheClock(now: { Date() }, bootInstant: { nil }).bootInstant() == nil)
   }
 
   @Test("a policy passed to a read is checked: out of range it fails closed, never open")
   func perCallPolicyIsChecked() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(F.t0)
+    let clock = ManualClock(Fixture.t0)
     let cache = try Fixture.cache(in: directory, clock: clock)
-    let lifetime = F.info(["pro": F.entitlement(.active)])
+    let lifetime = Fixture.info(["pro": Fixture.entitlement(.active)])
     try cache.store(try CustomerInfoSnapshot(lifetime), for: Fixture.scopeA)
     var broken = OfflinePolicy.conservative
     broken.nonExpiringMaxOfflineAge = .nan
-    clock.advance(by: 400 * F.day)
+    clock.advance(by: 400 * Fixture.day)
     let decision = cache.access(to: "pro", for: Fixture.scopeA, policy: broken)
     #expect(decision.state == .offlineUnavailable(.unreadable))
     #expect(
@@ -427,7 +429,7 @@ struct RedesignReviewTests {
   @Test("after close the inspector says closed, never that the file is empty")
   func inspectorAfterCloseThrows() throws {
     let directory = try TemporaryDirectory()
-    let cache = try Fixture.cache(in: directory, clock: ManualClock(F.t0))
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.t0))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     try cache.close()
     #expect(throws: CacheError.closed) { try CacheInspector(cache).scopeSummaries() }
@@ -439,7 +441,9 @@ struct RedesignReviewTests {
   @Test("flushing with nothing to persist opens no transaction, so another writer cannot block it")
   func emptyFlushOpensNoTransaction() throws {
     let directory = try TemporaryDirectory()
-    let cache = try Fixture.cache(in: directory, clock: ManualClock(F.t0)) { $0.busyTimeout = 0 }
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.t0)) {
+      $0.busyTimeout = 0
+    }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     let otherProcess = try StoreTest.connection(cache.path)

@@ -5,10 +5,11 @@ import Testing
 
 @testable import EntitlementCache
 
-/// What a fresh-eyes review of the purchase queue found, each kept fixed by a test that failed
-/// before its fix.
-@Suite("Purchase queue: review findings stay fixed")
-struct PurchaseQueueReviewFindingsTests {
+/// The purchase queue at its edges: retention of final entries, a transaction delivered again,
+/// posting as a user of an earlier launch, a clock set forward, a backoff wake-up a hair
+/// early. Each test failed before the fix it keeps.
+@Suite("Purchase queue: retention, redelivery and backoff edges")
+struct PurchaseQueueEdgeCaseTests {
   static let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start)
 
   @Test(

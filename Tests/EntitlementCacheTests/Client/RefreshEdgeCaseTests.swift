@@ -5,9 +5,11 @@ import Testing
 
 @testable import EntitlementCache
 
-/// The defects a review of the client found, each kept fixed by a test that failed before.
-@Suite("Refresh client: review findings stay fixed")
-struct ReviewFindingsTests {
+/// The refresh client at the edges of identity switches, flights and backoff: a verified
+/// snapshot against a failed answer, work queued for a user who left, a fetch that never
+/// answers, a client dropped without stop(). Each test failed before the fix it keeps.
+@Suite("Refresh client: edges of identity, flights and backoff")
+struct RefreshEdgeCaseTests {
   static let hourLater = ClientFixture.start.addingTimeInterval(3600)
 
   @Test("a failed verification never replaces a verified_on_device snapshot")

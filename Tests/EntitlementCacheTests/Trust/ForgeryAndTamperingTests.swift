@@ -5,12 +5,13 @@ import Testing
 
 @testable import EntitlementCache
 
-/// What a security review of trusted snapshots (DESIGN §12) found, each kept fixed by the test
-/// that first showed it failing. Two findings are the threat model's, not defects: an edit of
-/// several columns of one row at once (a replay made to read verified) and the device's own
-/// bookkeeping beyond the invariants `TrustedScopeRead` checks.
-@Suite("Trusted snapshots: review findings stay fixed")
-struct TrustReviewFindingsTests {
+/// Trusted snapshots against forged answers and edited files: a clock set forward, an answer
+/// dated 2099, an edit of one column, a retired key, a body edited until it does not decode.
+/// Each test failed before the fix it keeps. Two attacks are the threat model's limits, not
+/// defects: an edit of several columns of one row at once (a replay made to read verified) and
+/// the device's own bookkeeping beyond the invariants `TrustedScopeRead` checks.
+@Suite("Trusted snapshots: forged answers and edited files")
+struct ForgeryAndTamperingTests {
   /// No boot session: the wall clock alone, as after a reboot.
   let clock = ManualClock(Fixture.requestDate.addingTimeInterval(1))
 
