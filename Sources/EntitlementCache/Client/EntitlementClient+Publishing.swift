@@ -84,16 +84,28 @@ extension EntitlementClient {
     }
   }
 
-  /// While in the foreground, republishes every check interval, which shows a write by
-  /// another process sharing the cache (DESIGN §10 item 10). A check that finds nothing new
-  /// publishes nothing.
+  /// While in the foreground, looks every check interval for a write by another process
+  /// sharing the cache, and republishes when there is one. A cache that signals its changes
+  /// (``CustomerInfoChangeSignaling``) is read only when its mark moved, so an idle client
+  /// reads and parses nothing; any other cache is read at every check, and a check that finds
+  /// nothing new publishes nothing.
   func startCrossProcessChecks(_ core: inout ClientCore) {
     guard let interval = configuration.crossProcessCheckInterval, core.crossProcessCheck == nil
     else { return }
+    let signaling = cache as? any CustomerInfoChangeSignaling
     core.crossProcessCheck = spawn(&core) { [weak self, runtime] in
+      // Taken before the first wait: a write after this moves it, so the first check sees it.
+      var seen = signaling?.changeMark()
       while true {
         do { try await runtime.sleep(for: interval) } catch { return }
         guard let client = self else { return }
+        if let signaling {
+          // Taken before the read: a write during the read moves the mark again, and the next
+          // check reads once more.
+          let mark = signaling.changeMark()
+          if let mark, mark == seen { continue }
+          seen = mark
+        }
         client.publish(reschedulingWhenUnchanged: false)
       }
     }

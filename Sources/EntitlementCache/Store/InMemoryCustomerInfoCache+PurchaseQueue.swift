@@ -50,10 +50,12 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
           return .alreadyQueued(existing)
         }
         state.purchases.replace(reopened)
+        state.writes &+= 1
         return .queued(reopened)
       }
       let entry = QueuedPurchase(purchase, observedBy: scope, at: now)
       state.purchases.append(entry)
+      state.writes &+= 1
       return .queued(entry)
     }
   }
@@ -75,6 +77,7 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
       }
       let next = entry.applying(change, at: now)
       state.purchases.replace(next)
+      state.writes &+= 1
       return next
     }
   }

@@ -196,6 +196,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         return refusal
       }
       scopes[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored)
+      scopes.writes &+= 1
       return .stored
     }
   }
@@ -212,6 +213,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   {
     let now = clock.now().truncatedToMilliseconds
     scopes.withLock { scopes in
+      scopes.writes &+= 1
       guard var stored = scopes[scope.key] else {
         scopes[scope.key] = StoredScope(
           bookkeeping: ScopeBookkeeping(
@@ -234,7 +236,10 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Parameter scope: The scope to forget.
   public func remove(_ scope: CacheScope) throws(CacheError) {
-    scopes.withLock { $0.removeValue(forKey: scope.key) }
+    scopes.withLock { scopes in
+      scopes.removeValue(forKey: scope.key)
+      scopes.writes &+= 1
+    }
   }
 
   // MARK: Reads
@@ -359,6 +364,8 @@ private typealias ViewInput = (
 struct InMemoryState: Sendable {
   private var scopes: [ScopeKey: StoredScope] = [:]
   var purchases = PurchaseBook()
+  /// Writes so far, for ``InMemoryCustomerInfoCache/changeMark()``; reads never count.
+  var writes: UInt64 = 0
 
   /// The scope of `key`, its bookkeeping saying whether the queue holds a purchase it observed
   /// still to post: the queue's answer, as the SQLite cache's scope row carries the queue's
@@ -443,5 +450,13 @@ private struct StoredSnapshot: Sendable {
     } catch {
       throw .invalidSnapshot(error)
     }
+  }
+}
+
+extension InMemoryCustomerInfoCache: CustomerInfoChangeSignaling {
+  /// The number of writes so far: a snapshot stored, a failed refresh, a removal, a purchase
+  /// queued or changed. This cache is one process's memory, so nothing else writes it.
+  public func changeMark() -> UInt64? {
+    scopes.withLock { $0.writes }
   }
 }

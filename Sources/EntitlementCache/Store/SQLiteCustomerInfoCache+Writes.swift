@@ -239,6 +239,9 @@ extension SQLiteCustomerInfoCache {
   ) throws(CacheError) {
     try writer.withLock { connection throws(CacheError) in
       guard var open = connection else { throw .closed }
+      // Counted whether the write committed or failed: a mark that moves for nothing costs an
+      // observer one read, one that stays put for a write would hide it.
+      defer { committedWrites.add(1, ordering: .relaxed) }
       do throws(SQLiteError) {
         try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
       } catch {
@@ -312,5 +315,20 @@ extension SQLiteCustomerInfoCache {
         with: opened.reader, dataVersion: version, writerSerial: opened.writer.serial)
       damage.withLock { $0 = opened.damage }
     }
+  }
+}
+
+extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
+  /// This instance's writes, and `PRAGMA data_version` of its writer connection, which moves
+  /// with every commit of another connection (another instance, another process) and ignores
+  /// this one's own: one statement step, no read of any row. Nil while this instance is
+  /// writing (its writer is busy) and once it is closed.
+  public func changeMark() -> UInt64? {
+    let own = committedWrites.load(ordering: .relaxed)
+    let asked = writer.withLockIfAvailable { connection -> Int64? in
+      try? connection?.scalarInt("PRAGMA data_version")
+    }
+    guard let asked, let external = asked else { return nil }
+    return UInt64(truncatingIfNeeded: external) << 32 | own & 0xFFFF_FFFF
   }
 }

@@ -53,6 +53,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   let readFailure = Locked<ReadFailureReport?>(nil)
   /// When a read next asks whether another connection wrote.
   let watch: CrossConnectionWatch
+  /// Writes this instance committed, for ``changeMark()``.
+  let committedWrites = Atomic<UInt64>(0)
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.

@@ -79,6 +79,34 @@ extension ContractContext {
     equal(
       run.access("pro").state, .denied(.notEntitled),
       "the old snapshot's key is gone: a store replaces, never merges")
+    try expectChangeMark(run)
+  }
+
+  /// For a cache that signals its changes: reads leave the mark where it is, and a store, a
+  /// failed refresh and a removal each move it.
+  private func expectChangeMark(_ run: ContractRun) throws {
+    guard let signaling = run.cache as? any CustomerInfoChangeSignaling else { return }
+    let scope = ContractScope.primary
+    var mark = signaling.changeMark()
+    _ = run.access("gold")
+    _ = run.activeKeys()
+    _ = try run.view()
+    _ = try run.load()
+    equal(signaling.changeMark(), mark, "reads leave the change mark where it is")
+    let writes: [(String, () throws -> Void)] = [
+      (
+        "a store",
+        { try run.store(ContractSnapshot.granting("gold", requestDate: T.start, until: nil)) }
+      ),
+      ("a failed refresh", { try run.cache.recordRefreshFailure(for: scope, reason: "timeout") }),
+      ("a removal", { try run.cache.remove(scope) }),
+    ]
+    for (write, perform) in writes {
+      try perform()
+      let moved = signaling.changeMark()
+      expect(moved != mark, "\(write) moves the change mark")
+      mark = moved
+    }
   }
 
   func failureBookkeeping() throws {

@@ -62,7 +62,9 @@ public struct CustomerInfoCacheContract: Sendable {
     /// `storedAt` and `lastRefreshAttemptAt` at the device time, `serverTime` the
     /// `requestDate`, the high-water mark reset to the refresh (even when reads had seen a
     /// later time), no failure; size and digest, when shown, of the bytes. A second store
-    /// replaces the snapshot, never merges it.
+    /// replaces the snapshot, never merges it. For a cache that adopts
+    /// `CustomerInfoChangeSignaling`, reads leave its change mark where it is and a store, a
+    /// failed refresh and a removal each move it.
     case roundTrip
     /// `recordRefreshFailure` sets the failure's time, the attempt and the reason of the
     /// latest failure, and leaves the snapshot and its access alone, served `offline` and

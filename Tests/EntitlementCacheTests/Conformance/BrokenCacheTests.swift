@@ -36,6 +36,16 @@ struct BrokenCacheConformanceTests {
     try contract.check(.roundTrip)
   }
 
+  @Test("a cache whose change mark never moves fails the round-trip clause")
+  func frozenChangeMark() throws {
+    let contract = CustomerInfoCacheContract { clock in
+      FrozenChangeMarkCache(base: InMemoryCustomerInfoCache(clock: clock))
+    }
+    withKnownIssue("a write by another process would never be published", isIntermittent: false) {
+      try contract.check(.roundTrip)
+    }
+  }
+
   @Test("a cache whose reads do not raise the high-water mark fails the rollback clause")
   func marksNotRaisedByReads() throws {
     let contract = CustomerInfoCacheContract { clock in NaiveEvaluatorCache(clock: clock) }
@@ -136,6 +146,13 @@ final class LeakyScopesCache: CustomerInfoCache {
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     try base.evaluatedCustomerInfo(for: target(scope), policy: policy)
   }
+}
+
+/// A cache that signals its changes but whose mark never moves.
+struct FrozenChangeMarkCache: ForwardingCustomerInfoCache, CustomerInfoChangeSignaling {
+  let base: InMemoryCustomerInfoCache
+
+  func changeMark() -> UInt64? { 7 }
 }
 
 /// A cache that forgets the rule book: `storeAnswer` stores whatever it is given.

@@ -1,0 +1,109 @@
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// An idle client in the foreground reads nothing: its cross-process check looks at the
+/// cache's change mark and reads only when it moved.
+@Suite("Refresh client: the cache's change signal instead of reading every check")
+struct ChangeSignalTests {
+  @Test(
+    "an idle foreground client makes no cache read in 10 virtual minutes", arguments: [true, false])
+  func idleClientReadsNothing(signals: Bool) throws {
+    let counting = Mutex<CountingCache?>(nil)
+    let harness = try ClientHarness(cache: { clock, _ in
+      let cache = CountingCache(InMemoryCustomerInfoCache(clock: clock), signals: signals)
+      counting.withLock { $0 = cache }
+      return cache
+    })
+    let cache = try #require(counting.withLock { $0 })
+    harness.start(answering: ClientFixture.json())
+    // Past the staleAfter boundary, which publishes by itself: nothing is due after it for
+    // days.
+    harness.runtime.advance(by: .seconds(6 * 60))
+    let published = harness.states.count
+    cache.resetReads()
+    harness.runtime.advance(by: .seconds(10 * 60))
+    #expect(harness.states.count == published)
+    if signals {
+      #expect(cache.reads == 0, "an idle client read the cache \(cache.reads) times")
+    } else {
+      // A cache without the signal is read at every check, as before: about 667 checks.
+      #expect(cache.reads > 600)
+    }
+    // A write by another process moves the mark: published at the next check.
+    try harness.storeDirectly(
+      ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(16 * 60)),
+      user: "alice")
+    harness.runtime.advance(by: .seconds(1))
+    #expect(harness.states.count == published + 1)
+    #expect(harness.states.last?.customerInfo?.freshness == .fresh)
+  }
+
+  @Test("a second SQLite instance's write moves the first one's mark; reads do not")
+  func sqliteMark() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(ClientFixture.start)
+    let path = directory.path("cache.sqlite")
+    let first = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
+    let second = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
+    let scope = ClientFixture.identity("alice").scope
+    let snapshot = try CustomerInfoSnapshot(jsonData: Data(ClientFixture.json().utf8))
+    let before = try #require(first.changeMark())
+    _ = first.access(to: "pro", for: scope)
+    _ = try first.evaluatedCustomerInfo(for: scope)
+    #expect(first.changeMark() == before)
+    try second.store(snapshot, for: scope)
+    let afterOther = try #require(first.changeMark())
+    #expect(afterOther != before)
+    try first.recordRefreshFailure(for: scope, reason: "timeout")
+    #expect(first.changeMark() != afterOther)
+    try first.close()
+    #expect(first.changeMark() == nil)
+  }
+}
+
+/// A cache that counts its reads, with the change signal of the cache below it or without one.
+final class CountingCache: ForwardingCustomerInfoCache, CustomerInfoChangeSignaling {
+  let base: InMemoryCustomerInfoCache
+  private let signals: Bool
+  private let count = Atomic<Int>(0)
+
+  init(_ base: InMemoryCustomerInfoCache, signals: Bool) {
+    self.base = base
+    self.signals = signals
+  }
+
+  var reads: Int { count.load(ordering: .relaxed) }
+  func resetReads() { count.store(0, ordering: .relaxed) }
+
+  /// Nil without the signal: the client then reads at every check, as for a cache that lacks it.
+  func changeMark() -> UInt64? { signals ? base.changeMark() : nil }
+
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    count.add(1, ordering: .relaxed)
+    return try base.load(scope)
+  }
+
+  func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
+    -> AccessDecision
+  {
+    count.add(1, ordering: .relaxed)
+    return base.access(to: entitlement, for: scope, policy: policy)
+  }
+
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
+    count.add(1, ordering: .relaxed)
+    return base.activeEntitlementKeys(for: scope, policy: policy)
+  }
+
+  func evaluatedCustomerInfo(for scope: CacheScope, policy: OfflinePolicy?) throws(CacheError)
+    -> EvaluatedCustomerInfo?
+  {
+    count.add(1, ordering: .relaxed)
+    return try base.evaluatedCustomerInfo(for: scope, policy: policy)
+  }
+}
