@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -133,10 +135,19 @@ struct Harness {
         times[index].append(Self.time(sizes[index], cases[index].batch) / Double(sizes[index]))
       }
     }
+    let alternation = Self.alternations.add(1, ordering: .relaxed).newValue
     return try cases.indices.map { index in
-      try cases[index].result(Measurement(perOperation: times[index], batchSize: sizes[index]))
+      var result = try cases[index].result(
+        Measurement(perOperation: times[index], batchSize: sizes[index]))
+      result.rounds = times[index]
+      result.alternation = alternation
+      return result
     }
   }
+
+  /// Numbers each ``run(together:)``, so a target knows which cases took their samples in the
+  /// same rounds.
+  private static let alternations = Atomic<Int>(0)
 
   /// Runs `batch(count)` (which performs `count` operations) until it has `samples` timed
   /// batches (the plan's by default), and returns nanoseconds per operation for each.

@@ -24,6 +24,12 @@ struct CaseResult {
   var batchSize: Int
   /// Why the case did not run, when it did not.
   var skipped: String?
+  /// Nanoseconds per operation of each sample, in the order they were taken, when the case was
+  /// timed in alternation with others (``Harness/run(together:)``); empty otherwise.
+  var rounds: [Double] = []
+  /// Which alternation the case was timed in: cases with the same number took sample `i` in
+  /// the same round, one right after the other.
+  var alternation: Int?
 
   /// A measured case, after checking that every operation answered `granted`.
   init(_ name: String, _ workload: Workload, _ measurement: Measurement, _ sink: Sink) throws {

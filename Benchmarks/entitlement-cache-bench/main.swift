@@ -21,6 +21,9 @@ do {
   print(Report.table(results))
   print()
   print(TargetCheck.table(checks))
+  print(
+    "(a ratio of two cases timed in alternation is the median of their per-round ratios; "
+      + "others are ratios of p50s)")
   if let jsonPath = options.jsonPath {
     let data = try Report.json(results, targets: checks, machine: Machine.description)
     try data.write(to: URL(filePath: jsonPath))
