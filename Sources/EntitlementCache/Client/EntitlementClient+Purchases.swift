@@ -370,14 +370,7 @@ extension EntitlementClient {
     writes.withLock { _ in
       let current = core.withLock { $0.identity.scope == observer.scope }
       guard current else { return }
-      guard case .stored = storeAnswer(body, for: observer.scope, requestNonce: requestNonce)
-      else { return }
-      // A fresh answer makes the retry of an earlier failed fetch pointless, and that retry
-      // failing would mark the scope offline seconds after it: a stored answer from any flow
-      // cancels it, as a refresh's own does.
-      core.withLock { core in
-        if core.identity.scope == observer.scope { core.retry.reset() }
-      }
+      _ = storeAnswer(body, for: observer.scope, requestNonce: requestNonce)
     }
   }
 

@@ -194,7 +194,10 @@ extension EntitlementClient {
   /// request sent, through the cache's conditional store: an older `requestDate` is not
   /// stored, and a failed verification never replaces a verified snapshot, both decided by the
   /// cache inside its write (``CustomerInfoCache/storeAnswer(_:for:)``). A refused
-  /// verification is recorded as a failed refresh. Called holding the write lock.
+  /// verification is recorded as a failed refresh. A stored answer, whatever flow brought it
+  /// (a refresh, a purchase post), cancels the current user's pending retry: that retry
+  /// failing would mark the scope offline seconds after a fresh answer. Called holding the
+  /// write lock.
   func storeAnswer(
     _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?
   ) -> RefreshOutcome {
@@ -210,7 +213,9 @@ extension EntitlementClient {
       // Never backwards, decided by the cache inside its write (the one rule book).
       switch try cache.storeAnswer(snapshot, for: scope) {
       case .stored:
-        break
+        core.withLock { core in
+          if core.identity.scope == scope { core.retry.reset() }
+        }
       case .discardedOlder:
         return .discardedOlder
       case .refusedUnverified(let reason):

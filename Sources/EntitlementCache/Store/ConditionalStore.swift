@@ -24,10 +24,6 @@ struct StoredAnswer: Sendable {
   var requestDate: Date
   /// The stored snapshot's verification status, as the cache records it.
   var verification: OpenEnum<VerificationStatus>
-  /// Whether the stored snapshot may hold a later answer back: always without trust roots,
-  /// and with them only while it is verified, so that a failed snapshot (a forged answer
-  /// dated in the future, say) cannot keep every genuine answer out.
-  var holdsBack: Bool
   /// Whether the library itself verified the stored snapshot (with trust roots).
   var isVerifiedByTrustRoots: Bool
 }
@@ -37,15 +33,19 @@ struct StoredAnswer: Sendable {
 /// inside its write.
 enum ConditionalStore {
   /// Why `answer`, whose verdict with trust roots is `verdict`, must not replace `stored`; nil
-  /// when it may.
+  /// when it may. A plain store (`conditional` false) applies only "a failed verification never
+  /// replaces a verified snapshot" as the trust roots decide it.
   static func refusal(
-    of answer: CustomerInfoSnapshot, verdict: TrustVerdict?, over stored: StoredAnswer?
+    of answer: CustomerInfoSnapshot, verdict: TrustVerdict?, over stored: StoredAnswer?,
+    hasTrustRoots: Bool, conditional: Bool
   ) -> StoreOutcome? {
     guard let stored else { return nil }
     if let failure = verdict?.failure, stored.isVerifiedByTrustRoots {
       return .refusedUnverified(failure)
     }
-    guard stored.holdsBack else { return nil }
+    // With trust roots only a verified snapshot holds a later answer back, so a failed one (a
+    // forged answer dated in the future, say) cannot keep every genuine answer out.
+    guard conditional, !hasTrustRoots || stored.isVerifiedByTrustRoots else { return nil }
     if answer.customerInfo.requestDate < stored.requestDate { return .discardedOlder }
     // Without trust roots only the bodies' claims can be compared, and only for an answer
     // that came unsigned: a signed one is the trust roots' to judge.

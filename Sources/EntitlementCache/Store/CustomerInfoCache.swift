@@ -75,10 +75,13 @@ extension CustomerInfoCache {
       guard let info = loaded.snapshot?.customerInfo else { return nil }
       return StoredAnswer(
         requestDate: info.requestDate, verification: info.verification,
-        holdsBack: loaded.verdict.map { $0 == .verified } ?? true,
         isVerifiedByTrustRoots: loaded.verdict == .verified)
     }
-    if let refusal = ConditionalStore.refusal(of: snapshot, verdict: nil, over: stored) {
+    // A cache reports a verdict only when it has trust roots.
+    if let refusal = ConditionalStore.refusal(
+      of: snapshot, verdict: nil, over: stored, hasTrustRoots: loaded?.verdict != nil,
+      conditional: true)
+    {
       return refusal
     }
     do {

@@ -189,10 +189,12 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         StoredAnswer(
           requestDate: current.snapshot.customerInfo.requestDate,
           verification: current.facts.verification,
-          holdsBack: conditional && (!hasTrustRoots || current.verdict == .verified),
           isVerifiedByTrustRoots: current.verdict == .verified)
       }
-      if let refusal = ConditionalStore.refusal(of: snapshot, verdict: verdict, over: claims) {
+      if let refusal = ConditionalStore.refusal(
+        of: snapshot, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
+        conditional: conditional)
+      {
         return refusal
       }
       scopes[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored)

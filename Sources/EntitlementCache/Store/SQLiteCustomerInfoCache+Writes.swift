@@ -71,21 +71,19 @@ extension SQLiteCustomerInfoCache {
     let hasTrustRoots = configuration.trustRoots != nil
     try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
       if conditional || verdict?.failure != nil {
-        var current = try ScopeSQL.storedAnswer(scope, on: connection)
-        // The row's record says verified; what a check from disk found at that very revision
-        // overrules it, so a fresh answer may replace a snapshot the file was edited under.
-        if let row = current, row.isVerifiedByTrustRoots, stored?.revision == row.revision,
-          stored?.verdict != .verified
-        {
-          current?.isVerifiedByTrustRoots = false
-        }
-        let claims = current.map { row in
-          StoredAnswer(
+        let claims = try ScopeSQL.storedAnswer(scope, on: connection).map { row in
+          // The row's record says verified; what a check from disk found at that very
+          // revision overrules it, so a fresh answer may replace a snapshot the file was
+          // edited under.
+          let overruled = stored?.revision == row.revision && stored?.verdict != .verified
+          return StoredAnswer(
             requestDate: row.requestDate, verification: row.verification,
-            holdsBack: conditional && (!hasTrustRoots || row.isVerifiedByTrustRoots),
-            isVerifiedByTrustRoots: row.isVerifiedByTrustRoots)
+            isVerifiedByTrustRoots: row.isVerifiedByTrustRoots && !overruled)
         }
-        if let refused = ConditionalStore.refusal(of: snapshot, verdict: verdict, over: claims) {
+        if let refused = ConditionalStore.refusal(
+          of: snapshot, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
+          conditional: conditional)
+        {
           refusal = refused
           return { _ in }
         }

@@ -58,7 +58,9 @@ enum DatabaseLocation {
   /// itself, or its directory.
   static func readOnlyExplanation(for path: String, operation: String) -> String {
     let companions = [path + "-shm", path + "-wal"]
-    if isWritable(path), let companion = companions.first(where: { exists($0) && !isWritable($0) })
+    let fileIsWritable = isWritable(path)
+    if fileIsWritable,
+      let companion = companions.first(where: { InputFile.exists($0) && !isWritable($0) })
     {
       // chmod is the safe recovery for either file. Deleting the -shm is safe too when no
       // process has the database open (SQLite rebuilds it), but never the -wal, which may hold
@@ -67,15 +69,13 @@ enum DatabaseLocation {
         + "(a read-only open of a read-only database leaves it so); make it writable again "
         + "(chmod u+w \(companion)) and run again"
     }
-    if !isWritable(path) {
+    guard fileIsWritable else {
       return "\(path): not writable, so the tool cannot \(operation)"
     }
-    let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    let directory = parent(of: path) ?? "."
     return "\(path): cannot \(operation): the database is read-only to SQLite (is \(directory) "
       + "writable, for the -wal and -shm files beside it?)"
   }
-
-  private static func exists(_ path: String) -> Bool { InputFile.exists(path) }
 
   private static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 

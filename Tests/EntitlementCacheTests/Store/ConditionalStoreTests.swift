@@ -55,26 +55,32 @@ struct ConditionalStoreTests {
   @Test("the rule book refuses older answers and failed claims over verified ones, nothing else")
   func ruleBook() throws {
     let start = Fixture.requestDate
+    func refusal(
+      of answer: CustomerInfoSnapshot, verdict: TrustVerdict?, over stored: StoredAnswer?,
+      hasTrustRoots: Bool = false
+    ) -> StoreOutcome? {
+      ConditionalStore.refusal(
+        of: answer, verdict: verdict, over: stored, hasTrustRoots: hasTrustRoots,
+        conditional: true)
+    }
     let stored = StoredAnswer(
-      requestDate: start, verification: .known(.verified), holdsBack: true,
-      isVerifiedByTrustRoots: false)
+      requestDate: start, verification: .known(.verified), isVerifiedByTrustRoots: false)
     let older = try Self.answer(at: start.addingTimeInterval(-1))
     let same = try Self.answer(at: start)
-    #expect(ConditionalStore.refusal(of: older, verdict: nil, over: stored) == .discardedOlder)
-    #expect(ConditionalStore.refusal(of: same, verdict: nil, over: stored) == nil)
-    #expect(ConditionalStore.refusal(of: older, verdict: nil, over: nil) == nil)
-    var failedClaim = stored
-    failedClaim.holdsBack = false
+    #expect(refusal(of: older, verdict: nil, over: stored) == .discardedOlder)
+    #expect(refusal(of: same, verdict: nil, over: stored) == nil)
+    #expect(refusal(of: older, verdict: nil, over: nil) == nil)
     // A snapshot that does not hold back (failed with trust roots) keeps nothing out.
-    #expect(ConditionalStore.refusal(of: older, verdict: nil, over: failedClaim) == nil)
+    #expect(refusal(of: older, verdict: nil, over: stored, hasTrustRoots: true) == nil)
     let verifiedByRoots = StoredAnswer(
-      requestDate: start, verification: .known(.verified), holdsBack: true,
-      isVerifiedByTrustRoots: true)
+      requestDate: start, verification: .known(.verified), isVerifiedByTrustRoots: true)
     let later = try Self.answer(at: start.addingTimeInterval(1))
     #expect(
-      ConditionalStore.refusal(
-        of: later, verdict: .failed(.signatureMismatch), over: verifiedByRoots)
+      refusal(
+        of: later, verdict: .failed(.signatureMismatch), over: verifiedByRoots,
+        hasTrustRoots: true)
         == .refusedUnverified(.signatureMismatch))
-    #expect(ConditionalStore.refusal(of: later, verdict: .verified, over: verifiedByRoots) == nil)
+    #expect(
+      refusal(of: later, verdict: .verified, over: verifiedByRoots, hasTrustRoots: true) == nil)
   }
 }
