@@ -1,5 +1,6 @@
 import EntitlementCache
 import Foundation
+import Synchronization
 
 /// The cases of issue 11: what the refresh client (DESIGN §10) adds on top of the cache, for
 /// the read an app makes most and for the start-up an app waits on.
@@ -127,6 +128,70 @@ struct ClientCases {
       })
   }
 
+  /// An answer from the network to the app: `refresh()` on a started client whose fetcher
+  /// answers at once with a body one second newer than the last (so each is stored and each
+  /// publish is a change), timed until the state arrives on `updates`. The client decodes the
+  /// body, stores it through the cache's conditional store, reads the state back from memory
+  /// (nothing is decoded again), publishes it and reschedules its boundary timer. Timed in
+  /// alternation with `snapshot_write`, the store alone of a snapshot already decoded, on a
+  /// file of its own.
+  func clientPublishAfterWrite(_ workload: Workload, samples: Int) throws -> TimedCase {
+    let name = "client_publish_after_write"
+    let cache = try SQLiteCustomerInfoCache(
+      path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
+    let fetcher = try AdvancingFetcher(entitlements: workload.entitlementCount)
+    let client = try EntitlementClient(
+      cache: cache, fetcher: fetcher, identity: try Self.identity(workload, name),
+      configuration: Self.configuration, runtime: SystemClientRuntime(clock: cache.clock))
+    client.start()
+    // The start's own refresh, answered at once, lands before timing starts; subscribed after
+    // it, the stream holds only the state published then.
+    Blocking.run { _ = await client.refresh() }
+    let updates = UpdateReader(client.updates)
+    Blocking.run { _ = await updates.next() }
+    var sink = Sink()
+    var lost = 0
+    return TimedCase(
+      name: name, samples: samples,
+      batch: { count in
+        let outcomes = Blocking.run { () -> [(granted: Bool, delivered: Bool)] in
+          var outcomes: [(granted: Bool, delivered: Bool)] = []
+          outcomes.reserveCapacity(count)
+          for _ in 0..<count {
+            let state = await client.refresh()
+            let delivered = await updates.next()
+            outcomes.append(
+              (
+                delivered?.access(to: Workload.entitlement)?.isGranted ?? false,
+                delivered?.customerInfo?.customerInfo.requestDate != nil
+                  && delivered?.customerInfo?.customerInfo.requestDate
+                    == state.customerInfo?.customerInfo.requestDate
+              ))
+          }
+          return outcomes
+        }
+        guard let outcomes else {
+          lost += count
+          return
+        }
+        for outcome in outcomes {
+          if !outcome.delivered { lost += 1 }
+          sink.consume(granted: outcome.granted)
+        }
+      },
+      result: { measurement in
+        client.stop()
+        try cache.close()
+        guard lost == 0 else {
+          throw BenchError.wrongAnswer("\(name): \(lost) refreshes delivered another state")
+        }
+        guard fetcher.answered > sink.operations else {
+          throw BenchError.wrongAnswer("\(name): a refresh did not reach the network")
+        }
+        return try CaseResult(name, workload, measurement, sink)
+      })
+  }
+
   /// What the file holds for `scope`, snapshot and bookkeeping, read through a cache of its
   /// own that is closed before returning.
   private static func stored(
@@ -156,5 +221,74 @@ struct SilentFetcher: CustomerInfoFetcher {
     }
     // The client drops whatever a cancelled fetch brings back: nothing is recorded.
     throw .transient(status: nil)
+  }
+}
+
+/// A network that answers at once, each time with the workload's snapshot one second newer
+/// than the last, so the conditional store keeps every answer and every publish is a change.
+final class AdvancingFetcher: CustomerInfoFetcher, @unchecked Sendable {
+  // @unchecked: `count` is only touched under `lock`, and the halves of the body are immutable.
+  private let before: Data
+  private let after: Data
+  private let lock = NSLock()
+  private var count = 0
+
+  init(entitlements: Int) throws {
+    let json = SnapshotJSON.make(entitlements: entitlements)
+    let marker = "\"requestDate\": \"2026-11-30T12:00:00Z\""
+    guard let range = json.range(of: marker) else {
+      throw BenchError.wrongAnswer("the workload snapshot has no requestDate to advance")
+    }
+    before = Data(json[..<range.lowerBound].utf8) + Data("\"requestDate\": ".utf8)
+    after = Data(json[range.upperBound...].utf8)
+  }
+
+  /// How many fetches were answered.
+  var answered: Int { lock.withLock { count } }
+
+  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
+    -> FetchedCustomerInfo
+  {
+    let index = lock.withLock {
+      count += 1
+      return count
+    }
+    let requestDate = Workload.now.addingTimeInterval(TimeInterval(index))
+    var body = before
+    body.append(contentsOf: Array("\"\(requestDate.formatted(.iso8601))\"".utf8))
+    body.append(after)
+    return FetchedCustomerInfo(body: body)
+  }
+}
+
+/// Reads a client's `updates` from synchronous benchmark code, one state at a time.
+final class UpdateReader: @unchecked Sendable {
+  // @unchecked: the iterator is used only inside `Blocking.run`, by one task at a time, and
+  // the benchmark's thread waits for that task.
+  private var iterator: AsyncStream<ClientState>.Iterator
+
+  init(_ stream: AsyncStream<ClientState>) {
+    iterator = stream.makeAsyncIterator()
+  }
+
+  func next() async -> ClientState? {
+    await iterator.next()
+  }
+}
+
+/// Runs async work to its end from synchronous code.
+enum Blocking {
+  /// The work's value: set before the signal the wait returns on, so never nil in practice.
+  @discardableResult
+  static func run<Value: Sendable>(_ work: @escaping @Sendable () async -> Value) -> Value? {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<Value?>(nil)
+    Task {
+      let value = await work()
+      result.withLock { $0 = value }
+      done.signal()
+    }
+    done.wait()
+    return result.withLock { $0 }
   }
 }

@@ -8,7 +8,7 @@ import Foundation
 /// read-through 20000`.
 enum Profile {
   static let kinds =
-    "hot|read-through|client|client-start|baseline|raw-point-read|enqueue|raw-enqueue"
+    "hot|read-through|evaluated|client|client-start|baseline|raw-point-read|enqueue|raw-enqueue"
     + "|raw-enqueue-lookup|verified-read-through|ed25519-verify|signed-write"
 
   static func run(_ kind: String, count: Int, scopes: Int, entitlements: Int) throws {
@@ -39,6 +39,9 @@ enum Profile {
       return
     case "raw-point-read":
       try profileRawPointRead(workload, count: count)
+      return
+    case "evaluated":
+      try profileEvaluated(workload, cache, count: count)
       return
     case "client":
       try profileClient(workload, cache, count: count)
@@ -108,6 +111,36 @@ enum Profile {
       throw BenchError.wrongAnswer("profile: \(granted) of \(count) verified")
     }
     print("\(count) \(kind) operations, all verified")
+  }
+
+  /// `evaluated_customer_info` (``CacheCases/evaluatedCustomerInfo(_:)``), every scope read
+  /// whole before the loop.
+  private static func profileEvaluated(
+    _ workload: Workload, _ cache: SQLiteCustomerInfoCache, count: Int
+  ) throws {
+    for scope in workload.scopes {
+      _ = try cache.evaluatedCustomerInfo(for: scope)
+    }
+    var stream = SeededStream(workload.scopes)
+    let granted = evaluatedProfileLoop(cache, &stream, count: count)
+    guard granted == count else {
+      throw BenchError.wrongAnswer("profile: \(granted) of \(count) granted")
+    }
+    print("\(count) evaluated operations, all granted")
+  }
+
+  @inline(never)
+  private static func evaluatedProfileLoop(
+    _ cache: SQLiteCustomerInfoCache, _ stream: inout SeededStream<CacheScope>, count: Int
+  ) -> Int {
+    var granted = 0
+    for _ in 0..<count
+    where (try? cache.evaluatedCustomerInfo(for: stream.next()))?.decisions[
+      Workload.entitlement]?.isGranted == true
+    {
+      granted += 1
+    }
+    return granted
   }
 
   @inline(never)

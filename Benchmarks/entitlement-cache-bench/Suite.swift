@@ -68,13 +68,15 @@ struct Suite {
     // hot_access is what the writes cost reads of the same cache instance. client_access, the
     // same read through the refresh client on a cache of its own over the headline file,
     // alternates with them too, so its ratio to hot_access is what the client adds; and so
-    // does the hot read of a cache with trust roots, which must check nothing.
+    // does the hot read of a cache with trust roots, which must check nothing, and the read of
+    // a whole evaluated CustomerInfo, which must decode nothing.
     try together([
       ("hot_access", { try cache.hotAccess(headline) }),
       ("baseline_locked_dictionary", { try baselines.lockedDictionary(headline) }),
       ("hot_access_under_writes", { try cache.hotAccessUnderWrites(underWrites) }),
       ("client_access", { try client.clientAccess(headline) }),
       ("hot_access_verified", { try cache.hotAccessVerified(trusted) }),
+      ("evaluated_customer_info", { try cache.evaluatedCustomerInfo(headline) }),
     ])
     try together([
       ("read_through_access", { try cache.readThroughAccess(headline) }),
@@ -108,12 +110,19 @@ struct Suite {
       makeDirectory: true)
     let signedWrites = try TrustedWorkload.create(
       in: path + "/signed-writes", scopes: Workload.headlineScopes, entitlements: 10)
+    let clientWrites = try Workload.create(
+      in: path + "/client-writes", scopes: Workload.headlineScopes, entitlements: 10,
+      makeDirectory: true)
     try together([
       ("snapshot_write", { try cache.snapshotWrite(cacheWrites, samples: writeSamples) }),
       ("baseline_raw_c_write", { try baselines.rawWrite(rawWrites, samples: writeSamples) }),
       (
         "snapshot_write_signed",
         { try cache.snapshotWriteSigned(signedWrites, samples: writeSamples) }
+      ),
+      (
+        "client_publish_after_write",
+        { try client.clientPublishAfterWrite(clientWrites, samples: writeSamples) }
       ),
     ])
 

@@ -17,7 +17,7 @@ struct Target: Sendable {
   var measure: @Sendable ([CaseResult]) -> Double?
 
   static let all: [Target] = [
-    Target(name: "hot_access / baseline_locked_dictionary", comparison: .atMost, bound: 2) {
+    Target(name: "hot_access / baseline_locked_dictionary", comparison: .atMost, bound: 1.5) {
       ratio($0, "hot_access", "baseline_locked_dictionary")
     },
     Target(name: "hot_access p99 (µs)", comparison: .atMost, bound: 1) {
@@ -25,7 +25,7 @@ struct Target: Sendable {
     },
     Target(
       name: "read_through_access / baseline_raw_c_point_read", comparison: .atMost,
-      bound: 1.5
+      bound: 1.3
     ) { ratio($0, "read_through_access", "baseline_raw_c_point_read") },
     Target(
       name: "baseline_json_blob_decode / hot_access", comparison: .atLeast, bound: 300
@@ -49,6 +49,21 @@ struct Target: Sendable {
       name: "cold_open_first_decision / baseline_raw_c_cold_open", comparison: .atMost,
       bound: 1.3
     ) { ratio($0, "cold_open_first_decision", "baseline_raw_c_cold_open", scopes: 1) },
+    // Issue 25: the whole CustomerInfo from memory, and an answer from the network to the
+    // app's stream.
+    // A whole evaluation decides every key of the snapshot, ten here, where `hot_access`
+    // decides one: the gate holds each of its decisions to three hot ones. Its ratio to one
+    // hot decision is in the table of cases.
+    Target(
+      name: "evaluated_customer_info / (10 x hot_access)", comparison: .atMost, bound: 3
+    ) {
+      ratio($0, "evaluated_customer_info", "hot_access").map {
+        $0 / Double(Workload.headlineEntitlements)
+      }
+    },
+    Target(
+      name: "client_publish_after_write / snapshot_write", comparison: .atMost, bound: 1.5
+    ) { ratio($0, "client_publish_after_write", "snapshot_write") },
     Target(name: "hot_access_under_writes / hot_access", comparison: .atMost, bound: 1.5) {
       ratio($0, "hot_access_under_writes", "hot_access")
     },

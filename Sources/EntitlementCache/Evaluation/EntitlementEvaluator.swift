@@ -79,15 +79,28 @@ public enum EntitlementEvaluator {
     _ info: CustomerInfo, facts: [String: EntitlementFacts], snapshot: SnapshotFacts,
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
   ) -> EvaluatedCustomerInfo {
+    evaluate(
+      info, plan: EvaluationPlan(keys: info.entitlements.keys, facts: facts), snapshot: snapshot,
+      bookkeeping: bookkeeping, clock: clock, policy: policy)
+  }
+
+  /// Every key of `plan` decided (``decide(_:facts:snapshot:bookkeeping:clock:policy:)``), with
+  /// `info` as it holds now: one code path for a CustomerInfo held in memory and for a cache's
+  /// resident scope, which keeps its plan.
+  static func evaluate(
+    _ info: CustomerInfo, plan: EvaluationPlan, snapshot: SnapshotFacts,
+    bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
+  ) -> EvaluatedCustomerInfo {
     var evaluated = info
     // With trust roots the library's verdict, not the body's claim (DESIGN §12).
-    evaluated.verification = snapshot.verification
-    var decisions: [String: AccessDecision] = [:]
-    for key in info.entitlements.keys {
+    if evaluated.verification != snapshot.verification {
+      evaluated.verification = snapshot.verification
+    }
+    var decisions = plan.decisions
+    for entry in plan.entries {
       let decision = decide(
-        key, facts: facts[key], snapshot: snapshot, bookkeeping: bookkeeping, clock: clock,
-        policy: policy)
-      decisions[key] = decision
+        entry.key, facts: entry.facts, snapshot: snapshot, bookkeeping: bookkeeping,
+        clock: clock, policy: policy)
       // Locally computed expiry: the server said active or grace, the boundary has passed.
       // A snapshot too old to decide on still must not show a lapsed entitlement as active.
       var lapsed = decision.state == .denied(.expired)
@@ -96,12 +109,15 @@ public enum EntitlementEvaluator {
         ignoringAge.maxSnapshotAge = nil
         lapsed =
           decide(
-            key, facts: facts[key], snapshot: snapshot, bookkeeping: bookkeeping, clock: clock,
-            policy: ignoringAge
+            entry.key, facts: entry.facts, snapshot: snapshot, bookkeeping: bookkeeping,
+            clock: clock, policy: ignoringAge
           ).state == .denied(.expired)
       }
-      if lapsed {
-        evaluated.entitlements[key]?.status = .known(.expired)
+      decisions.values[entry.index] = decision
+      // Written only when it changes: most lapsed keys already read `expired`, and a write
+      // copies the snapshot's whole entitlement table.
+      if lapsed, info.entitlements[entry.key]?.status != .known(.expired) {
+        evaluated.entitlements[entry.key]?.status = .known(.expired)
       }
     }
     if let accessContext = info.accessContext, clock.serverNow >= accessContext.expiresAt {
@@ -313,5 +329,37 @@ extension ScopeBookkeeping {
     var filled = self
     filled.serverTime = info.requestDate
     return filled
+  }
+}
+
+/// The keys a whole evaluation decides, laid out once: the decisions table with every key in
+/// place, and each key's position in it with its facts. An evaluation then fills the table's
+/// values in place, so no key is hashed on the way (a resident scope keeps its plan, so a read
+/// of the whole CustomerInfo from memory hashes nothing).
+struct EvaluationPlan {
+  /// Every key of the snapshot with a placeholder decision: what an evaluation copies and fills.
+  let decisions: [String: AccessDecision]
+  /// Every key, its place in ``decisions`` and its facts.
+  let entries: [Entry]
+
+  /// One key of the plan. A struct, not a tuple: a tuple's copies go through the runtime's
+  /// generic witnesses, which cost the evaluation more than its decisions.
+  struct Entry {
+    let index: Dictionary<String, AccessDecision>.Index
+    let key: String
+    /// Nil for a key the facts do not mention, which decides `notEntitled`.
+    let facts: EntitlementFacts?
+  }
+
+  init(keys: some Collection<String>, facts: [String: EntitlementFacts]) {
+    var decisions = [String: AccessDecision](minimumCapacity: keys.count)
+    let placeholder = AccessDecision(
+      entitlement: "", state: .offlineUnavailable(.noSnapshot), evidence: AccessEvidence())
+    for key in keys { decisions[key] = placeholder }
+    entries = decisions.indices.map { index in
+      let key = decisions.keys[index]
+      return Entry(index: index, key: key, facts: facts[key])
+    }
+    self.decisions = decisions
   }
 }

@@ -22,9 +22,9 @@ final class ReadPath {
   /// read from a writer since replaced (a damaged file moved aside) says nothing of this one.
   private(set) var writerSerial: UInt64?
   /// With trust roots, every read of a scope from the file reads it whole and checks it
-  /// (``TrustedScopeRead``); the hot path, from memory, checks nothing.
+  /// (``WholeScopeRead``); the hot path, from memory, checks nothing.
   let trustRoots: TrustRoots?
-  /// Bodies a checked read has decoded (see ``ParsedBodies``).
+  /// Bodies reads of the whole scope have decoded (see ``ParsedBodies``).
   private var parsedBodies = ParsedBodies()
 
   /// - Parameters:
@@ -78,10 +78,13 @@ final class ReadPath {
     writerSerial = serial
   }
 
-  /// Forgets the bodies checked reads decoded (the benchmarks' first-read case).
+  /// Forgets the bodies reads decoded (the benchmarks' first-read case).
   func forgetParsedBodies() {
     parsedBodies.removeAll()
   }
+
+  /// How many bodies reads have decoded.
+  var bodyDecodes: Int { parsedBodies.decodes }
 
   // MARK: Decisions
 
@@ -141,25 +144,33 @@ final class ReadPath {
     {
       return resident
     }
-    return try readResident(scope).resident
+    return try readResident(scope)
   }
 
-  /// Reads `scope` from the file into a complete resident and installs it; with trust roots,
-  /// checked (``TrustedScopeRead``), and with the snapshot it was checked against.
-  func readResident(
-    _ scope: CacheScope
-  ) throws(ReadFailure) -> (
-    resident: ResidentScope, checked: Result<CustomerInfoSnapshot, SnapshotError>?
-  ) {
+  /// A resident holding every key and the details of the scope (its body and the bookkeeping
+  /// the header leaves out), reading the file when needed.
+  func wholeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
+    if let resident = residents[scope.key], !resident.needsReread, resident.isWhole {
+      return resident
+    }
+    return try readResident(scope, whole: true)
+  }
+
+  /// Reads `scope` from the file into a complete resident and installs it: `whole`, with its
+  /// details; with trust roots, always whole and checked (``WholeScopeRead``).
+  @discardableResult
+  func readResident(_ scope: CacheScope, whole: Bool = false) throws(ReadFailure) -> ResidentScope {
     guard let reader else { throw .closed }
     var read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
-    var checked: Result<CustomerInfoSnapshot, SnapshotError>?
+    var details: ScopeDetails?
     let pendingWithoutRow: Bool
     do {
-      if let trustRoots {
-        var trusted = try TrustedScopeRead(scope, on: reader, parsed: &parsedBodies)
-        checked = trusted.verify(for: scope, roots: trustRoots)
-        read = (trusted.header, trusted.entitlements)
+      if whole || trustRoots != nil {
+        var wholeRead = try WholeScopeRead(
+          scope, on: reader, checking: trustRoots != nil, parsed: &parsedBodies)
+        if let trustRoots { wholeRead.verify(for: scope, roots: trustRoots) }
+        read = (wholeRead.header, wholeRead.entitlements)
+        details = wholeRead.details
       } else {
         read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
       }
@@ -175,9 +186,10 @@ final class ReadPath {
     } catch {
       throw .snapshot(error)
     }
-    let resident = ResidentScope(header: header, entitlements: read.entitlements, isComplete: true)
+    let resident = ResidentScope(
+      header: header, entitlements: read.entitlements, isComplete: true, details: details)
     residents.install(resident, for: scope.key)
-    return (resident, checked)
+    return resident
   }
 
   /// Evaluates one key of a resident, raising its read marks in memory.

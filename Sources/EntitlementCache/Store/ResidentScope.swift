@@ -44,12 +44,19 @@ final class ResidentScope {
   var persistedLastUsedAt: Date
   /// The refresh's clock offset in whole seconds, computed once: the header never changes.
   let clockOffset: Int?
+  /// The body and the bookkeeping the header leaves out, for the same version of the row: set
+  /// by a read of the whole scope or by the write that stored it, so a read of the whole
+  /// CustomerInfo decodes the body once per stored snapshot, not once per read. Nil until then.
+  var details: ScopeDetails?
+  /// How a whole evaluation lays out this scope's keys, built by the first and kept: a
+  /// resident's keys and facts never change.
+  private var plan: EvaluationPlan?
 
   /// Takes `header` over: consumed, so it moves in rather than being copied.
   ///
   init(
     header: consuming ScopeHeader, entitlements: consuming [String: EntitlementFacts],
-    isComplete: Bool
+    isComplete: Bool, details: ScopeDetails? = nil
   ) {
     let hasRow = header.version != nil
     highWaterMark = hasRow ? header.bookkeeping.deviceHighWaterMark : .distantPast
@@ -60,6 +67,7 @@ final class ResidentScope {
     self.header = header
     self.entitlements = entitlements
     self.isComplete = isComplete
+    self.details = details
   }
 
   /// Records a read at the device time `effectiveNow`: both marks only move forward.
@@ -138,6 +146,18 @@ final class ResidentScope {
 
   /// The snapshot-wide facts; nil when the file holds no snapshot for the scope.
   var snapshot: SnapshotFacts? { header.facts }
+
+  /// The plan of a whole evaluation of `info`, this scope's stored CustomerInfo.
+  func evaluationPlan(for info: CustomerInfo) -> EvaluationPlan {
+    if let plan { return plan }
+    let built = EvaluationPlan(keys: info.entitlements.keys, facts: entitlements)
+    plan = built
+    return built
+  }
+
+  /// Holds every key and the details: what a read of the whole CustomerInfo needs. A scope
+  /// without a row needs nothing more.
+  var isWhole: Bool { !hasRow || (isComplete && details != nil) }
 
   /// Read marks not yet in the file.
   var unpersistedMarks: ReadMarks? {

@@ -85,6 +85,11 @@ extension SQLiteCustomerInfoCache {
 
   /// The stored CustomerInfo re-evaluated now, or nil when no snapshot is stored.
   ///
+  /// From memory, as ``access(to:for:policy:)`` is: the same facts decide each key, and the
+  /// body is decoded once per stored snapshot (by the first such read, or taken from the write
+  /// that stored it), never once per read. With trust roots, a read from the file is checked
+  /// first, as every read from disk is.
+  ///
   /// - Throws: ``CacheError/storage(_:_:)`` when the file cannot be read;
   ///   ``CacheError/unreadableSnapshot(_:)`` when the stored bytes no longer decode;
   ///   ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
@@ -93,86 +98,55 @@ extension SQLiteCustomerInfoCache {
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     let now = clock.now()
     let rules = try resolve(policy).get()
-    if configuration.trustRoots != nil {
-      return try checkedEvaluation(scope, now: now, policy: rules)
-    }
-    let row = try reads.withLock { path throws(CacheError) in
-      guard let reader = path.reader else { throw CacheError.closed }
-      return try Self.readSnapshotRow(scope, on: reader)
-    }
-    guard let row, let snapshot = try Self.decode(row) else { return nil }
-    // Like access(to:), this read raises the high-water mark in memory (with the boot clock's
-    // measure in the refresh's session), and evaluates against the mark earlier reads raised,
-    // which the file may not have yet: when the resident holds the refresh just loaded
-    // (another process may have written between the two).
-    var bookkeeping = row.header.bookkeeping
+    let version = otherConnectionsVersion()
+    // Set under the lock, rather than returned through it: a generic result copies every
+    // part of the reading through the runtime's witnesses.
+    var reading: WholeReading?
     var failure: ReadFailure?
-    let mark = reads.withLock { path -> Date? in
-      do throws(ReadFailure) {
-        let resident = try path.completeResident(scope)
-        guard resident.hasRow, resident.header.refreshRevision == row.header.refreshRevision
-        else { return nil }
-        let prior = resident.highWaterMark
-        let reading = resident.clockReading(now: now, boot: clock.bootInstant, policy: rules)
-        resident.recordRead(at: reading.effectiveDeviceNow)
-        return prior
-      } catch {
-        failure = error
-        return nil
+    reads.withLock { path in
+      if let version {
+        path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
       }
-    }
-    if let failure { report(failure, for: scope, at: now) }
-    if let mark {
-      bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, mark)
-    }
-    return EntitlementEvaluator.evaluate(
-      snapshot.customerInfo, bookkeeping: bookkeeping, now: now,
-      bootInstant: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
-      policy: rules)
-  }
-
-  /// ``evaluatedCustomerInfo(for:policy:)`` with trust roots: the scope read from the file
-  /// and checked (DESIGN §12), then evaluated from the very body that was checked, with the
-  /// verdict in place of the body's claim. The check costs a signature verification, which
-  /// this read pays every time: it shows the whole CustomerInfo, which memory does not hold.
-  private func checkedEvaluation(
-    _ scope: CacheScope, now: Date, policy: OfflinePolicy
-  ) throws(CacheError) -> EvaluatedCustomerInfo? {
-    let read = reads.withLock {
-      path -> Result<(ScopeBookkeeping, CustomerInfo, TrustVerdict)?, ReadFailure> in
       do throws(ReadFailure) {
-        let (resident, checked) = try path.readResident(scope)
-        guard resident.hasSnapshot else { return .success(nil) }
-        // A body that no longer decodes cannot be shown, as without trust roots; a key's
-        // decision still reads its rows, as `tampered`.
+        let resident = try path.wholeResident(scope)
+        guard resident.hasSnapshot, let details = resident.details,
+          let snapshot = details.snapshot
+        else { return }
         let info: CustomerInfo
-        switch checked {
-        case .success(let snapshot)?: info = snapshot.customerInfo
-        case .failure(let error)?: return .failure(.snapshot(error))
-        case nil: return .success(nil)
+        switch snapshot {
+        case .success(let snapshot): info = snapshot.customerInfo
+        case .failure(let error): throw ReadFailure.snapshot(error)
         }
-        var bookkeeping = resident.header.bookkeeping
-        let reading = resident.clockReading(now: now, boot: clock.bootInstant, policy: policy)
+        let clock = resident.clockReading(now: now, boot: clock.bootInstant, policy: rules)
+        var bookkeeping = details.completing(resident.header.bookkeeping)
         // Evaluated against the mark before this read, as a key's decision is.
         bookkeeping.deviceHighWaterMark = resident.highWaterMark
-        resident.recordRead(at: reading.effectiveDeviceNow)
-        return .success((bookkeeping, info, resident.header.snapshotFacts.verdict))
+        resident.recordRead(at: clock.effectiveDeviceNow)
+        reading = WholeReading(
+          info: info, plan: resident.evaluationPlan(for: info),
+          snapshot: resident.header.snapshotFacts, bookkeeping: bookkeeping, clock: clock)
       } catch {
-        return .failure(error)
+        failure = error
       }
     }
-    switch read {
-    case .failure(let failure):
+    if let failure {
       report(failure, for: scope, at: now)
       throw failure.cacheError
-    case .success(nil):
-      return nil
-    case .success(let (bookkeeping, info, verdict)?):
-      return EntitlementEvaluator.evaluate(
-        info, verdict: verdict, bookkeeping: bookkeeping, now: now,
-        bootInstant: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
-        policy: policy)
     }
+    guard let reading else { return nil }
+    // Outside the lock: the evaluation touches only these copies.
+    return EntitlementEvaluator.evaluate(
+      reading.info, plan: reading.plan, snapshot: reading.snapshot,
+      bookkeeping: reading.bookkeeping, clock: reading.clock, policy: rules)
+  }
+
+  /// What ``evaluatedCustomerInfo(for:policy:)`` takes from memory under the lock.
+  private struct WholeReading {
+    var info: CustomerInfo
+    var plan: EvaluationPlan
+    var snapshot: SnapshotFacts
+    var bookkeeping: ScopeBookkeeping
+    var clock: ClockReading
   }
 
   /// Reads `scope` from the file again and checks its signature and rows now (DESIGN §12),
@@ -188,7 +162,7 @@ extension SQLiteCustomerInfoCache {
     }
     let read = reads.withLock { path -> Result<TrustVerdict?, ReadFailure> in
       do throws(ReadFailure) {
-        let resident = try path.readResident(scope).resident
+        let resident = try path.readResident(scope)
         return .success(resident.hasSnapshot ? resident.header.snapshotFacts.verdict : nil)
       } catch {
         return .failure(error)
@@ -209,26 +183,27 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
-  /// The stored snapshot and bookkeeping of `scope`, read from the file; with trust roots,
-  /// checked as every read from disk is, with the verdict.
+  /// The stored snapshot and bookkeeping of `scope`, from memory as every read is (the body
+  /// decoded once per stored snapshot); with trust roots, a read from the file is checked
+  /// first, and the verdict comes with it. The device high-water mark is the one the cache
+  /// holds, reads not yet flushed to the file included.
+  ///
+  /// - Throws: ``CacheError/storage(_:_:)`` when the file cannot be read;
+  ///   ``CacheError/unreadableSnapshot(_:)`` when the stored bytes no longer decode.
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    if configuration.trustRoots != nil { return try checkedLoad(scope) }
-    let row = try reads.withLock { path throws(CacheError) in
-      guard let reader = path.reader else { throw CacheError.closed }
-      return try Self.readSnapshotRow(scope, on: reader)
-    }
-    guard let row else { return nil }
-    return CachedCustomerInfo(snapshot: try Self.decode(row), bookkeeping: row.header.bookkeeping)
-  }
-
-  /// ``load(_:)`` with trust roots: the scope read whole and checked, its verdict beside it.
-  private func checkedLoad(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    let now = clock.now()
+    let version = otherConnectionsVersion()
+    let hasTrustRoots = configuration.trustRoots != nil
     let read = reads.withLock { path -> Result<CachedCustomerInfo?, ReadFailure> in
+      if let version {
+        path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
+      }
       do throws(ReadFailure) {
-        let (resident, checked) = try path.readResident(scope)
-        guard resident.hasRow else { return .success(nil) }
-        let bookkeeping = resident.header.bookkeeping
-        switch checked {
+        let resident = try path.wholeResident(scope)
+        guard resident.hasRow, let details = resident.details else { return .success(nil) }
+        var bookkeeping = details.completing(resident.header.bookkeeping)
+        bookkeeping.deviceHighWaterMark = resident.highWaterMark
+        switch details.snapshot {
         case nil:
           return .success(CachedCustomerInfo(snapshot: nil, bookkeeping: bookkeeping))
         case .failure(let error)?:
@@ -237,48 +212,18 @@ extension SQLiteCustomerInfoCache {
           return .success(
             CachedCustomerInfo(
               snapshot: snapshot, bookkeeping: bookkeeping,
-              verdict: resident.header.snapshotFacts.verdict))
+              verdict: hasTrustRoots ? resident.header.snapshotFacts.verdict : nil))
         }
       } catch {
         return .failure(error)
       }
     }
-    return try read.mapError(\.cacheError).get()
-  }
-
-  /// The row's snapshot, with the signed material stored with it; nil when it holds only
-  /// bookkeeping.
-  private static func decode(_ row: SnapshotRow) throws(CacheError) -> CustomerInfoSnapshot? {
-    guard let json = row.json else { return nil }
-    do {
-      // The cap was checked when it was stored.
-      return try CustomerInfoSnapshot(
-        jsonData: json, signature: row.trust.signature, requestNonce: row.trust.requestNonce,
-        sizeLimit: Int.max)
-    } catch {
-      throw .unreadableSnapshot(error)
-    }
-  }
-
-  private typealias SnapshotRow = (header: ScopeHeader, json: Data?, trust: StoredTrust)
-
-  private static func readSnapshotRow(
-    _ scope: CacheScope, on reader: SQLiteConnection
-  ) throws(CacheError) -> SnapshotRow? {
-    do {
-      return try reader.withStatement(ScopeSQL.snapshotRead) { statement throws(SQLiteError) in
-        try statement.bind(scope.key.bytes, at: 1)
-        guard try statement.step() else { return nil }
-        let header = ScopeHeader(fullRow: statement)
-        return (
-          header, statement.data(SnapshotColumn.snapshot),
-          StoredTrust(
-            row: statement, base: SnapshotColumn.signedMaterialBase,
-            verification: header.facts?.verification)
-        )
-      }
-    } catch {
-      throw .storage(.load, error)
+    switch read {
+    case .success(let cached):
+      return cached
+    case .failure(let failure):
+      report(failure, for: scope, at: now)
+      throw failure.cacheError
     }
   }
 

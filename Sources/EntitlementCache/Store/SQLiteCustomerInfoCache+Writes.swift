@@ -145,9 +145,11 @@ extension SQLiteCustomerInfoCache {
         writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
         boot: boot, facts: facts, lastUsedAt: max(now, previousLastUse),
         pendingPurchase: pending)
+      let details = ScopeDetails(written: snapshot, at: now, digest: digest)
       return { path in
         path.residents.install(
-          ResidentScope(header: header, entitlements: entitlements, isComplete: true),
+          ResidentScope(
+            header: header, entitlements: entitlements, isComplete: true, details: details),
           for: scope.key)
       }
     }
@@ -323,10 +325,16 @@ extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
   /// writing (its writer is busy) and once it is closed.
   public func changeMark() -> UInt64? {
     let own = committedWrites.load(ordering: .relaxed)
-    let asked = writer.withLockIfAvailable { connection -> Int64? in
-      try? connection?.scalarInt("PRAGMA data_version")
+    let asked = writer.withLockIfAvailable { connection -> (Int64, UInt64)? in
+      guard let connection, let version = try? connection.scalarInt("PRAGMA data_version")
+      else { return nil }
+      return (version, connection.serial)
     }
-    guard let asked, let external = asked else { return nil }
+    guard let asked, let (external, serial) = asked else { return nil }
+    // What memory holds must answer for the version this mark names: a reader told of another
+    // connection's write drops what it wrote over, rather than waiting for the read's own
+    // check. Asked before the reads lock, as every check is.
+    reads.withLock { $0.observe(dataVersion: external, writerSerial: serial) }
     return UInt64(truncatingIfNeeded: external) << 32 | own & 0xFFFF_FFFF
   }
 }

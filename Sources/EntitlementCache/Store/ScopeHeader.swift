@@ -7,9 +7,9 @@
 /// A scope row as the read path needs it: what a decision reads and the row's identity.
 ///
 /// The bookkeeping holds the parts a decision reads; the last refresh attempt, the failure's
-/// reason and the snapshot's size and digest are left nil here
-/// (``SQLiteCustomerInfoCache/load(_:)`` reads them): every column costs the read-through, and
-/// a text or blob column costs SQLite an allocation and a copy. A header is built in one place,
+/// reason and the snapshot's size and digest are left nil here (``ScopeDetails`` holds them,
+/// for reads of the whole CustomerInfo): every column costs the read-through, and a text or
+/// blob column costs SQLite an allocation and a copy. A header is built in one place,
 /// ``init(row:)`` from a row or
 /// ``init(writtenAt:rowID:revision:requestDate:boot:facts:lastUsedAt:pendingPurchase:)`` from a
 /// write, so the two never differ.
@@ -126,6 +126,46 @@ struct ScopeHeader: Sendable {
     }
     snapshotFacts.deviceAccess = try DeviceBlockColumn.decode(block, into: device)
     undecodedDeviceBlock = nil
+  }
+}
+
+/// What a read of the whole CustomerInfo shows beyond what a decision reads: the stored body,
+/// decoded once per read from the file or taken from the write that stored it, and the
+/// bookkeeping the header leaves out. Memory holds it with the scope's header, for the same
+/// version of the row.
+struct ScopeDetails {
+  /// The stored snapshot with its signed material, or why the stored bytes do not decode (with
+  /// trust roots, why they do not check); nil when the row holds no snapshot.
+  var snapshot: Result<CustomerInfoSnapshot, SnapshotError>?
+  var lastRefreshAttemptAt: Date?
+  var lastRefreshFailureReason: String?
+  var snapshotSize: Int?
+  var snapshotSHA256: [UInt8]?
+
+  /// The details of the row a snapshot write just made, from the write's values.
+  init(written snapshot: CustomerInfoSnapshot, at refreshedAt: Date, digest: [UInt8]) {
+    self.snapshot = .success(snapshot)
+    lastRefreshAttemptAt = refreshedAt
+    snapshotSize = snapshot.jsonData.count
+    snapshotSHA256 = digest
+  }
+
+  /// The ``WholeReadColumn``s of a row, but the body, which the caller decodes.
+  init(row: SQLiteStatement) {
+    lastRefreshAttemptAt = row.date(WholeReadColumn.lastRefreshAttemptAt)
+    lastRefreshFailureReason = row.string(WholeReadColumn.lastRefreshFailureReason)
+    snapshotSize = row.optionalInt64(WholeReadColumn.size).map { Int(truncatingIfNeeded: $0) }
+    snapshotSHA256 = row.bytes(WholeReadColumn.sha256)
+  }
+
+  /// `bookkeeping` (a header's) with the parts only these details hold.
+  func completing(_ bookkeeping: ScopeBookkeeping) -> ScopeBookkeeping {
+    var whole = bookkeeping
+    whole.lastRefreshAttemptAt = lastRefreshAttemptAt
+    whole.lastRefreshFailureReason = lastRefreshFailureReason
+    whole.snapshotSize = snapshotSize
+    whole.snapshotSHA256 = snapshotSHA256
+    return whole
   }
 }
 

@@ -30,13 +30,12 @@ package enum ScopeSQL {
     WHERE s.scope_key = ?1
     """
 
-  /// The scope row for a cache with trust roots, which checks the body and its signed material
-  /// against each other and the rows on every read from disk (DESIGN §12): the header, the
-  /// body, and the signed material. Run with ``trustedEntitlementRows`` in one read
-  /// transaction, so both are one version of the file; joined into one statement, the body and
-  /// thirty columns came back once for every entitlement row.
-  static let trustedScopeRead = """
-    SELECT \(HeaderColumn.selectList), \(TrustedReadColumn.selectList),
+  /// The scope row as a read of the whole scope needs it: the header, the body, the
+  /// bookkeeping a decision leaves out, and the signed material. Run with ``entitlementRows``
+  /// in one read transaction, so both are one version of the file; joined into one statement,
+  /// the body and thirty columns came back once for every entitlement row.
+  static let wholeScopeRead = """
+    SELECT \(HeaderColumn.selectList), \(WholeReadColumn.selectList),
       \(SignedMaterialColumn.selectList)
     FROM scope s WHERE s.scope_key = ?1
     """
@@ -44,18 +43,10 @@ package enum ScopeSQL {
   /// Every entitlement row of the scope row `?1` in key order (the primary key's, so SQLite
   /// sorts nothing), its columns where ``fullRead`` has them (the header's places hold NULL),
   /// so one row mapper serves both.
-  static let trustedEntitlementRows = """
+  static let entitlementRows = """
     SELECT \(Array(repeating: "NULL", count: Int(HeaderColumn.count)).joined(separator: ", ")),
       \(DecisionColumn.selectList), \(EntitlementDetailColumn.selectList)
     FROM entitlement e WHERE e.scope_id = ?1 ORDER BY e.key
-    """
-
-  /// The header, the bookkeeping it leaves out, the stored JSON and its signed material, for
-  /// reads that need the whole CustomerInfo; ``ScopeHeader/init(fullRow:)`` maps it.
-  static let snapshotRead = """
-    SELECT \(HeaderColumn.selectList), \(BookkeepingColumn.selectList),
-      \(SnapshotColumn.selectList), \(SignedMaterialColumn.selectList)
-    FROM scope s WHERE s.scope_key = ?1
     """
 
   /// Every scope's full header for the support tool's listing, most recently used first.

@@ -100,8 +100,8 @@ enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// The bookkeeping a decision leaves out and the stored JSON, after the header: reads that
-/// need the whole CustomerInfo, and the support tool's listing.
+/// The bookkeeping a decision leaves out and the scope's identity, after the header: the
+/// support tool's listing.
 enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
   case lastRefreshAttemptAt = 16, lastRefreshFailureReason, snapshotSize, snapshotSHA256
   case scopeKey, environment, userHash
@@ -119,24 +119,14 @@ enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// The stored JSON in ``ScopeSQL/snapshotRead``, followed there by its signed material.
-enum SnapshotColumn: Int32, CaseIterable, ResultColumn {
-  case snapshot = 23
-
-  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/snapshotRead``.
-  static let signedMaterialBase = Int32(24)
-
-  var expression: String { "s.snapshot" }
-}
-
-/// What a read with trust roots needs of the scope row besides the header, after it: the body
-/// the signature covers and what the row says of it (DESIGN §12).
-/// The bookkeeping a decision leaves out comes too, so the checked read is also the one an
-/// evaluated CustomerInfo shows.
-enum TrustedReadColumn: Int32, CaseIterable, ResultColumn {
+/// What a read of the whole scope needs of its row besides the header, after it: the body, the
+/// bookkeeping a decision leaves out, and the signed material after these
+/// (``ScopeSQL/wholeScopeRead``). A cache with trust roots reads this on every read from disk,
+/// to check the body and its signed material against each other and the rows.
+enum WholeReadColumn: Int32, CaseIterable, ResultColumn {
   case body = 16, sha256, size, lastRefreshAttemptAt, lastRefreshFailureReason
 
-  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/trustedScopeRead``.
+  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/wholeScopeRead``.
   static let signedMaterialBase = Int32(21)
 
   var expression: String {
@@ -150,9 +140,8 @@ enum TrustedReadColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// The signed material kept with a snapshot, and the writer's verdict on it. Two statements
-/// return it at different places, so its raw value counts from a base the statement names
-/// (``TrustedReadColumn/signedMaterialBase``, ``SnapshotColumn/signedMaterialBase``).
+/// The signed material kept with a snapshot, and the writer's verdict on it, after the
+/// ``WholeReadColumn``s: its raw value counts from ``WholeReadColumn/signedMaterialBase``.
 enum SignedMaterialColumn: Int32, CaseIterable {
   case signature, intermediate, nonce, scopeHash, requestNonce, checkedAt, verificationFailure
 

@@ -69,6 +69,11 @@ struct StoreTestingSeam {
     cache.reads.withLock { $0.residents.unpersistedMarks() }
   }
 
+  /// How many stored bodies reads have decoded since the cache opened.
+  var bodyDecodes: Int {
+    cache.reads.withLock { $0.bodyDecodes }
+  }
+
   /// Whether the next read asks whether another connection wrote.
   var isCrossConnectionCheckDue: Bool { cache.watch.isDue }
 

@@ -43,6 +43,38 @@ struct ChangeSignalTests {
     #expect(harness.states.last?.customerInfo?.freshness == .fresh)
   }
 
+  @Test("an idle foreground client on SQLite decodes no body in 10 virtual minutes")
+  func idleClientDecodesNothing() throws {
+    let sqlite = Mutex<SQLiteCustomerInfoCache?>(nil)
+    let harness = try ClientHarness(cache: { clock, directory in
+      let cache = try CacheKind.sqlite.make(clock: clock, in: directory)
+      sqlite.withLock { $0 = cache as? SQLiteCustomerInfoCache }
+      return cache
+    })
+    let cache = try #require(sqlite.withLock { $0 })
+    harness.start(answering: ClientFixture.json())
+    harness.runtime.advance(by: .seconds(6 * 60))
+    // The client's own store put the body in memory: nothing to decode, then or since.
+    #expect(cache.testingSeam.bodyDecodes == 0)
+    let published = harness.states.count
+    harness.runtime.advance(by: .seconds(10 * 60))
+    #expect(harness.states.count == published)
+    #expect(cache.testingSeam.bodyDecodes == 0)
+
+    // Another process's write: published at the next check, its body decoded once.
+    let other = try SQLiteCustomerInfoCache(
+      path: cache.path, clock: harness.runtime.clock)
+    try other.store(
+      CustomerInfoSnapshot(
+        jsonData: Data(
+          ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(16 * 60)).utf8)),
+      for: ClientFixture.identity("alice").scope)
+    harness.runtime.advance(by: .seconds(60))
+    #expect(harness.states.count == published + 1)
+    #expect(harness.states.last?.customerInfo?.freshness == .fresh)
+    #expect(cache.testingSeam.bodyDecodes == 1)
+  }
+
   @Test("a second SQLite instance's write moves the first one's mark; reads do not")
   func sqliteMark() throws {
     let directory = try TemporaryDirectory()

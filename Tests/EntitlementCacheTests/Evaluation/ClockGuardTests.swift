@@ -129,12 +129,11 @@ struct ClockGuardTests {
     harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
-    let observer = try harness.secondInstance()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
+    let path = harness.cache.path
+    #expect(try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.t0)
     try harness.cache.flush()
     #expect(
-      try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.at(2 * Fixture.hour))
+      try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.at(2 * Fixture.hour))
 
     harness.clock.set(Fixture.at(Fixture.hour))
     let reopened = try harness.secondInstance()
@@ -149,13 +148,12 @@ struct ClockGuardTests {
     try harness.store(Self.info)
     harness.clock.set(Fixture.at(2 * Fixture.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
-    let observer = try harness.secondInstance()
-    #expect(try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
+    let path = harness.cache.path
+    #expect(try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.t0)
 
     try harness.cache.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
     #expect(
-      try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.at(2 * Fixture.hour))
+      try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.at(2 * Fixture.hour))
     harness.clock.set(Fixture.at(Fixture.hour))
     #expect(
       try harness.secondInstance().access(to: "pro", for: Fixture.scopeA).state == .denied(.expired)

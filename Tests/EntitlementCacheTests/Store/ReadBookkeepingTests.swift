@@ -29,11 +29,13 @@ struct ReadBookkeepingTests {
     }
     _ = try cache.evaluatedCustomerInfo(for: Fixture.scopeA)
     #expect(try Self.dataVersion(observer) == before)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.requestDate)
+    #expect(try StoreTest.persistedHighWaterMark(cache.path, Fixture.scopeA) == Fixture.requestDate)
+    // The cache's own answer holds what its reads saw, flushed or not.
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == clock.now)
 
     try cache.flush()
     #expect(try Self.dataVersion(observer) != before)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == clock.now)
+    #expect(try StoreTest.persistedHighWaterMark(cache.path, Fixture.scopeA) == clock.now)
     let lastUsed = try CacheInspector(cache).scopeSummaries().first?.lastUsedAt
     #expect(lastUsed == clock.now)
   }
@@ -74,7 +76,10 @@ struct ReadBookkeepingTests {
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
-    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.requestDate)
+    #expect(try StoreTest.persistedHighWaterMark(cache.path, Fixture.scopeA) == Fixture.requestDate)
+    #expect(
+      try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
+        == Fixture.requestDate.addingTimeInterval(86_400))
   }
 
   @Test func aWriteCarriesPendingReadBookkeepingOfOtherScopes() throws {

@@ -28,13 +28,11 @@ struct ScopeSchemaTests {
         from: afterHeader + Int32(DecisionColumn.allCases.count)))
     #expect(Self.contiguous(Self.indexes(BookkeepingColumn.self), from: afterHeader))
     let afterBookkeeping = afterHeader + Int32(BookkeepingColumn.allCases.count)
-    #expect(Self.contiguous(Self.indexes(SnapshotColumn.self), from: afterBookkeeping))
     #expect(Self.contiguous(Self.indexes(SummaryColumn.self), from: afterBookkeeping))
-    #expect(SnapshotColumn.signedMaterialBase == afterBookkeeping + 1)
-    #expect(Self.contiguous(Self.indexes(TrustedReadColumn.self), from: afterHeader))
+    #expect(Self.contiguous(Self.indexes(WholeReadColumn.self), from: afterHeader))
     #expect(
-      TrustedReadColumn.signedMaterialBase
-        == afterHeader + Int32(TrustedReadColumn.allCases.count))
+      WholeReadColumn.signedMaterialBase
+        == afterHeader + Int32(WholeReadColumn.allCases.count))
   }
 
   @Test("parameters are numbered from 1, after the scope's identity")
@@ -63,8 +61,8 @@ struct ScopeSchemaTests {
     _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))
     let statements = [
-      ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.snapshotRead, ScopeSQL.scopeSummaries,
-      ScopeSQL.trustedScopeRead, ScopeSQL.trustedEntitlementRows, ScopeSQL.storedAnswerQuery,
+      ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.scopeSummaries,
+      ScopeSQL.wholeScopeRead, ScopeSQL.entitlementRows, ScopeSQL.storedAnswerQuery,
       ScopeSQL.upsertSnapshot, ScopeSQL.upsertRefreshFailure, ScopeSQL.insertEntitlement,
       ScopeSQL.persistReadMarks, ScopeSQL.deleteEntitlements, ScopeSQL.deleteScope,
     ]
@@ -73,13 +71,11 @@ struct ScopeSchemaTests {
       let expected: Int32? =
         switch sql {
         case ScopeSQL.pointRead: HeaderColumn.count + Int32(DecisionColumn.allCases.count)
-        case ScopeSQL.snapshotRead:
-          SnapshotColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
         case ScopeSQL.scopeSummaries:
           HeaderColumn.count + Int32(BookkeepingColumn.allCases.count) + 1
-        case ScopeSQL.trustedScopeRead:
-          TrustedReadColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
-        case ScopeSQL.trustedEntitlementRows:
+        case ScopeSQL.wholeScopeRead:
+          WholeReadColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
+        case ScopeSQL.entitlementRows:
           EntitlementDetailColumn.key.rawValue + Int32(EntitlementDetailColumn.allCases.count)
         default: nil
         }

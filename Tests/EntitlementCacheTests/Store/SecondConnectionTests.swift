@@ -82,13 +82,18 @@ struct SecondConnectionTests {
 
   @Test func residentCopyIsKeptUntilTheIntervalPasses() throws {
     // A read within the interval is answered from memory, without asking the file: that is
-    // what keeps the hot path free of I/O. load() always reads the file.
+    // what keeps the hot path free of I/O. Every read answers from the one resident copy, so
+    // load() agrees with access(to:); asking for the change mark checks at once.
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
     try app.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    #expect(try widget.load(Fixture.scopeA) == nil)
+    #expect(try widget.evaluatedCustomerInfo(for: Fixture.scopeA) == nil)
+    _ = widget.changeMark()
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
     #expect(try widget.load(Fixture.scopeA)?.snapshot != nil)
   }
 

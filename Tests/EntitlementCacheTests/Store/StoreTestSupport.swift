@@ -109,6 +109,17 @@ enum StoreTest {
     try cache.testingSeam.residentFacts(scope)
   }
 
+  /// The scope's device high-water mark as the file holds it, read by a connection of our own:
+  /// a cache's own reads answer with the mark it holds in memory.
+  static func persistedHighWaterMark(_ path: String, _ scope: CacheScope) throws -> Date? {
+    try connection(path, readOnly: true).withStatement(
+      "SELECT high_water_mark FROM scope WHERE scope_key = ?1"
+    ) { statement throws(SQLiteError) -> Date? in
+      try statement.bind(scope.key.bytes, at: 1)
+      return try statement.step() ? statement.date(0) : nil
+    }
+  }
+
   /// How many scopes the file holds, read by a connection of our own.
   static func scopeCount(_ path: String) throws -> Int64 {
     try connection(path, readOnly: true).scalarInt("SELECT count(*) FROM scope")

@@ -9,7 +9,7 @@ import Testing
 /// dated 2099, an edit of one column, a retired key, a body edited until it does not decode.
 /// Each test failed before the fix it keeps. Two attacks are the threat model's limits, not
 /// defects: an edit of several columns of one row at once (a replay made to read verified) and
-/// the device's own bookkeeping beyond the invariants `TrustedScopeRead` checks.
+/// the device's own bookkeeping beyond the invariants `WholeScopeRead` checks.
 @Suite("Trusted snapshots: forged answers and edited files")
 struct ForgeryAndTamperingTests {
   /// No boot session: the wall clock alone, as after a reboot.

@@ -4,78 +4,103 @@
   import Foundation
 #endif
 
-/// A scope read from the file by a cache with trust roots (DESIGN §12): the scope row, the
-/// body its signature covers, the signed material and every entitlement row, in one read
-/// transaction.
+/// A scope read whole from the file in one read transaction: the scope row with the bookkeeping
+/// a decision leaves out, the body and its signed material, and every entitlement row. What a
+/// read of the whole CustomerInfo needs, and what a cache with trust roots checks.
 ///
-/// ``verify(for:roots:)`` decides the verdict from these alone: the signature is checked again
-/// over the body, the writer's recorded verdict must be the one reached again, and every
-/// normalized column must say what the body says. Anything else is `failed(tampered)`. The body
-/// decides either way: the rows, when they hold, say the same.
-struct TrustedScopeRead {
+/// Without trust roots, the rows are the facts and the body is what the CustomerInfo shows.
+/// With them, ``verify(for:roots:)`` decides the verdict from these alone: the signature is
+/// checked again over the body, the writer's recorded verdict must be the one reached again,
+/// and every normalized column must say what the body says. Anything else is
+/// `failed(tampered)`. The body decides either way: the rows, when they hold, say the same.
+struct WholeScopeRead {
   /// Nil when the file has no row for the scope.
   var header: ScopeHeader?
-  /// The facts of every key: the body's, once ``verify(for:roots:)`` ran.
+  /// The facts of every key: the rows', or the body's once ``verify(for:roots:)`` ran.
   var entitlements: [String: EntitlementFacts] = [:]
+  /// The body and the bookkeeping the header leaves out; nil without a row. With trust roots,
+  /// its snapshot is set by ``verify(for:roots:)``.
+  var details: ScopeDetails?
   /// The body decoded, or why it does not decode; nil without a snapshot.
   private var decoded: Result<ParsedBody, SnapshotError>?
   /// The SHA-256 of the body as read: what the signature covers.
   private var digest: [UInt8] = []
   /// Every entitlement row said what the body says, in key order, none missing or added.
   private var rowsMatchBody = false
-  private var sha256: [UInt8]?
-  private var size: Int64?
   private var trust: StoredTrust?
 
-  /// Runs ``ScopeSQL/trustedScopeRead`` and ``ScopeSQL/trustedEntitlementRows`` for `scope`
-  /// in one read transaction, comparing each entitlement row with the body as it steps.
+  /// Runs ``ScopeSQL/wholeScopeRead`` and ``ScopeSQL/entitlementRows`` for `scope` in one read
+  /// transaction.
   ///
-  /// - Parameter parsed: Bodies this cache has decoded, by digest: the body read is hashed in
-  ///   place (the signature covers that hash) and only then looked up, so what is compared is
-  ///   always what the file holds now.
+  /// - Parameters:
+  ///   - checking: Compares each entitlement row with the body as it steps, for
+  ///     ``verify(for:roots:)``, rather than taking the rows as the facts.
+  ///   - parsed: Bodies this cache has decoded, by digest: the body read is hashed in place
+  ///     (the signature covers that hash) and only then looked up, so what is compared and
+  ///     shown is always what the file holds now.
   init(
-    _ scope: CacheScope, on connection: SQLiteConnection, parsed: inout ParsedBodies
+    _ scope: CacheScope, on connection: SQLiteConnection, checking: Bool,
+    parsed: inout ParsedBodies
   ) throws(SQLiteError) {
     var read = Self()
     try connection.readTransaction { () throws(SQLiteError) in
-      let rowID = try connection.withStatement(ScopeSQL.trustedScopeRead) {
+      let rowID = try connection.withStatement(ScopeSQL.wholeScopeRead) {
         statement throws(SQLiteError) -> Int64? in
         try statement.bind(scope.key.bytes, at: 1)
         guard try statement.step() else { return nil }
-        var header = ScopeHeader(row: statement)
-        read.sha256 = statement.bytes(TrustedReadColumn.sha256)
-        read.size = statement.optionalInt64(TrustedReadColumn.size)
-        header.bookkeeping.snapshotSHA256 = read.sha256
-        header.bookkeeping.snapshotSize = read.size.map { Int(truncatingIfNeeded: $0) }
-        header.bookkeeping.lastRefreshAttemptAt = statement.date(
-          TrustedReadColumn.lastRefreshAttemptAt)
-        header.bookkeeping.lastRefreshFailureReason = statement.string(
-          TrustedReadColumn.lastRefreshFailureReason)
-        read.trust = StoredTrust(
-          row: statement, base: TrustedReadColumn.signedMaterialBase,
+        let header = ScopeHeader(row: statement)
+        let trust = StoredTrust(
+          row: statement, base: WholeReadColumn.signedMaterialBase,
           verification: header.hasSnapshot ? header.snapshotFacts.verification : nil)
-        if header.hasSnapshot, let body = statement.blob(TrustedReadColumn.body.rawValue) {
+        read.trust = trust
+        read.details = ScopeDetails(row: statement)
+        if header.hasSnapshot, let body = statement.blob(WholeReadColumn.body.rawValue) {
           let digest = SHA256.hash(body)
           read.digest = digest
-          read.decoded = parsed.body(digest) { Data(body) }
+          let decoded = parsed.body(digest) { Data(body) }
+          read.decoded = decoded
+          read.details?.snapshot = decoded.map {
+            CustomerInfoSnapshot(
+              decoded: $0.snapshot, signature: trust.signature, requestNonce: trust.requestNonce)
+          }
         }
         read.header = header
         return header.version?.rowID
       }
-      // Without a body that decodes there is nothing to compare the rows with.
-      guard let rowID, case .success(let body)? = read.decoded else { return }
-      read.rowsMatchBody = try Self.rows(of: rowID, match: body, on: connection)
+      guard let rowID else { return }
+      if checking {
+        // Without a body that decodes there is nothing to compare the rows with.
+        guard case .success(let body)? = read.decoded else { return }
+        read.rowsMatchBody = try Self.rows(of: rowID, match: body, on: connection)
+      } else {
+        read.entitlements = try Self.rows(of: rowID, on: connection)
+      }
     }
     self = read
   }
 
   private init() {}
 
+  /// The facts of every entitlement row of `rowID`.
+  private static func rows(
+    of rowID: Int64, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> [String: EntitlementFacts] {
+    try connection.withStatement(ScopeSQL.entitlementRows) {
+      statement throws(SQLiteError) -> [String: EntitlementFacts] in
+      try statement.bind(rowID, at: 1)
+      var entitlements: [String: EntitlementFacts] = [:]
+      while try statement.step() {
+        if let (key, facts) = EntitlementFacts.whole(row: statement) { entitlements[key] = facts }
+      }
+      return entitlements
+    }
+  }
+
   /// Whether the entitlement rows of `rowID`, in key order, are exactly the body's facts.
   private static func rows(
     of rowID: Int64, match body: ParsedBody, on connection: SQLiteConnection
   ) throws(SQLiteError) -> Bool {
-    try connection.withStatement(ScopeSQL.trustedEntitlementRows) {
+    try connection.withStatement(ScopeSQL.entitlementRows) {
       statement throws(SQLiteError) -> Bool in
       try statement.bind(rowID, at: 1)
       let expected = body.sortedEntitlements
@@ -90,14 +115,19 @@ struct TrustedScopeRead {
     }
   }
 
-  /// Decides the verdict and puts it in the header's facts, with the device block decoded;
-  /// returns the body decoded, or why it does not decode (it was edited: the verdict is then
-  /// `tampered`); nil when there is no snapshot.
-  mutating func verify(
-    for scope: CacheScope, roots: TrustRoots
-  ) -> Result<CustomerInfoSnapshot, SnapshotError>? {
-    guard var header, header.hasSnapshot else { return nil }
+  /// Decides the verdict and puts it in the header's facts, with the device block decoded, and
+  /// puts in ``details`` the body decoded, or why it does not decode (it was edited: the
+  /// verdict is then `tampered`).
+  mutating func verify(for scope: CacheScope, roots: TrustRoots) {
+    guard var header, header.hasSnapshot else { return }
     defer { self.header = header }
+    let checked = check(&header, for: scope, roots: roots)
+    details?.snapshot = checked
+  }
+
+  private mutating func check(
+    _ header: inout ScopeHeader, for scope: CacheScope, roots: TrustRoots
+  ) -> Result<CustomerInfoSnapshot, SnapshotError> {
     // The block is the normalized form of signed content: one that does not decode was edited.
     let blockDecodes = (try? header.decodeDeviceBlock()) != nil
     guard let trust, let decoded else {
@@ -161,7 +191,8 @@ struct TrustedScopeRead {
     return verificationAgrees && header.bookkeeping.serverTime == info.requestDate
       && stored.accessContextExpiresAt == body.facts.accessContextExpiresAt
       && stored.deviceAccess == body.facts.deviceAccess
-      && sha256 == digest && size == Int64(body.snapshot.jsonData.count)
+      && details?.snapshotSHA256 == digest
+      && details?.snapshotSize == body.snapshot.jsonData.count
   }
 }
 
@@ -195,6 +226,9 @@ struct ParsedBodies {
   private static let capacity = 8
   private static let largestKept = 128 << 10
   private var bodies: [(digest: [UInt8], body: ParsedBody)] = []
+  /// How many bodies were decoded, hits not counted: what the tests hold to once per stored
+  /// snapshot.
+  private(set) var decodes = 0
 
   /// The decoded body whose digest is `digest`; `bytes` copies it out, only when it is not
   /// remembered.
@@ -203,6 +237,7 @@ struct ParsedBodies {
   ) -> Result<ParsedBody, SnapshotError> {
     if let hit = bodies.first(where: { $0.digest == digest }) { return .success(hit.body) }
     let data = bytes()
+    decodes += 1
     let body: ParsedBody
     do {
       // The cap was checked when it was stored.
