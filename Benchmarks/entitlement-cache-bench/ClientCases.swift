@@ -128,65 +128,75 @@ struct ClientCases {
       })
   }
 
-  /// An answer from the network to the app: `refresh()` on a started client whose fetcher
-  /// answers at once with a body one second newer than the last (so each is stored and each
-  /// publish is a change), timed until the state arrives on `updates`. The client decodes the
-  /// body, stores it through the cache's conditional store, reads the state back from memory
-  /// (nothing is decoded again), publishes it and reschedules its boundary timer. Timed in
-  /// alternation with `snapshot_write`, the store alone of a snapshot already decoded, on a
-  /// file of its own.
+  /// A snapshot from the SDK to the app: `store` through the cache instance a started client
+  /// reads, timed until the state is published: when `store` returns, the cache has signalled
+  /// the write, and the client has read the state back from memory (nothing is decoded),
+  /// yielded it into every subscriber's stream and rescheduled its boundary timer. A task reads
+  /// the stream as an app's view model does, and every state must reach it; its wake-up, the
+  /// concurrency runtime's hop to another thread, is not timed. Two snapshots a second apart
+  /// are stored in turn, so every publish is a change. Timed in alternation with
+  /// `snapshot_write`, the store alone, on a file of its own.
   func clientPublishAfterWrite(_ workload: Workload, samples: Int) throws -> TimedCase {
     let name = "client_publish_after_write"
     let cache = try SQLiteCustomerInfoCache(
       path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
-    let fetcher = try AdvancingFetcher(entitlements: workload.entitlementCount)
+    let identity = try Self.identity(workload, name)
     let client = try EntitlementClient(
-      cache: cache, fetcher: fetcher, identity: try Self.identity(workload, name),
+      cache: cache, fetcher: SilentFetcher(), identity: identity,
       configuration: Self.configuration, runtime: SystemClientRuntime(clock: cache.clock))
     client.start()
-    // The start's own refresh, answered at once, lands before timing starts; subscribed after
-    // it, the stream holds only the state published then.
-    Blocking.run { _ = await client.refresh() }
-    let updates = UpdateReader(client.updates)
-    Blocking.run { _ = await updates.next() }
+    let json = SnapshotJSON.make(entitlements: workload.entitlementCount)
+    let later = json.replacingOccurrences(
+      of: "\"requestDate\": \"2026-11-30T12:00:00Z\"",
+      with: "\"requestDate\": \"2026-11-30T12:00:01Z\"")
+    guard later != json else {
+      throw BenchError.wrongAnswer("\(name): the workload snapshot has no requestDate to move")
+    }
+    let snapshots = [
+      try CustomerInfoSnapshot(jsonData: Data(later.utf8)), workload.snapshot,
+    ]
+    // Subscribed once the start has published, by one task for the whole case, as an app's
+    // view model is.
+    let received = ReceivedStates()
+    let updates = client.updates
+    let reader = Task {
+      for await state in updates {
+        received.dates.withLock { $0.append(state.customerInfo?.customerInfo.requestDate) }
+      }
+    }
+    let scope = identity.scope
+    var stored: [Date] = []
     var sink = Sink()
-    var lost = 0
+    var failure: (any Error)?
     return TimedCase(
       name: name, samples: samples,
       batch: { count in
-        let outcomes = Blocking.run { () -> [(granted: Bool, delivered: Bool)] in
-          var outcomes: [(granted: Bool, delivered: Bool)] = []
-          outcomes.reserveCapacity(count)
-          for _ in 0..<count {
-            let state = await client.refresh()
-            let delivered = await updates.next()
-            outcomes.append(
-              (
-                delivered?.access(to: Workload.entitlement)?.isGranted ?? false,
-                delivered?.customerInfo?.customerInfo.requestDate != nil
-                  && delivered?.customerInfo?.customerInfo.requestDate
-                    == state.customerInfo?.customerInfo.requestDate
-              ))
+        for _ in 0..<count {
+          let snapshot = snapshots[stored.count % 2]
+          do {
+            try cache.store(snapshot, for: scope)
+          } catch {
+            failure = error
+            sink.consume(granted: false)
+            continue
           }
-          return outcomes
-        }
-        guard let outcomes else {
-          lost += count
-          return
-        }
-        for outcome in outcomes {
-          if !outcome.delivered { lost += 1 }
-          sink.consume(granted: outcome.granted)
+          stored.append(snapshot.customerInfo.requestDate)
+          let published = client.currentState
+          sink.consume(
+            granted: published?.customerInfo?.customerInfo.requestDate
+              == snapshot.customerInfo.requestDate
+              && published?.access(to: Workload.entitlement)?.isGranted == true)
         }
       },
       result: { measurement in
         client.stop()
+        // The stream ends at stop(): the reader has then taken every state it was given.
+        Blocking.run { await reader.value }
         try cache.close()
-        guard lost == 0 else {
-          throw BenchError.wrongAnswer("\(name): \(lost) refreshes delivered another state")
-        }
-        guard fetcher.answered > sink.operations else {
-          throw BenchError.wrongAnswer("\(name): a refresh did not reach the network")
+        if let failure { throw failure }
+        // The start's state, then one for each store.
+        guard received.dates.withLock({ Array($0.dropFirst()) }) == stored else {
+          throw BenchError.wrongAnswer("\(name): the stream did not deliver every stored state")
         }
         return try CaseResult(name, workload, measurement, sink)
       })
@@ -224,56 +234,9 @@ struct SilentFetcher: CustomerInfoFetcher {
   }
 }
 
-/// A network that answers at once, each time with the workload's snapshot one second newer
-/// than the last, so the conditional store keeps every answer and every publish is a change.
-final class AdvancingFetcher: CustomerInfoFetcher, @unchecked Sendable {
-  // @unchecked: `count` is only touched under `lock`, and the halves of the body are immutable.
-  private let before: Data
-  private let after: Data
-  private let lock = NSLock()
-  private var count = 0
-
-  init(entitlements: Int) throws {
-    let json = SnapshotJSON.make(entitlements: entitlements)
-    let marker = "\"requestDate\": \"2026-11-30T12:00:00Z\""
-    guard let range = json.range(of: marker) else {
-      throw BenchError.wrongAnswer("the workload snapshot has no requestDate to advance")
-    }
-    before = Data(json[..<range.lowerBound].utf8) + Data("\"requestDate\": ".utf8)
-    after = Data(json[range.upperBound...].utf8)
-  }
-
-  /// How many fetches were answered.
-  var answered: Int { lock.withLock { count } }
-
-  func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
-    -> FetchedCustomerInfo
-  {
-    let index = lock.withLock {
-      count += 1
-      return count
-    }
-    let requestDate = Workload.now.addingTimeInterval(TimeInterval(index))
-    var body = before
-    body.append(contentsOf: Array("\"\(requestDate.formatted(.iso8601))\"".utf8))
-    body.append(after)
-    return FetchedCustomerInfo(body: body)
-  }
-}
-
-/// Reads a client's `updates` from synchronous benchmark code, one state at a time.
-final class UpdateReader: @unchecked Sendable {
-  // @unchecked: the iterator is used only inside `Blocking.run`, by one task at a time, and
-  // the benchmark's thread waits for that task.
-  private var iterator: AsyncStream<ClientState>.Iterator
-
-  init(_ stream: AsyncStream<ClientState>) {
-    iterator = stream.makeAsyncIterator()
-  }
-
-  func next() async -> ClientState? {
-    await iterator.next()
-  }
+/// The `requestDate` of every state a stream delivered, in order.
+final class ReceivedStates: Sendable {
+  let dates = Mutex<[Date?]>([])
 }
 
 /// Runs async work to its end from synchronous code.

@@ -84,6 +84,28 @@ extension EntitlementClient {
     }
   }
 
+  /// Publishes after every write through the cache's instance that the client did not make
+  /// itself (an SDK storing a snapshot directly, another client on the same instance), on the
+  /// writing thread, as soon as the write ends; a cache without the signal is found at the next
+  /// cross-process check.
+  func observeCacheWrites() {
+    guard let signaling = cache as? any CustomerInfoChangeSignaling else { return }
+    let observation = signaling.observeWrites { [weak self] in
+      guard let self, self.ownWrites.load(ordering: .acquiring) == 0 else { return }
+      self.publish(reschedulingWhenUnchanged: false)
+    }
+    writeObservation.withLock { $0 = observation }
+  }
+
+  /// Runs one of the client's own cache writes (see ``ownWrites``).
+  func ownWrite<Value, Failure: Error>(
+    _ body: () throws(Failure) -> Value
+  ) throws(Failure) -> Value {
+    ownWrites.add(1, ordering: .releasing)
+    defer { ownWrites.subtract(1, ordering: .releasing) }
+    return try body()
+  }
+
   /// While in the foreground, looks every check interval for a write by another process
   /// sharing the cache, and republishes when there is one. A cache that signals its changes
   /// (``CustomerInfoChangeSignaling``) is read only when its mark moved, so an idle client

@@ -28,7 +28,9 @@ extension EntitlementClient {
     var boundElsewhere: [String] = []
     var alreadySynced: [QueuedPurchase] = []
     if let purchaseQueue {
-      let outcome = try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
+      let outcome = try ownWrite { () throws(CacheError) in
+        try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
+      }
       switch outcome {
       case .queued(let entry):
         tell(PurchaseUpdate(appUserID: identity.appUserID, purchase: entry))
@@ -266,9 +268,10 @@ extension EntitlementClient {
     let scope = observer.scope
     let started: QueuedPurchase
     do throws(CacheError) {
-      guard
-        let marked = try queue.updatePurchase(entry.transactionID, observedBy: scope, to: .posting)
-      else { return .next }
+      let marking = { () throws(CacheError) in
+        try queue.updatePurchase(entry.transactionID, observedBy: scope, to: .posting)
+      }
+      guard let marked = try ownWrite(marking) else { return .next }
       started = marked
     } catch {
       return .stopObserver(retryAt: nil)
@@ -300,7 +303,9 @@ extension EntitlementClient {
     }
     let updated: QueuedPurchase?
     do throws(CacheError) {
-      updated = try queue.updatePurchase(started.transactionID, observedBy: scope, to: change)
+      updated = try ownWrite { () throws(CacheError) in
+        try queue.updatePurchase(started.transactionID, observedBy: scope, to: change)
+      }
     } catch {
       return .stopObserver(retryAt: nil)
     }

@@ -44,10 +44,12 @@ extension EntitlementClient {
     case .timedOut:
       let identity = flight.identity
       let abandoned = flight.abandon {
-        writes.withLock { _ in
-          // Not for a user logged out since: the record would bring back the removed scope.
-          guard !wasRemoved(identity.scope, after: flight.epoch) else { return }
-          try? cache.recordRefreshFailure(for: identity.scope, reason: "timeout")
+        ownWrite {
+          writes.withLock { _ in
+            // Not for a user logged out since: the record would bring back the removed scope.
+            guard !wasRemoved(identity.scope, after: flight.epoch) else { return }
+            try? cache.recordRefreshFailure(for: identity.scope, reason: "timeout")
+          }
         }
       }
       guard abandoned else { return nil }
@@ -168,7 +170,11 @@ extension EntitlementClient {
     _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,
     requestNonce: [UInt8]?
   ) -> RefreshOutcome {
-    writes.withLock { _ in applyHoldingWriteLock(answer, for: flight, requestNonce: requestNonce) }
+    ownWrite {
+      writes.withLock { _ in
+        applyHoldingWriteLock(answer, for: flight, requestNonce: requestNonce)
+      }
+    }
   }
 
   private func applyHoldingWriteLock(
@@ -201,6 +207,10 @@ extension EntitlementClient {
   func storeAnswer(
     _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?
   ) -> RefreshOutcome {
+    // Whichever flow stores (a refresh, a purchase post), it publishes after, in order with
+    // what it reports.
+    ownWrites.add(1, ordering: .releasing)
+    defer { ownWrites.subtract(1, ordering: .releasing) }
     do throws(CacheError) {
       let snapshot: CustomerInfoSnapshot
       do {

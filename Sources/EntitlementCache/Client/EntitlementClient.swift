@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -46,6 +48,12 @@ public final class EntitlementClient: Sendable {
   /// removal cannot fall between an answer's "was this user logged out?" check and its write.
   /// Lock order: a flight's lock, then this, then `core`.
   let writes = Locked(())
+  /// How many of the client's own cache writes are under way: the cache's write signal for
+  /// those is left to the flow that made them, which publishes after, in order with its report.
+  let ownWrites = Atomic<Int>(0)
+  /// The client's observation of the cache's writes (``CustomerInfoChangeSignaling``), from
+  /// `start` to `stop`.
+  let writeObservation = Locked<WriteObservation?>(nil)
 
   /// A client for `identity`; nothing happens until ``start(in:)``.
   ///
@@ -219,6 +227,7 @@ public final class EntitlementClient: Sendable {
       return true
     }
     guard starting else { return }
+    observeCacheWrites()
     let published = publish()
     core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false, postingBackedOff: false) }
     if phase == .foreground || isStale(published?.customerInfo, in: .background) {
@@ -337,6 +346,10 @@ public final class EntitlementClient: Sendable {
   /// dropped, as when the process is killed) and every stream ends. A stopped client stays
   /// stopped; start a new one on the same cache.
   public func stop() {
+    writeObservation.withLock { observation in
+      observation?.cancel()
+      observation = nil
+    }
     let (tasks, flights, passes, subscribers) = core.withLock { core in
       core.stopped = true
       let tasks = Array(core.tasks.values)
@@ -375,7 +388,7 @@ extension EntitlementClient {
     }
     guard configuration.removesSnapshotOnLogOut else { return (flight, nil) }
     do {
-      try cache.remove(previous.scope)
+      try ownWrite { () throws(CacheError) in try cache.remove(previous.scope) }
       return (flight, nil)
     } catch {
       return (flight, error)

@@ -43,6 +43,7 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
   ) throws(CacheError) -> EnqueueOutcome {
     try purchase.validate()
     let now = clock.now().truncatedToMilliseconds
+    defer { writeObservers.notify() }
     return scopes.withLock { state in
       if let existing = state.purchases.entry(purchase.transactionID) {
         guard existing.observer == scope.key else { return .boundToAnotherObserver }
@@ -71,6 +72,7 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
     _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
   ) throws(CacheError) -> QueuedPurchase? {
     let now = clock.now().truncatedToMilliseconds
+    defer { writeObservers.notify() }
     return scopes.withLock { state in
       guard let entry = state.purchases.entry(transactionID), entry.observer == scope.key else {
         return nil

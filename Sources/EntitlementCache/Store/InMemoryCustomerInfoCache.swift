@@ -54,6 +54,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// The scopes and the purchase queue, under one lock, so a read sees the scope and whether
   /// it has a purchase to post at one instant.
   let scopes = Locked(InMemoryState())
+  /// Who ``observeWrites(_:)`` registered.
+  let writeObservers = WriteObservers()
   /// Why ``policy`` is out of range, found once at init; nil when it is valid.
   private let policyError: CacheError?
 
@@ -184,7 +186,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       deviceHighWaterMark: now, refreshBootInstant: boot, snapshotSize: size,
       snapshotSHA256: stored.sha256)
     let hasTrustRoots = trustRoots != nil
-    return scopes.withLock { scopes -> StoreOutcome in
+    let outcome = scopes.withLock { scopes -> StoreOutcome in
       let claims = scopes[scope.key]?.snapshot.map { current in
         StoredAnswer(
           requestDate: current.snapshot.customerInfo.requestDate,
@@ -201,6 +203,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       scopes.writes &+= 1
       return .stored
     }
+    if outcome == .stored { writeObservers.notify() }
+    return outcome
   }
 
   /// Records that a refresh attempt for `scope` failed now. Access is unchanged; evidence
@@ -214,6 +218,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     throws(CacheError)
   {
     let now = clock.now().truncatedToMilliseconds
+    defer { writeObservers.notify() }
     scopes.withLock { scopes in
       scopes.writes &+= 1
       guard var stored = scopes[scope.key] else {
@@ -238,6 +243,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Parameter scope: The scope to forget.
   public func remove(_ scope: CacheScope) throws(CacheError) {
+    defer { writeObservers.notify() }
     scopes.withLock { scopes in
       scopes.removeValue(forKey: scope.key)
       scopes.writes &+= 1
@@ -460,5 +466,11 @@ extension InMemoryCustomerInfoCache: CustomerInfoChangeSignaling {
   /// queued or changed. This cache is one process's memory, so nothing else writes it.
   public func changeMark() -> UInt64? {
     scopes.withLock { $0.writes }
+  }
+
+  /// Calls `observer` after every write: a snapshot stored, a failed refresh recorded, a
+  /// removal, a purchase queued or changed.
+  public func observeWrites(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {
+    writeObservers.add(observer)
   }
 }

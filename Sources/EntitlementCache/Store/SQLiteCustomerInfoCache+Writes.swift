@@ -237,6 +237,8 @@ extension SQLiteCustomerInfoCache {
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
   ) throws(CacheError) {
+    // After the lock is released, failed or not: an observer reads the cache.
+    defer { if !onlyReadMarks { writeObservers.notify() } }
     try writer.withLock { connection throws(CacheError) in
       guard var open = connection else { throw .closed }
       // Counted whether the write committed or failed: a mark that moves for nothing costs an
@@ -336,5 +338,12 @@ extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
     // check. Asked before the reads lock, as every check is.
     reads.withLock { $0.observe(dataVersion: external, writerSerial: serial) }
     return UInt64(truncatingIfNeeded: external) << 32 | own & 0xFFFF_FFFF
+  }
+
+  /// Calls `observer` after every write through this instance: a snapshot stored, a failed
+  /// refresh recorded, a removal, a purchase queued or changed. A flush of read marks changes
+  /// nothing a read answers, and calls nothing.
+  public func observeWrites(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {
+    writeObservers.add(observer)
   }
 }

@@ -55,6 +55,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   let watch: CrossConnectionWatch
   /// Writes this instance committed, for ``changeMark()``.
   let committedWrites = Atomic<UInt64>(0)
+  /// Who ``observeWrites(_:)`` registered.
+  let writeObservers = WriteObservers()
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.

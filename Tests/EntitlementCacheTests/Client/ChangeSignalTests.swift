@@ -43,6 +43,33 @@ struct ChangeSignalTests {
     #expect(harness.states.last?.customerInfo?.freshness == .fresh)
   }
 
+  @Test(
+    "a snapshot stored through the client's cache instance is published at once, with no check",
+    arguments: CacheKind.allCases)
+  func ownInstanceWritesArePublishedAtOnce(kind: CacheKind) throws {
+    // No cross-process check at all: only the cache's write signal can publish the write.
+    let harness = try ClientHarness(
+      on: kind, configure: { $0.crossProcessCheckInterval = nil })
+    harness.start(answering: ClientFixture.json())
+    let published = harness.states.count
+    let reports = harness.reports.count
+    try harness.storeDirectly(
+      ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(60)), user: "alice")
+    harness.runtime.runUntilIdle()
+    #expect(harness.states.count == published + 1)
+    #expect(
+      harness.states.last?.customerInfo?.customerInfo.requestDate
+        == ClientFixture.start.addingTimeInterval(60))
+    // The client's own refresh publishes once, after its report, as before.
+    let client = harness.client
+    harness.runtime.spawn { _ = await client.refresh() }
+    harness.runtime.runUntilIdle()
+    harness.answerEveryFetch(
+      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(120)))
+    #expect(harness.states.count == published + 2)
+    #expect(harness.reports.count == reports + 1)
+  }
+
   @Test("an idle foreground client on SQLite decodes no body in 10 virtual minutes")
   func idleClientDecodesNothing() throws {
     let sqlite = Mutex<SQLiteCustomerInfoCache?>(nil)
