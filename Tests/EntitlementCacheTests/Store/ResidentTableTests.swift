@@ -17,7 +17,7 @@ struct ResidentTableTests {
   }
 
   static func resident() -> ResidentScope {
-    ResidentScope(header: .absent, entitlements: [:], isComplete: false)
+    ResidentScope(scopeRow: .absent, entitlements: [:], isComplete: false)
   }
 
   /// Compares every key ever used, and the iteration, with the reference dictionary.

@@ -9,30 +9,28 @@ import Testing
 /// and every statement built from the names prepares against a fresh file.
 @Suite("Scope schema: columns named once")
 struct ScopeSchemaTests {
-  static func indexes<Column: ResultColumn & CaseIterable>(_: Column.Type) -> [Int32] {
-    Column.allCases.map(\.rawValue).sorted()
+  static func indexes<Column: ResultColumn>(_: Column.Type) -> [Int32] {
+    Column.allCases.map(\.index).sorted()
   }
 
   static func contiguous(_ indexes: [Int32], from start: Int32) -> Bool {
     indexes == Array(start..<(start + Int32(indexes.count)))
   }
 
-  @Test("result columns are numbered as the statements list them")
+  @Test("each group of result columns starts where the one before it in its statements ends")
   func resultColumnsAreContiguous() {
-    #expect(Self.contiguous(Self.indexes(HeaderColumn.self), from: 0))
-    let afterHeader = HeaderColumn.count
-    #expect(Self.contiguous(Self.indexes(DecisionColumn.self), from: afterHeader))
-    #expect(
-      Self.contiguous(
-        Self.indexes(EntitlementDetailColumn.self),
-        from: afterHeader + Int32(DecisionColumn.allCases.count)))
-    #expect(Self.contiguous(Self.indexes(BookkeepingColumn.self), from: afterHeader))
-    let afterBookkeeping = afterHeader + Int32(BookkeepingColumn.allCases.count)
+    #expect(Self.contiguous(Self.indexes(ScopeRowColumn.self), from: 0))
+    let afterRow = Int32(ScopeRowColumn.allCases.count)
+    #expect(ScopeRowColumn.end == afterRow)
+    #expect(Self.contiguous(Self.indexes(DecisionColumn.self), from: afterRow))
+    let afterDecision = afterRow + Int32(DecisionColumn.allCases.count)
+    #expect(Self.contiguous(Self.indexes(EntitlementDetailColumn.self), from: afterDecision))
+    #expect(Self.contiguous(Self.indexes(BookkeepingColumn.self), from: afterRow))
+    let afterBookkeeping = afterRow + Int32(BookkeepingColumn.allCases.count)
     #expect(Self.contiguous(Self.indexes(SummaryColumn.self), from: afterBookkeeping))
-    #expect(Self.contiguous(Self.indexes(WholeReadColumn.self), from: afterHeader))
-    #expect(
-      WholeReadColumn.signedMaterialBase
-        == afterHeader + Int32(WholeReadColumn.allCases.count))
+    #expect(Self.contiguous(Self.indexes(WholeReadColumn.self), from: afterRow))
+    let afterWhole = afterRow + Int32(WholeReadColumn.allCases.count)
+    #expect(Self.contiguous(Self.indexes(SignedMaterialColumn.self), from: afterWhole))
   }
 
   @Test("parameters are numbered from 1, after the scope's identity")
@@ -70,13 +68,14 @@ struct ScopeSchemaTests {
       let statement = try SQLiteStatement(connection: connection, sql: sql, persistent: false)
       let expected: Int32? =
         switch sql {
-        case ScopeSQL.pointRead: HeaderColumn.count + Int32(DecisionColumn.allCases.count)
+        case ScopeSQL.pointRead: DecisionColumn.end
+        case ScopeSQL.fullRead: EntitlementDetailColumn.end
         case ScopeSQL.scopeSummaries:
-          HeaderColumn.count + Int32(BookkeepingColumn.allCases.count) + 1
+          SummaryColumn.end
         case ScopeSQL.wholeScopeRead:
-          WholeReadColumn.signedMaterialBase + Int32(SignedMaterialColumn.allCases.count)
+          SignedMaterialColumn.end
         case ScopeSQL.entitlementRows:
-          EntitlementDetailColumn.key.rawValue + Int32(EntitlementDetailColumn.allCases.count)
+          EntitlementDetailColumn.end
         default: nil
         }
       if let expected {

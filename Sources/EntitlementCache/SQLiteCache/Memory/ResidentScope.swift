@@ -31,7 +31,7 @@ final class ResidentScope {
   @exclusivity(unchecked) private var recentIsStored = true
   /// The row as read: a decision borrows its bookkeeping and snapshot facts where they are.
   /// Held whole so a read-through moves it in without copying its parts.
-  let header: ScopeHeader
+  let scopeRow: ScopeRow
   /// The facts of each key read so far, except perhaps the recent one (see
   /// ``recentIsStored``); every key of the snapshot when ``isComplete``. A key the snapshot
   /// does not mention maps to empty facts, which decide `notEntitled`.
@@ -42,9 +42,9 @@ final class ResidentScope {
   @exclusivity(unchecked) var isComplete: Bool
   var persistedHighWaterMark: Date
   var persistedLastUsedAt: Date
-  /// The refresh's clock offset in whole seconds, computed once: the header never changes.
+  /// The refresh's clock offset in whole seconds, computed once: the scope row never changes.
   let clockOffset: Int?
-  /// The body and the bookkeeping the header leaves out, for the same version of the row: set
+  /// The body and the bookkeeping the scope row leaves out, for the same version of the row: set
   /// by a read of the whole scope or by the write that stored it, so a read of the whole
   /// CustomerInfo decodes the body once per stored snapshot, not once per read. Nil until then.
   var details: ScopeDetails?
@@ -52,19 +52,19 @@ final class ResidentScope {
   /// resident's keys and facts never change.
   private var plan: EvaluationPlan?
 
-  /// Takes `header` over: consumed, so it moves in rather than being copied.
+  /// Takes `scopeRow` over: consumed, so it moves in rather than being copied.
   ///
   init(
-    header: consuming ScopeHeader, entitlements: consuming [String: EntitlementFacts],
+    scopeRow: consuming ScopeRow, entitlements: consuming [String: EntitlementFacts],
     isComplete: Bool, details: ScopeDetails? = nil
   ) {
-    let hasRow = header.version != nil
-    highWaterMark = hasRow ? header.bookkeeping.deviceHighWaterMark : .distantPast
-    lastUsedAt = header.lastUsedAt
+    let hasRow = scopeRow.version != nil
+    highWaterMark = hasRow ? scopeRow.bookkeeping.deviceHighWaterMark : .distantPast
+    lastUsedAt = scopeRow.lastUsedAt
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
-    clockOffset = header.bookkeeping.clockOffsetSeconds
-    self.header = header
+    clockOffset = scopeRow.bookkeeping.clockOffsetSeconds
+    self.scopeRow = scopeRow
     self.entitlements = entitlements
     self.isComplete = isComplete
     self.details = details
@@ -88,7 +88,7 @@ final class ResidentScope {
   /// §5.1 rule 1).
   func carryForward(_ marks: ReadMarks?) {
     guard let marks else { return }
-    if marks.refreshRevision == header.refreshRevision, marks.highWaterMark > highWaterMark {
+    if marks.refreshRevision == scopeRow.refreshRevision, marks.highWaterMark > highWaterMark {
       highWaterMark = marks.highWaterMark
     }
     if marks.lastUsedAt > lastUsedAt { lastUsedAt = marks.lastUsedAt }
@@ -96,7 +96,7 @@ final class ResidentScope {
 
   /// Records that `marks` reached the file.
   func markPersisted(_ marks: ReadMarks) {
-    if marks.refreshRevision == header.refreshRevision {
+    if marks.refreshRevision == scopeRow.refreshRevision {
       persistedHighWaterMark = max(persistedHighWaterMark, marks.highWaterMark)
     }
     persistedLastUsedAt = max(persistedLastUsedAt, marks.lastUsedAt)
@@ -106,7 +106,7 @@ final class ResidentScope {
   var marks: ReadMarks {
     ReadMarks(
       highWaterMark: highWaterMark, lastUsedAt: lastUsedAt,
-      refreshRevision: header.refreshRevision)
+      refreshRevision: scopeRow.refreshRevision)
   }
 
   /// Makes `key` the recent key when it has been read; false when it has not.
@@ -139,13 +139,13 @@ final class ResidentScope {
   }
 
   /// The row holds a snapshot, not only bookkeeping.
-  var hasSnapshot: Bool { header.hasSnapshot }
+  var hasSnapshot: Bool { scopeRow.hasSnapshot }
 
   /// The file has a row for the scope, with or without a snapshot.
-  var hasRow: Bool { header.version != nil }
+  var hasRow: Bool { scopeRow.version != nil }
 
   /// The snapshot-wide facts; nil when the file holds no snapshot for the scope.
-  var snapshot: SnapshotFacts? { header.facts }
+  var snapshot: SnapshotFacts? { scopeRow.facts }
 
   /// The plan of a whole evaluation of `info`, this scope's stored CustomerInfo.
   func evaluationPlan(for info: CustomerInfo) -> EvaluationPlan {
@@ -169,7 +169,7 @@ final class ResidentScope {
 
   /// Whether a read that saw `version` (nil: no row) saw what this resident holds.
   func matches(_ version: RowVersion?) -> Bool {
-    !needsReread && header.version == version
+    !needsReread && scopeRow.version == version
   }
 }
 
@@ -185,14 +185,14 @@ extension ResidentScope {
     var bootElapsed: TimeInterval?
     // A reading that is not a finite number (a broken injected clock) counts as none: NaN would
     // make every comparison false and freeze the estimate at requestDate.
-    if let refreshBoot = header.bookkeeping.refreshBootInstant, let current = boot(),
+    if let refreshBoot = scopeRow.bookkeeping.refreshBootInstant, let current = boot(),
       let elapsed = refreshBoot.elapsed(until: current), elapsed.isFinite
     {
       bootElapsed = elapsed
     }
     return ClockReading(
-      now: now, deviceHighWaterMark: highWaterMark, storedAt: header.bookkeeping.storedAt,
-      serverTime: header.bookkeeping.serverTime, bootElapsed: bootElapsed,
+      now: now, deviceHighWaterMark: highWaterMark, storedAt: scopeRow.bookkeeping.storedAt,
+      serverTime: scopeRow.bookkeeping.serverTime, bootElapsed: bootElapsed,
       clockOffset: clockOffset, tolerance: policy.clockRollbackTolerance)
   }
 }

@@ -7,23 +7,31 @@ import CSQLite
 #endif
 
 // The scope and entitlement tables as the store reads and writes them: every column is named
-// once here, and every statement (ScopeSQL), bind and row reader (ScopeHeader) is built from
-// these names.
+// once here, and every statement (ScopeSQL), bind and row reader (ScopeRow, ScopeDetails,
+// WholeScopeRead) is built from these names.
 //
 // `Migrations/` stays the source of the schema; this is the store's one view of it. A result
-// column's raw value is its index in the statements that return it, and a parameter's raw
-// value is its bind index, so reading or binding by name costs nothing over a number. The
-// statements are generated from the cases in raw-value order; `ScopeSchemaTests` checks that
-// each list is contiguous, so adding a column is one case and its name.
+// column's index in the statements that return it is computed: each group of columns starts
+// where the group before it in those statements ends, and a case's raw value is its place in
+// its group. A parameter's raw value is its bind index. The statements are generated from the
+// cases in order, so adding a column is one case and its name; `ScopeSchemaTests` prepares
+// every statement and checks its column count.
 
-/// A column of a result row; its raw value is the column's index.
-protocol ResultColumn {
-  var rawValue: Int32 { get }
+/// A group of result columns, which statements list in case order.
+protocol ResultColumn: CaseIterable, RawRepresentable where RawValue == Int32 {
+  /// The index of the group's first column in the statements that return it.
+  static var first: Int32 { get }
   /// The column's expression in the SELECT list.
   var expression: String { get }
 }
 
-extension ResultColumn where Self: CaseIterable {
+extension ResultColumn {
+  /// The column's index in the statements that return it.
+  @inline(__always) var index: Int32 { Self.first + rawValue }
+
+  /// Where the group after this one starts.
+  static var end: Int32 { first + Int32(allCases.count) }
+
   /// The SELECT list of every case, in index order.
   static var selectList: String {
     allCases.sorted { $0.rawValue < $1.rawValue }.map(\.expression).joined(separator: ", ")
@@ -32,8 +40,8 @@ extension ResultColumn where Self: CaseIterable {
 
 /// What every scope read returns first: what a decision reads and the row's identity. Only
 /// these, because every column costs the read-through and a text column costs SQLite an
-/// allocation and a copy (see ``ScopeHeader``).
-enum HeaderColumn: Int32, CaseIterable, ResultColumn {
+/// allocation and a copy (see ``ScopeRow``).
+enum ScopeRowColumn: Int32, CaseIterable, ResultColumn {
   case storedAt, serverTime, lastRefreshFailedAt, highWaterMark, revision, verification
   case accessContextExpiresAt, deviceStatus, deviceExpiresAt, deviceBlock, rowID
   case refreshRevision, refreshBootSession, refreshBootUptime
@@ -44,8 +52,7 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
   /// (DESIGN §11), kept on the row by the queue's triggers.
   case pendingPurchase
 
-  /// How many there are: where the columns after the header start.
-  static let count = Int32(allCases.count)
+  static let first: Int32 = 0
 
   var expression: String {
     switch self {
@@ -69,11 +76,13 @@ enum HeaderColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// An entitlement row's columns a decision reads, right after the header. A row the LEFT JOIN
+/// An entitlement row's columns a decision reads, right after the scope row. A row the LEFT JOIN
 /// did not find reads as all NULL, which maps to empty facts: exactly what a key the snapshot
 /// does not mention has.
-enum DecisionColumn: Int32, CaseIterable, ResultColumn {
-  case status = 16, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
+enum DecisionColumn: Int32, ResultColumn {
+  case status, expiresAt, graceExpiresAt, verifiedAt, source, claimHint
+
+  static let first = ScopeRowColumn.end
 
   var expression: String {
     switch self {
@@ -88,8 +97,10 @@ enum DecisionColumn: Int32, CaseIterable, ResultColumn {
 }
 
 /// What only a whole entitlement shows, after the decision's columns: the full read's.
-enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
-  case key = 22, productID, willRenew
+enum EntitlementDetailColumn: Int32, ResultColumn {
+  case key, productID, willRenew
+
+  static let first = DecisionColumn.end
 
   var expression: String {
     switch self {
@@ -100,11 +111,13 @@ enum EntitlementDetailColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// The bookkeeping a decision leaves out and the scope's identity, after the header: the
+/// The bookkeeping a decision leaves out and the scope's identity, after the scope row: the
 /// support tool's listing.
-enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
-  case lastRefreshAttemptAt = 16, lastRefreshFailureReason, snapshotSize, snapshotSHA256
+enum BookkeepingColumn: Int32, ResultColumn {
+  case lastRefreshAttemptAt, lastRefreshFailureReason, snapshotSize, snapshotSHA256
   case scopeKey, environment, userHash
+
+  static let first = ScopeRowColumn.end
 
   var expression: String {
     switch self {
@@ -119,15 +132,14 @@ enum BookkeepingColumn: Int32, CaseIterable, ResultColumn {
   }
 }
 
-/// What a read of the whole scope needs of its row besides the header, after it: the body, the
+/// What a read of the whole scope needs of the scope row besides the decision's columns, after them: the body, the
 /// bookkeeping a decision leaves out, and the signed material after these
 /// (``ScopeSQL/wholeScopeRead``). A cache with trust roots reads this on every read from disk,
 /// to check the body and its signed material against each other and the rows.
-enum WholeReadColumn: Int32, CaseIterable, ResultColumn {
-  case body = 16, sha256, size, lastRefreshAttemptAt, lastRefreshFailureReason
+enum WholeReadColumn: Int32, ResultColumn {
+  case body, sha256, size, lastRefreshAttemptAt, lastRefreshFailureReason
 
-  /// Where the ``SignedMaterialColumn``s start in ``ScopeSQL/wholeScopeRead``.
-  static let signedMaterialBase = Int32(21)
+  static let first = ScopeRowColumn.end
 
   var expression: String {
     switch self {
@@ -141,9 +153,11 @@ enum WholeReadColumn: Int32, CaseIterable, ResultColumn {
 }
 
 /// The signed material kept with a snapshot, and the writer's verdict on it, after the
-/// ``WholeReadColumn``s: its raw value counts from ``WholeReadColumn/signedMaterialBase``.
-enum SignedMaterialColumn: Int32, CaseIterable {
+/// ``WholeReadColumn``s.
+enum SignedMaterialColumn: Int32, ResultColumn {
   case signature, intermediate, nonce, scopeHash, requestNonce, checkedAt, verificationFailure
+
+  static let first = WholeReadColumn.end
 
   var expression: String {
     switch self {
@@ -156,39 +170,39 @@ enum SignedMaterialColumn: Int32, CaseIterable {
     case .verificationFailure: "s.verification_failure"
     }
   }
-
-  static var selectList: String {
-    allCases.map(\.expression).joined(separator: ", ")
-  }
 }
 
 extension StoredTrust {
-  /// The signed material of a row, whose ``SignedMaterialColumn``s start at `base`, with the
-  /// verdict the writer recorded in `verification` (the row's verification column).
-  init(row: SQLiteStatement, base: Int32, verification: OpenEnum<VerificationStatus>?) {
-    func column(_ column: SignedMaterialColumn) -> Int32 { base + column.rawValue }
+  /// The ``SignedMaterialColumn``s of a row, with the verdict the writer recorded in
+  /// `verification` (the row's verification column).
+  init(row: SQLiteStatement, verification: OpenEnum<VerificationStatus>?) {
     var signature: ResponseSignature?
-    if let bytes = row.bytes(column(.signature)) {
+    if let bytes = row.bytes(SignedMaterialColumn.signature) {
       signature = ResponseSignature(
-        signature: bytes, intermediate: row.bytes(column(.intermediate)) ?? [],
-        nonce: row.bytes(column(.nonce)) ?? [], scopeHash: row.bytes(column(.scopeHash)) ?? [])
+        signature: bytes, intermediate: row.bytes(SignedMaterialColumn.intermediate) ?? [],
+        nonce: row.bytes(SignedMaterialColumn.nonce) ?? [],
+        scopeHash: row.bytes(SignedMaterialColumn.scopeHash) ?? [])
     }
-    let checkedAt = row.date(column(.checkedAt))
+    let checkedAt = row.date(SignedMaterialColumn.checkedAt)
     // Only the pairs a writer records; anything else was edited and matches no recheck.
     let verdict =
       checkedAt == nil
       ? nil
       : TrustVerdict(
-        recordedAs: verification?.rawValue, failure: row.string(column(.verificationFailure)))
+        recordedAs: verification?.rawValue,
+        failure: row.string(SignedMaterialColumn.verificationFailure))
     self.init(
-      signature: signature, requestNonce: row.bytes(column(.requestNonce)), checkedAt: checkedAt,
+      signature: signature, requestNonce: row.bytes(SignedMaterialColumn.requestNonce),
+      checkedAt: checkedAt,
       writerVerdict: verdict)
   }
 }
 
 /// The last column of ``ScopeSQL/scopeSummaries``: how many keys the snapshot entitles.
-enum SummaryColumn: Int32, CaseIterable, ResultColumn {
-  case entitlementCount = 23
+enum SummaryColumn: Int32, ResultColumn {
+  case entitlementCount
+
+  static let first = BookkeepingColumn.end
 
   var expression: String {
     "(SELECT count(*) FROM entitlement e WHERE e.scope_id = s.id AND e.status IS NOT NULL)"
@@ -281,34 +295,4 @@ package enum EntitlementParameter: Int32, CaseIterable, StatementParameter {
 /// Persisting read marks (see ``ReadMarks``).
 enum ReadMarksParameter: Int32, CaseIterable, StatementParameter {
   case scopeKey = 1, highWaterMark, lastUsedAt, refreshRevision
-}
-
-extension SQLiteStatement {
-  func int64(_ column: some ResultColumn) -> Int64 { int64(column.rawValue) }
-  func optionalInt64(_ column: some ResultColumn) -> Int64? { optionalInt64(column.rawValue) }
-  func string(_ column: some ResultColumn) -> String? { string(column.rawValue) }
-  func data(_ column: some ResultColumn) -> Data? { data(column.rawValue) }
-  func date(_ column: some ResultColumn) -> Date? { date(column.rawValue) }
-  func bytes(_ column: some ResultColumn) -> [UInt8]? { bytes(column.rawValue) }
-  func openEnum<Known: CaseIterable>(_ column: some ResultColumn) -> OpenEnum<Known>? {
-    openEnum(column.rawValue)
-  }
-
-  func bind(_ value: Int64?, to parameter: some StatementParameter) throws(SQLiteError) {
-    try bind(value, at: parameter.rawValue)
-  }
-  func bind(_ value: Int?, to parameter: some StatementParameter) throws(SQLiteError) {
-    try bind(value, at: parameter.rawValue)
-  }
-  func bind(_ value: String?, to parameter: some StatementParameter) throws(SQLiteError) {
-    try bind(value, at: parameter.rawValue)
-  }
-  func bind(_ value: Date?, to parameter: some StatementParameter) throws(SQLiteError) {
-    try bind(value, at: parameter.rawValue)
-  }
-  func bind(_ bytes: some ContiguousBytes, to parameter: some StatementParameter)
-    throws(SQLiteError)
-  {
-    try bind(bytes, at: parameter.rawValue)
-  }
 }

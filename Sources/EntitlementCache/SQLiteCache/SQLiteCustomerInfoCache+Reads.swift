@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -118,13 +120,13 @@ extension SQLiteCustomerInfoCache {
         case .failure(let error): throw ReadFailure.snapshot(error)
         }
         let clock = resident.clockReading(now: now, boot: clock.bootInstant, policy: rules)
-        var bookkeeping = details.completing(resident.header.bookkeeping)
+        var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
         // Evaluated against the mark before this read, as a key's decision is.
         bookkeeping.deviceHighWaterMark = resident.highWaterMark
         resident.recordRead(at: clock.effectiveDeviceNow)
         reading = WholeReading(
           info: info, plan: resident.evaluationPlan(for: info),
-          snapshot: resident.header.snapshotFacts, bookkeeping: bookkeeping, clock: clock)
+          snapshot: resident.scopeRow.snapshotFacts, bookkeeping: bookkeeping, clock: clock)
       } catch {
         failure = error
       }
@@ -163,7 +165,7 @@ extension SQLiteCustomerInfoCache {
     let read = reads.withLock { path -> Result<TrustVerdict?, ReadFailure> in
       do throws(ReadFailure) {
         let resident = try path.readResident(scope)
-        return .success(resident.hasSnapshot ? resident.header.snapshotFacts.verdict : nil)
+        return .success(resident.hasSnapshot ? resident.scopeRow.snapshotFacts.verdict : nil)
       } catch {
         return .failure(error)
       }
@@ -201,7 +203,7 @@ extension SQLiteCustomerInfoCache {
       do throws(ReadFailure) {
         let resident = try path.wholeResident(scope)
         guard resident.hasRow, let details = resident.details else { return .success(nil) }
-        var bookkeeping = details.completing(resident.header.bookkeeping)
+        var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
         bookkeeping.deviceHighWaterMark = resident.highWaterMark
         switch details.snapshot {
         case nil:
@@ -212,7 +214,7 @@ extension SQLiteCustomerInfoCache {
           return .success(
             CachedCustomerInfo(
               snapshot: snapshot, bookkeeping: bookkeeping,
-              verdict: hasTrustRoots ? resident.header.snapshotFacts.verdict : nil))
+              verdict: hasTrustRoots ? resident.scopeRow.snapshotFacts.verdict : nil))
         }
       } catch {
         return .failure(error)
@@ -271,5 +273,33 @@ extension SQLiteCustomerInfoCache {
       scopeHashPrefix: scope.key.hexPrefix, error: failure.cacheError, at: now)
     readFailure.withLock { $0 = report }
     configuration.onReadFailure?(report)
+  }
+}
+
+/// When to ask SQLite whether another connection wrote: at most once per interval, measured on
+/// a coarse monotonic clock, so the hot read pays one clock read and one relaxed atomic load.
+///
+/// Kept outside the reads lock on purpose: the check asks the writer connection, and a read
+/// must not ask for the writer's lock while holding its own (see the lock order stated in
+/// ``SQLiteCustomerInfoCache``).
+final class CrossConnectionWatch: Sendable {
+  /// Nanoseconds between checks.
+  let interval: UInt64
+  private let lastCheck: Atomic<UInt64>
+
+  /// - Parameter interval: Nanoseconds between checks; 0 checks on every read.
+  init(interval: UInt64) {
+    self.interval = interval
+    lastCheck = Atomic(MonotonicClock.nanoseconds())
+  }
+
+  /// Whether it is time to check.
+  @inline(__always) var isDue: Bool {
+    MonotonicClock.nanoseconds() &- lastCheck.load(ordering: .relaxed) >= interval
+  }
+
+  /// Records that a check ran now.
+  func checked() {
+    lastCheck.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
   }
 }

@@ -104,14 +104,14 @@ extension SQLiteCustomerInfoCache {
     _ key: [UInt8], on connection: SQLiteConnection, now: Date, boot: BootInstant?,
     policy: OfflinePolicy
   ) throws(SQLiteError) -> Bool {
-    let (header, entitlements) = try ScopeSQL.readScope(key, on: connection)
-    guard let header, let snapshot = header.facts else { return false }
+    let (scopeRow, entitlements) = try ScopeSQL.readScope(key, on: connection)
+    guard let scopeRow, let snapshot = scopeRow.facts else { return false }
     let clock = ClockReading(
-      now: now, boot: boot, bookkeeping: header.bookkeeping,
+      now: now, boot: boot, bookkeeping: scopeRow.bookkeeping,
       tolerance: policy.clockRollbackTolerance)
     return entitlements.contains { name, facts in
       EntitlementEvaluator.decide(
-        name, facts: facts, snapshot: snapshot, bookkeeping: header.bookkeeping, clock: clock,
+        name, facts: facts, snapshot: snapshot, bookkeeping: scopeRow.bookkeeping, clock: clock,
         policy: policy
       ).isGranted
     }

@@ -1,4 +1,4 @@
-/// The read-through of one key: one prepared statement returning the scope's header and at
+/// The read-through of one key: one prepared statement returning the scope's scope row and at
 /// most one entitlement row (``ScopeSQL/pointRead``), mapped straight into a resident.
 ///
 /// The statement is held here rather than looked up in the connection's statement cache,
@@ -88,13 +88,13 @@ final class PointReader {
     _ key: String, matching resident: ResidentScope?, pending: Bool
   ) -> Outcome {
     if let resident, resident.matches(nil),
-      resident.header.bookkeeping.hasPendingPurchase == pending
+      resident.scopeRow.bookkeeping.hasPendingPurchase == pending
     {
       resident.addReadThrough(key, EntitlementFacts())
       return .matched(resident)
     }
     let absent = ResidentScope(
-      header: .absent(pendingPurchase: pending), entitlements: [:], isComplete: false)
+      scopeRow: .absent(pendingPurchase: pending), entitlements: [:], isComplete: false)
     absent.addReadThrough(key, EntitlementFacts())
     return .read(absent)
   }
@@ -110,13 +110,13 @@ final class PointReader {
       resident.addReadThrough(key, facts)
       return .success(.matched(resident))
     }
-    var header = ScopeHeader(row: statement)
+    var scopeRow = ScopeRow(row: statement)
     do {
-      try header.decodeDeviceBlock()
+      try scopeRow.decodeDeviceBlock()
     } catch {
       return .failure(error)
     }
-    let fresh = ResidentScope(header: header, entitlements: [:], isComplete: false)
+    let fresh = ResidentScope(scopeRow: scopeRow, entitlements: [:], isComplete: false)
     fresh.addReadThrough(key, facts)
     return .success(.read(fresh))
   }

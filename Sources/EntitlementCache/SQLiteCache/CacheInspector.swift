@@ -5,86 +5,86 @@
 #endif
 
 /// One scope as the `scopes` listing shows it: hashes, never raw identities.
-public struct ScopeSummary: Sendable, Hashable {
+package struct ScopeSummary: Sendable, Hashable {
   /// The scope's identity in the file.
-  public var key: ScopeKey
+  package var key: ScopeKey
   /// Its store environment.
-  public var environment: StoreEnvironment?
+  package var environment: StoreEnvironment?
   /// The first hexadecimal digits of the hashed app-user ID, to group scopes of one user.
-  public var userHashPrefix: String
+  package var userHashPrefix: String
   /// Its bookkeeping.
-  public var bookkeeping: ScopeBookkeeping
+  package var bookkeeping: ScopeBookkeeping
   /// Entitlement keys in the stored snapshot.
-  public var entitlementCount: Int
+  package var entitlementCount: Int
   /// The latest persisted use (write, or read flushed to the file).
-  public var lastUsedAt: Date
+  package var lastUsedAt: Date
   /// How current its snapshot is now; nil when it has none.
-  public var freshness: Freshness?
+  package var freshness: Freshness?
 }
 
 /// One purchase-queue entry as a support tool lists it (`entitlement-cache queue`): no
 /// token, and the observer by hashes only.
-public struct QueuedPurchaseSummary: Sendable, Hashable {
+package struct QueuedPurchaseSummary: Sendable, Hashable {
   /// The store's transaction ID.
-  public var transactionID: String
+  package var transactionID: String
   /// The store's product ID.
-  public var productID: String
+  package var productID: String
   /// The observing scope's hash.
-  public var observer: ScopeKey
+  package var observer: ScopeKey
   /// The first hexadecimal digits of the observer's hashed app-user ID, as `scopes` shows it.
-  public var observerUserHashPrefix: String
+  package var observerUserHashPrefix: String
   /// The observer's store environment.
-  public var environment: StoreEnvironment
+  package var environment: StoreEnvironment
   /// Where the entry is on its way to the server.
-  public var state: PurchaseState
+  package var state: PurchaseState
   /// Posts begun.
-  public var attempts: Int
+  package var attempts: Int
   /// When a backed-off entry may be posted again (device time).
-  public var nextAttemptAt: Date?
+  package var nextAttemptAt: Date?
   /// When it was first observed (device time).
-  public var firstObservedAt: Date
+  package var firstObservedAt: Date
   /// When it reached its state (device time).
-  public var stateChangedAt: Date
+  package var stateChangedAt: Date
   /// How the last failed post failed.
-  public var lastFailure: FetchFailure?
+  package var lastFailure: FetchFailure?
   /// A conflict's resolution.
-  public var resolution: ClaimHint?
+  package var resolution: ClaimHint?
 }
 
 /// The health of a cache file, as `doctor` reports it.
-public struct DatabaseHealth: Sendable, Hashable {
+package struct DatabaseHealth: Sendable, Hashable {
   /// The schema version in the file.
-  public var schemaVersion: Int
+  package var schemaVersion: Int
   /// The schema version this build writes.
-  public var supportedSchemaVersion: Int
+  package var supportedSchemaVersion: Int
   /// `PRAGMA integrity_check` output: `["ok"]` for a healthy file.
-  public var integrity: [String]
+  package var integrity: [String]
   /// The journal mode (`wal` once a cache has opened the file).
-  public var journalMode: String
+  package var journalMode: String
   /// Bytes per page.
-  public var pageSize: Int
+  package var pageSize: Int
   /// Pages in the file.
-  public var pageCount: Int
+  package var pageCount: Int
   /// Unused pages in the file.
-  public var freelistCount: Int
+  package var freelistCount: Int
   /// Size of the database file in bytes.
-  public var fileSize: Int
+  package var fileSize: Int
   /// Size of the write-ahead log in bytes; 0 when there is none.
-  public var walSize: Int
+  package var walSize: Int
   /// Scopes stored; nil when the damage the integrity check reports makes them unreadable.
-  public var scopeCount: Int?
+  package var scopeCount: Int?
   /// Purchase-queue entries by state, states with none left out (as is a row another tool
   /// gave a state outside the schema); empty when the file predates the queue (schema 3 or
   /// earlier); nil when the damage the integrity check reports makes the queue unreadable.
-  public var purchaseCounts: [PurchaseState: Int]?
+  package var purchaseCounts: [PurchaseState: Int]?
   /// Scopes holding a snapshot, by the verdict recorded when it was stored (DESIGN §12); the
   /// nil key counts those stored by a cache without trust roots, which decided nothing. Not
   /// checked again here: `entitlement-cache verify` re-checks a scope. Empty for a file from
   /// before trusted snapshots (schema 4 or earlier); nil when damage stops the count.
-  public var verificationCounts: [TrustVerdict?: Int]?
+  package var verificationCounts: [TrustVerdict?: Int]?
 
   /// Whether the integrity check passed and the schema is one this build knows.
-  public var isHealthy: Bool {
+  package var isHealthy: Bool {
     integrity == ["ok"] && schemaVersion <= supportedSchemaVersion
   }
 }
@@ -99,17 +99,17 @@ public struct DatabaseHealth: Sendable, Hashable {
 /// let cache = try SQLiteCustomerInfoCache(path: path, configuration: inspection)
 /// for summary in try CacheInspector(cache).scopeSummaries() { print(summary.key.hexPrefix) }
 /// ```
-public struct CacheInspector: Sendable {
+package struct CacheInspector: Sendable {
   /// The cache inspected.
-  public let cache: SQLiteCustomerInfoCache
+  package let cache: SQLiteCustomerInfoCache
 
   /// An inspector of `cache`.
-  public init(_ cache: SQLiteCustomerInfoCache) {
+  package init(_ cache: SQLiteCustomerInfoCache) {
     self.cache = cache
   }
 
   /// Every scope in the file, most recently used first, by hash only.
-  public func scopeSummaries(policy: OfflinePolicy? = nil) throws(CacheError) -> [ScopeSummary] {
+  package func scopeSummaries(policy: OfflinePolicy? = nil) throws(CacheError) -> [ScopeSummary] {
     let (clock, reads) = (cache.clock, cache.reads)
     let now = clock.now()
     let rules = try cache.resolve(policy).get()
@@ -123,7 +123,7 @@ public struct CacheInspector: Sendable {
             guard let keyBytes = statement.data(BookkeepingColumn.scopeKey),
               let key = ScopeKey(bytes: keyBytes)
             else { continue }
-            let bookkeeping = ScopeHeader(fullRow: statement).bookkeeping
+            let bookkeeping = ScopeRow(fullRow: statement).bookkeeping
             let clockReading = ClockReading(
               now: now, boot: bookkeeping.refreshBootInstant == nil ? nil : clock.bootInstant(),
               bookkeeping: bookkeeping, tolerance: rules.clockRollbackTolerance)
@@ -139,7 +139,7 @@ public struct CacheInspector: Sendable {
                   StoreEnvironment.init),
                 userHashPrefix: userHash, bookkeeping: bookkeeping,
                 entitlementCount: Int(statement.int64(SummaryColumn.entitlementCount)),
-                lastUsedAt: Date(unixMilliseconds: statement.int64(HeaderColumn.lastUsedAt)),
+                lastUsedAt: Date(unixMilliseconds: statement.int64(ScopeRowColumn.lastUsedAt)),
                 freshness: bookkeeping.storedAt == nil
                   ? nil
                   : EntitlementEvaluator.freshness(bookkeeping, clock: clockReading, policy: rules)
@@ -163,7 +163,7 @@ public struct CacheInspector: Sendable {
   ///   matches; ``InspectionError/invalidScopeHashPrefix(_:)`` when the prefix is not at least
   ///   4 hexadecimal digits; ``InspectionError/cache(_:)`` when the file cannot be read or
   ///   written.
-  public func removeScope(hashPrefix hexPrefix: String) throws(InspectionError) -> ScopeKey? {
+  package func removeScope(hashPrefix hexPrefix: String) throws(InspectionError) -> ScopeKey? {
     let prefix = hexPrefix.lowercased()
     // An empty or non-hex prefix would match every scope, or none, by accident.
     guard prefix.count >= 4, prefix.allSatisfy(\.isHexDigit) else {
@@ -190,7 +190,7 @@ public struct CacheInspector: Sendable {
   /// Every entry of the purchase queue, in observation order, without its token: what
   /// `entitlement-cache queue` lists. Rows another tool left out of the schema's range are
   /// counted in `unreadable`, not listed.
-  public func purchaseQueue() throws(CacheError) -> (
+  package func purchaseQueue() throws(CacheError) -> (
     entries: [QueuedPurchaseSummary], unreadable: Int
   ) {
     try cache.readQueue(.readPurchases) { connection throws(SQLiteError) in
@@ -214,13 +214,13 @@ public struct CacheInspector: Sendable {
   ///
   /// - Throws: ``CacheError/databaseMissing(path:)``; ``CacheError/damagedDatabase(path:movedTo:cause:)``
   ///   with `movedTo` nil when the file is not a database (it is left where it is).
-  public static func health(path: String) throws(CacheError) -> DatabaseHealth {
+  package static func health(path: String) throws(CacheError) -> DatabaseHealth {
     try SQLiteCustomerInfoCache.inspect(path: path)
   }
 }
 
 /// Why a support tool's request could not be answered.
-public enum InspectionError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum InspectionError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A scope hash prefix matched more than one scope.
   case ambiguousScope(prefix: String, matches: Int)
   /// A scope hash prefix is not at least 4 hexadecimal digits.
@@ -229,7 +229,7 @@ public enum InspectionError: Error, Sendable, Hashable, CustomStringConvertible 
   case cache(CacheError)
 
   /// One line naming the problem.
-  public var description: String {
+  package var description: String {
     switch self {
     case .ambiguousScope(let prefix, let matches):
       "scope hash prefix \(prefix) matches \(matches) scopes; give more digits"

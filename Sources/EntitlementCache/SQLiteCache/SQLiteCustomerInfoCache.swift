@@ -48,7 +48,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The writer connection; nil once the cache is closed.
   let writer: Locked<SQLiteConnection?>
   /// The read path: the reader connection and everything resident in memory.
-  let reads: Locked<ReadPath>
+  let reads: Locked<ScopeReader>
   let damage: Locked<DamageReport?>
   let readFailure = Locked<ReadFailureReport?>(nil)
   /// When a read next asks whether another connection wrote.
@@ -86,7 +86,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     }
     writer = Locked(opened.writer)
     reads = Locked(
-      ReadPath(
+      ScopeReader(
         reader: opened.reader, dataVersion: dataVersion, writerSerial: opened.writer.serial,
         trustRoots: configuration.trustRoots))
     // Validated above: finite, 0...86,400 s, so the nanoseconds fit.

@@ -140,8 +140,8 @@ extension SQLiteCustomerInfoCache {
         }
       }
       let previousLastUse = marks[scope.key]?.lastUsedAt ?? now
-      // What a read of the row now would install: see ScopeHeader.
-      let header = ScopeHeader(
+      // What a read of the row now would install: see ScopeRow.
+      let scopeRow = ScopeRow(
         writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
         boot: boot, facts: facts, lastUsedAt: max(now, previousLastUse),
         pendingPurchase: pending)
@@ -149,7 +149,7 @@ extension SQLiteCustomerInfoCache {
       return { path in
         path.residents.install(
           ResidentScope(
-            header: header, entitlements: entitlements, isComplete: true, details: details),
+            scopeRow: scopeRow, entitlements: entitlements, isComplete: true, details: details),
           for: scope.key)
       }
     }
@@ -168,8 +168,8 @@ extension SQLiteCustomerInfoCache {
       guard let resident = try? path.completeResident(scope), resident.hasSnapshot else {
         return nil
       }
-      let header = resident.header
-      return (header.bookkeeping, header.snapshotFacts.verdict, header.version?.revision)
+      let scopeRow = resident.scopeRow
+      return (scopeRow.bookkeeping, scopeRow.snapshotFacts.verdict, scopeRow.version?.revision)
     }
     let checkedAt = SnapshotTrust.arrivalServerTime(
       requestDate: snapshot.customerInfo.requestDate, now: now,
@@ -235,7 +235,7 @@ extension SQLiteCustomerInfoCache {
   ///   persist, no transaction is opened.
   func write(
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
-    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
+    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
     // After the lock is released, failed or not: an observer reads the cache.
     defer { if !onlyReadMarks { writeObservers.notify() } }
@@ -263,7 +263,7 @@ extension SQLiteCustomerInfoCache {
 
   func attemptWrite(
     on connection: SQLiteConnection, onlyReadMarks: Bool = false,
-    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ReadPath) -> Void
+    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(SQLiteError) {
     // What reads learned goes to the file only when the configuration says so: an inspection
     // tool reading with a clock of its own must not move the app's device time.
@@ -272,7 +272,7 @@ extension SQLiteCustomerInfoCache {
       ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
     // Releasing a cache that only read must not wait for another process's write lock.
     if onlyReadMarks, marks.isEmpty { return }
-    let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ReadPath) -> Void in
+    let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ScopeReader) -> Void in
       try ReadMarks.persist(marks, on: connection)
       return try body(connection, marks)
     }

@@ -15,7 +15,7 @@ struct ReadMarks: Sendable, Hashable {
   /// The latest device time a read saw.
   var highWaterMark: Date
   var lastUsedAt: Date
-  /// The refresh the reads were made under (``ScopeHeader/refreshRevision``): the mark applies
+  /// The refresh the reads were made under (``ScopeRow/refreshRevision``): the mark applies
   /// to that refresh only, since the next one resets it (DESIGN §5.1 rule 1).
   var refreshRevision: Int64?
 

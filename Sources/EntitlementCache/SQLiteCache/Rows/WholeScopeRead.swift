@@ -15,10 +15,10 @@
 /// `failed(tampered)`. The body decides either way: the rows, when they hold, say the same.
 struct WholeScopeRead {
   /// Nil when the file has no row for the scope.
-  var header: ScopeHeader?
+  var scopeRow: ScopeRow?
   /// The facts of every key: the rows', or the body's once ``verify(for:roots:)`` ran.
   var entitlements: [String: EntitlementFacts] = [:]
-  /// The body and the bookkeeping the header leaves out; nil without a row. With trust roots,
+  /// The body and the bookkeeping the scope row leaves out; nil without a row. With trust roots,
   /// its snapshot is set by ``verify(for:roots:)``.
   var details: ScopeDetails?
   /// The body decoded, or why it does not decode; nil without a snapshot.
@@ -48,13 +48,13 @@ struct WholeScopeRead {
         statement throws(SQLiteError) -> Int64? in
         try statement.bind(scope.key.bytes, at: 1)
         guard try statement.step() else { return nil }
-        let header = ScopeHeader(row: statement)
+        let scopeRow = ScopeRow(row: statement)
         let trust = StoredTrust(
-          row: statement, base: WholeReadColumn.signedMaterialBase,
-          verification: header.hasSnapshot ? header.snapshotFacts.verification : nil)
+          row: statement,
+          verification: scopeRow.hasSnapshot ? scopeRow.snapshotFacts.verification : nil)
         read.trust = trust
         read.details = ScopeDetails(row: statement)
-        if header.hasSnapshot, let body = statement.blob(WholeReadColumn.body.rawValue) {
+        if scopeRow.hasSnapshot, let body = statement.blob(WholeReadColumn.body.index) {
           let digest = SHA256.hash(body)
           read.digest = digest
           let decoded = parsed.body(digest) { Data(body) }
@@ -64,8 +64,8 @@ struct WholeScopeRead {
               decoded: $0.snapshot, signature: trust.signature, requestNonce: trust.requestNonce)
           }
         }
-        read.header = header
-        return header.version?.rowID
+        read.scopeRow = scopeRow
+        return scopeRow.version?.rowID
       }
       guard let rowID else { return }
       if checking {
@@ -115,30 +115,30 @@ struct WholeScopeRead {
     }
   }
 
-  /// Decides the verdict and puts it in the header's facts, with the device block decoded, and
+  /// Decides the verdict and puts it in the scope row's facts, with the device block decoded, and
   /// puts in ``details`` the body decoded, or why it does not decode (it was edited: the
   /// verdict is then `tampered`).
   mutating func verify(for scope: CacheScope, roots: TrustRoots) {
-    guard var header, header.hasSnapshot else { return }
-    defer { self.header = header }
-    let checked = check(&header, for: scope, roots: roots)
+    guard var scopeRow, scopeRow.hasSnapshot else { return }
+    defer { self.scopeRow = scopeRow }
+    let checked = check(&scopeRow, for: scope, roots: roots)
     details?.snapshot = checked
   }
 
   private mutating func check(
-    _ header: inout ScopeHeader, for scope: CacheScope, roots: TrustRoots
+    _ scopeRow: inout ScopeRow, for scope: CacheScope, roots: TrustRoots
   ) -> Result<CustomerInfoSnapshot, SnapshotError> {
     // The block is the normalized form of signed content: one that does not decode was edited.
-    let blockDecodes = (try? header.decodeDeviceBlock()) != nil
+    let blockDecodes = (try? scopeRow.decodeDeviceBlock()) != nil
     guard let trust, let decoded else {
-      header.snapshotFacts.apply(.failed(.tampered))
+      scopeRow.snapshotFacts.apply(.failed(.tampered))
       return .failure(SnapshotError(path: "", problem: .malformedJSON(detail: "no snapshot")))
     }
     let body: ParsedBody
     switch decoded {
     case .success(let decoded): body = decoded
     case .failure(let error):
-      header.snapshotFacts.apply(.failed(.tampered))
+      scopeRow.snapshotFacts.apply(.failed(.tampered))
       return .failure(error)
     }
     let info = body.snapshot.customerInfo
@@ -147,22 +147,22 @@ struct WholeScopeRead {
       roots: roots)
     let rowsHold =
       blockDecodes && rowsMatchBody
-      && scopeRowSays(body, header: header, writerDecided: trust.checkedAt != nil)
+      && scopeRowSays(body, scopeRow: scopeRow, writerDecided: trust.checkedAt != nil)
     // The body decides, not the rows: when they hold they say the same, and when they were
     // edited, what the server sent (and signed, when the signature still checks) decides, so an
     // edit of the rows cannot change a decision even where verification is only informational.
     entitlements = body.entitlements
     if !rowsHold {
-      header.snapshotFacts = body.facts
-      header.bookkeeping.serverTime = info.requestDate
-      header.undecodedDeviceBlock = nil
+      scopeRow.snapshotFacts = body.facts
+      scopeRow.bookkeeping.serverTime = info.requestDate
+      scopeRow.undecodedDeviceBlock = nil
     }
     if !rowsHold
-      || !Self.bookkeepingHolds(header.bookkeeping, trust: trust, requestDate: info.requestDate)
+      || !Self.bookkeepingHolds(scopeRow.bookkeeping, trust: trust, requestDate: info.requestDate)
     {
       verdict = .failed(.tampered)
     }
-    header.snapshotFacts.apply(verdict)
+    scopeRow.snapshotFacts.apply(verdict)
     return .success(
       CustomerInfoSnapshot(
         decoded: body.snapshot, signature: trust.signature, requestNonce: trust.requestNonce))
@@ -182,13 +182,13 @@ struct WholeScopeRead {
   }
 
   /// Whether the scope row's normalized columns hold what the body says.
-  private func scopeRowSays(_ body: ParsedBody, header: ScopeHeader, writerDecided: Bool) -> Bool {
+  private func scopeRowSays(_ body: ParsedBody, scopeRow: ScopeRow, writerDecided: Bool) -> Bool {
     let info = body.snapshot.customerInfo
-    let stored = header.snapshotFacts
+    let stored = scopeRow.snapshotFacts
     // A writer with trust roots recorded its verdict there, which the recheck compared; one
     // without recorded the body's claim.
     let verificationAgrees = writerDecided || stored.verification == info.verification
-    return verificationAgrees && header.bookkeeping.serverTime == info.requestDate
+    return verificationAgrees && scopeRow.bookkeeping.serverTime == info.requestDate
       && stored.accessContextExpiresAt == body.facts.accessContextExpiresAt
       && stored.deviceAccess == body.facts.deviceAccess
       && details?.snapshotSHA256 == digest
@@ -271,15 +271,5 @@ extension EntitlementFacts {
       && row.text(EntitlementDetailColumn.productID, is: productId)
       && row.optionalInt64(EntitlementDetailColumn.willRenew) == willRenew.map { $0 ? 1 : 0 }
       && row.text(DecisionColumn.claimHint, is: claimHint?.rawValue)
-  }
-}
-
-extension SQLiteStatement {
-  /// Whether a text column holds exactly `expected`'s UTF-8 bytes, NULL for nil.
-  func text(_ column: some ResultColumn, is expected: String?) -> Bool {
-    let stored = utf8(column.rawValue)
-    guard var text = expected else { return stored == nil && isNull(column.rawValue) }
-    guard let stored else { return false }
-    return text.withUTF8 { $0.elementsEqual(stored) }
   }
 }

@@ -11,68 +11,68 @@ import CSQLite
 /// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
 /// the store runs.
 package enum ScopeSQL {
-  /// The read-through of one key: scope header and at most one entitlement row, one statement.
+  /// The read-through of one key: the scope row and at most one entitlement row, one statement.
   /// A decision needs neither the product nor the renewal flag, and the key is known, so only
   /// the decision's columns come back. A resident filled this way is never complete, so any
   /// read that shows the whole entitlement goes through ``fullRead``.
   static let pointRead = """
-    SELECT \(HeaderColumn.selectList), \(DecisionColumn.selectList)
+    SELECT \(ScopeRowColumn.selectList), \(DecisionColumn.selectList)
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
     WHERE s.scope_key = ?1
     """
 
-  /// The whole scope: the header repeated on each entitlement row, so one statement (one
+  /// The whole scope: the scope row repeated on each entitlement row, so one statement (one
   /// implicit read transaction) gives a consistent picture.
   static let fullRead = """
-    SELECT \(HeaderColumn.selectList), \(DecisionColumn.selectList),
+    SELECT \(ScopeRowColumn.selectList), \(DecisionColumn.selectList),
       \(EntitlementDetailColumn.selectList)
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id
     WHERE s.scope_key = ?1
     """
 
-  /// The scope row as a read of the whole scope needs it: the header, the body, the
+  /// The scope row as a read of the whole scope needs it: the decision's columns, the body, the
   /// bookkeeping a decision leaves out, and the signed material. Run with ``entitlementRows``
   /// in one read transaction, so both are one version of the file; joined into one statement,
   /// the body and thirty columns came back once for every entitlement row.
   static let wholeScopeRead = """
-    SELECT \(HeaderColumn.selectList), \(WholeReadColumn.selectList),
+    SELECT \(ScopeRowColumn.selectList), \(WholeReadColumn.selectList),
       \(SignedMaterialColumn.selectList)
     FROM scope s WHERE s.scope_key = ?1
     """
 
   /// Every entitlement row of the scope row `?1` in key order (the primary key's, so SQLite
-  /// sorts nothing), its columns where ``fullRead`` has them (the header's places hold NULL),
+  /// sorts nothing), its columns where ``fullRead`` has them (the scope row's places hold NULL),
   /// so one row mapper serves both.
   static let entitlementRows = """
-    SELECT \(Array(repeating: "NULL", count: Int(HeaderColumn.count)).joined(separator: ", ")),
+    SELECT \(Array(repeating: "NULL", count: Int(ScopeRowColumn.end)).joined(separator: ", ")),
       \(DecisionColumn.selectList), \(EntitlementDetailColumn.selectList)
     FROM entitlement e WHERE e.scope_id = ?1 ORDER BY e.key
     """
 
-  /// Every scope's full header for the support tool's listing, most recently used first.
+  /// Every scope's full scope row for the support tool's listing, most recently used first.
   static let scopeSummaries = """
-    SELECT \(HeaderColumn.selectList), \(BookkeepingColumn.selectList),
+    SELECT \(ScopeRowColumn.selectList), \(BookkeepingColumn.selectList),
       \(SummaryColumn.selectList)
     FROM scope s ORDER BY s.last_used_at DESC, s.id DESC
     """
 
-  /// Runs ``fullRead`` for `key` on `connection`: the scope's header (nil when the file has
+  /// Runs ``fullRead`` for `key` on `connection`: the scope row (nil when the file has
   /// no row for it) and the facts of every key its snapshot mentions.
   static func readScope(
     _ key: [UInt8], on connection: SQLiteConnection
-  ) throws(SQLiteError) -> (header: ScopeHeader?, entitlements: [String: EntitlementFacts]) {
-    var header: ScopeHeader?
+  ) throws(SQLiteError) -> (scopeRow: ScopeRow?, entitlements: [String: EntitlementFacts]) {
+    var scopeRow: ScopeRow?
     var entitlements: [String: EntitlementFacts] = [:]
     try connection.withStatement(fullRead) { statement throws(SQLiteError) in
       try statement.bind(key, at: 1)
       while try statement.step() {
-        if header == nil { header = ScopeHeader(row: statement) }
+        if scopeRow == nil { scopeRow = ScopeRow(row: statement) }
         if let (name, facts) = EntitlementFacts.whole(row: statement) {
           entitlements[name] = facts
         }
       }
     }
-    return (header, entitlements)
+    return (scopeRow, entitlements)
   }
 
   // MARK: Writes

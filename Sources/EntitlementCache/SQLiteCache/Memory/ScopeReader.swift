@@ -9,7 +9,7 @@
 ///
 /// A class so the lock's closure mutates it in place; it is only ever used inside
 /// `SQLiteCustomerInfoCache.reads`, which serializes all access.
-final class ReadPath {
+final class ScopeReader {
   /// Nil once the cache is closed.
   private(set) var reader: SQLiteConnection?
   // Only ever touched under the lock, so the runtime's exclusivity check on each access would
@@ -148,7 +148,7 @@ final class ReadPath {
   }
 
   /// A resident holding every key and the details of the scope (its body and the bookkeeping
-  /// the header leaves out), reading the file when needed.
+  /// the scope row leaves out), reading the file when needed.
   func wholeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
     if let resident = residents[scope.key], !resident.needsReread, resident.isWhole {
       return resident
@@ -161,7 +161,7 @@ final class ReadPath {
   @discardableResult
   func readResident(_ scope: CacheScope, whole: Bool = false) throws(ReadFailure) -> ResidentScope {
     guard let reader else { throw .closed }
-    var read: (header: ScopeHeader?, entitlements: [String: EntitlementFacts])
+    var read: (scopeRow: ScopeRow?, entitlements: [String: EntitlementFacts])
     var details: ScopeDetails?
     let pendingWithoutRow: Bool
     do {
@@ -169,25 +169,25 @@ final class ReadPath {
         var wholeRead = try WholeScopeRead(
           scope, on: reader, checking: trustRoots != nil, parsed: &parsedBodies)
         if let trustRoots { wholeRead.verify(for: scope, roots: trustRoots) }
-        read = (wholeRead.header, wholeRead.entitlements)
+        read = (wholeRead.scopeRow, wholeRead.entitlements)
         details = wholeRead.details
       } else {
         read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
       }
       pendingWithoutRow =
-        read.header == nil ? try PurchaseQueueSQL.scopeHasUnsentEntry(scope, on: reader) : false
+        read.scopeRow == nil ? try PurchaseQueueSQL.scopeHasUnsentEntry(scope, on: reader) : false
     } catch {
       throw .storage(error)
     }
-    var header = read.header ?? .absent(pendingPurchase: pendingWithoutRow)
+    var scopeRow = read.scopeRow ?? .absent(pendingPurchase: pendingWithoutRow)
     do {
       // Done already by a checked read, which calls a block that does not decode tampering.
-      if trustRoots == nil { try header.decodeDeviceBlock() }
+      if trustRoots == nil { try scopeRow.decodeDeviceBlock() }
     } catch {
       throw .snapshot(error)
     }
     let resident = ResidentScope(
-      header: header, entitlements: read.entitlements, isComplete: true, details: details)
+      scopeRow: scopeRow, entitlements: read.entitlements, isComplete: true, details: details)
     residents.install(resident, for: scope.key)
     return resident
   }
@@ -200,18 +200,18 @@ final class ReadPath {
     guard resident.hasRow else {
       return EntitlementEvaluator.unavailable(
         key, .noSnapshot, clock: ClockReading(unstoredAt: now),
-        pendingPurchase: resident.header.bookkeeping.hasPendingPurchase)
+        pendingPurchase: resident.scopeRow.bookkeeping.hasPendingPurchase)
     }
     let clock = resident.clockReading(now: now, boot: boot, policy: policy)
     resident.recordRead(at: clock.effectiveDeviceNow)
     guard resident.hasSnapshot else {
       return EntitlementEvaluator.unavailable(
         key, .noSnapshot, clock: clock,
-        pendingPurchase: resident.header.bookkeeping.hasPendingPurchase)
+        pendingPurchase: resident.scopeRow.bookkeeping.hasPendingPurchase)
     }
     return EntitlementEvaluator.decide(
-      key, facts: facts, snapshot: resident.header.snapshotFacts,
-      bookkeeping: resident.header.bookkeeping,
+      key, facts: facts, snapshot: resident.scopeRow.snapshotFacts,
+      bookkeeping: resident.scopeRow.bookkeeping,
       clock: clock, policy: policy)
   }
 

@@ -9,11 +9,11 @@
 /// The bookkeeping holds the parts a decision reads; the last refresh attempt, the failure's
 /// reason and the snapshot's size and digest are left nil here (``ScopeDetails`` holds them,
 /// for reads of the whole CustomerInfo): every column costs the read-through, and a text or
-/// blob column costs SQLite an allocation and a copy. A header is built in one place,
+/// blob column costs SQLite an allocation and a copy. A scope row is built in one place,
 /// ``init(row:)`` from a row or
 /// ``init(writtenAt:rowID:revision:requestDate:boot:facts:lastUsedAt:pendingPurchase:)`` from a
 /// write, so the two never differ.
-struct ScopeHeader: Sendable {
+struct ScopeRow: Sendable {
   /// Nil when the file has no row for the scope.
   var version: RowVersion?
   var bookkeeping: ScopeBookkeeping
@@ -45,17 +45,17 @@ struct ScopeHeader: Sendable {
     self.lastUsedAt = lastUsedAt
   }
 
-  /// The header of a scope the file has no row for.
-  static let absent = ScopeHeader(
+  /// The scope row of a scope the file has no row for.
+  static let absent = ScopeRow(
     version: nil, bookkeeping: ScopeBookkeeping(storedAt: nil), facts: nil, refreshRevision: nil,
     lastUsedAt: .distantPast)
 
-  /// The header of a scope the file has no row for, which may still have observed a purchase
+  /// The scope row of a scope the file has no row for, which may still have observed a purchase
   /// (one made before its first refresh succeeded).
-  static func absent(pendingPurchase: Bool) -> ScopeHeader {
-    var header = absent
-    header.bookkeeping.hasPendingPurchase = pendingPurchase
-    return header
+  static func absent(pendingPurchase: Bool) -> ScopeRow {
+    var scopeRow = absent
+    scopeRow.bookkeeping.hasPendingPurchase = pendingPurchase
+    return scopeRow
   }
 
   private static let noSnapshot = SnapshotFacts(
@@ -77,36 +77,36 @@ struct ScopeHeader: Sendable {
       facts: facts, refreshRevision: revision, lastUsedAt: lastUsedAt)
   }
 
-  /// The ``HeaderColumn``s of a row. Built in place: assembling the parts and then the header
+  /// The ``ScopeRowColumn``s of a row. Built in place: assembling the parts and then the scope row
   /// copied each part once more, a tenth of the read-through's own work.
   init(row: SQLiteStatement) {
-    let storedAt = row.date(HeaderColumn.storedAt)
+    let storedAt = row.date(ScopeRowColumn.storedAt)
     self.init(
       version: RowVersion(row: row),
       bookkeeping: ScopeBookkeeping(
-        storedAt: storedAt, serverTime: row.date(HeaderColumn.serverTime),
-        lastRefreshFailedAt: row.date(HeaderColumn.lastRefreshFailedAt),
-        deviceHighWaterMark: Date(unixMilliseconds: row.int64(HeaderColumn.highWaterMark)),
+        storedAt: storedAt, serverTime: row.date(ScopeRowColumn.serverTime),
+        lastRefreshFailedAt: row.date(ScopeRowColumn.lastRefreshFailedAt),
+        deviceHighWaterMark: Date(unixMilliseconds: row.int64(ScopeRowColumn.highWaterMark)),
         refreshBootInstant: row.bootInstant(
-          session: HeaderColumn.refreshBootSession, sinceBoot: HeaderColumn.refreshBootUptime),
-        hasPendingPurchase: row.int64(HeaderColumn.pendingPurchase) != 0),
-      facts: nil, refreshRevision: row.optionalInt64(HeaderColumn.refreshRevision),
-      lastUsedAt: Date(unixMilliseconds: row.int64(HeaderColumn.lastUsedAt)))
+          session: ScopeRowColumn.refreshBootSession, sinceBoot: ScopeRowColumn.refreshBootUptime),
+        hasPendingPurchase: row.int64(ScopeRowColumn.pendingPurchase) != 0),
+      facts: nil, refreshRevision: row.optionalInt64(ScopeRowColumn.refreshRevision),
+      lastUsedAt: Date(unixMilliseconds: row.int64(ScopeRowColumn.lastUsedAt)))
     guard storedAt != nil else { return }
     hasSnapshot = true
-    snapshotFacts.verification = row.openEnum(HeaderColumn.verification) ?? .unknown("")
-    snapshotFacts.accessContextExpiresAt = row.date(HeaderColumn.accessContextExpiresAt)
+    snapshotFacts.verification = row.openEnum(ScopeRowColumn.verification) ?? .unknown("")
+    snapshotFacts.accessContextExpiresAt = row.date(ScopeRowColumn.accessContextExpiresAt)
     // Stored in normalized form (see SnapshotFacts): nothing to trim.
-    if let status: OpenEnum<DeviceAccessStatus> = row.openEnum(HeaderColumn.deviceStatus) {
+    if let status: OpenEnum<DeviceAccessStatus> = row.openEnum(ScopeRowColumn.deviceStatus) {
       snapshotFacts.deviceAccess = DeviceAccessInfo(
-        status: status, expiresAt: row.date(HeaderColumn.deviceExpiresAt))
+        status: status, expiresAt: row.date(ScopeRowColumn.deviceExpiresAt))
       if status != .known(.active) {
-        undecodedDeviceBlock = row.string(HeaderColumn.deviceBlock)
+        undecodedDeviceBlock = row.string(ScopeRowColumn.deviceBlock)
       }
     }
   }
 
-  /// A row's header with the bookkeeping it leaves out: the ``BookkeepingColumn``s.
+  /// The scope row with the bookkeeping a decision leaves out: the ``BookkeepingColumn``s.
   init(fullRow row: SQLiteStatement) {
     self.init(row: row)
     bookkeeping.lastRefreshAttemptAt = row.date(BookkeepingColumn.lastRefreshAttemptAt)
@@ -119,7 +119,7 @@ struct ScopeHeader: Sendable {
   var facts: SnapshotFacts? { hasSnapshot ? snapshotFacts : nil }
 
   /// Decodes a blocked installation's device block into the snapshot facts; does nothing
-  /// for any other header. On failure the header is unchanged.
+  /// for any other scope row. On failure the scope row is unchanged.
   mutating func decodeDeviceBlock() throws(SnapshotError) {
     guard let block = undecodedDeviceBlock, let device = snapshotFacts.deviceAccess else {
       return
@@ -131,7 +131,7 @@ struct ScopeHeader: Sendable {
 
 /// What a read of the whole CustomerInfo shows beyond what a decision reads: the stored body,
 /// decoded once per read from the file or taken from the write that stored it, and the
-/// bookkeeping the header leaves out. Memory holds it with the scope's header, for the same
+/// bookkeeping the scope row leaves out. Memory holds it with the scope row, for the same
 /// version of the row.
 struct ScopeDetails {
   /// The stored snapshot with its signed material, or why the stored bytes do not decode (with
@@ -158,7 +158,7 @@ struct ScopeDetails {
     snapshotSHA256 = row.bytes(WholeReadColumn.sha256)
   }
 
-  /// `bookkeeping` (a header's) with the parts only these details hold.
+  /// `bookkeeping` (a scope row's) with the parts only these details hold.
   func completing(_ bookkeeping: ScopeBookkeeping) -> ScopeBookkeeping {
     var whole = bookkeeping
     whole.lastRefreshAttemptAt = lastRefreshAttemptAt
@@ -186,12 +186,12 @@ struct RowVersion: Sendable, Equatable {
     self.hasPendingPurchase = hasPendingPurchase
   }
 
-  /// The version of the row a header read returned, without mapping the rest of it.
+  /// The version of the row a read returned, without mapping the rest of it.
   init(row: SQLiteStatement) {
     self.init(
-      rowID: row.int64(HeaderColumn.rowID), revision: row.int64(HeaderColumn.revision),
-      highWaterMarkMilliseconds: row.int64(HeaderColumn.highWaterMark),
-      hasPendingPurchase: row.int64(HeaderColumn.pendingPurchase) != 0)
+      rowID: row.int64(ScopeRowColumn.rowID), revision: row.int64(ScopeRowColumn.revision),
+      highWaterMarkMilliseconds: row.int64(ScopeRowColumn.highWaterMark),
+      hasPendingPurchase: row.int64(ScopeRowColumn.pendingPurchase) != 0)
   }
 }
 
@@ -213,27 +213,5 @@ extension EntitlementFacts {
     facts.productId = row.string(EntitlementDetailColumn.productID)
     facts.willRenew = row.optionalInt64(EntitlementDetailColumn.willRenew).map { $0 != 0 }
     return (key, facts)
-  }
-}
-
-extension SQLiteStatement {
-  /// A text column as a server enumeration; nil when NULL. Known values are matched on the
-  /// column's bytes, so only a value this build does not know builds a string.
-  func openEnum<Known: CaseIterable>(_ column: Int32) -> OpenEnum<Known>? {
-    guard let bytes = utf8(column) else { return nil }
-    for value in Known.allCases {
-      var raw = value.rawValue
-      if raw.withUTF8({ $0.elementsEqual(bytes) }) { return .known(value) }
-    }
-    return .unknown(String(decoding: bytes, as: UTF8.self))
-  }
-
-  /// A boot-clock reading stored as its session's identity and milliseconds since that boot;
-  /// nil when either column is NULL.
-  func bootInstant(session: some ResultColumn, sinceBoot: some ResultColumn) -> BootInstant? {
-    guard let session = string(session), let milliseconds = optionalInt64(sinceBoot) else {
-      return nil
-    }
-    return BootInstant(session: session, sinceBoot: Double(milliseconds) / 1000)
   }
 }
