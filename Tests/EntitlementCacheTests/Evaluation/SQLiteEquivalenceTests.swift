@@ -110,6 +110,49 @@ struct SQLiteEquivalenceTests {
       }
       let evaluated = try reader.evaluatedCustomerInfo(for: Fixture.scopeA, policy: preset.policy)
       #expect(evaluated == memory)
+      // The evaluator is the code under test too: the states are also held to the rules as
+      // written out by hand, so a change of both cannot pass unseen.
+      let index = try #require(instants.firstIndex(of: now))
+      for (key, state) in Self.sampleStates(preset)[index] {
+        #expect(
+          reader.access(to: key, for: Fixture.scopeA, policy: preset.policy).state == state,
+          "\(preset) at T+\(now.timeIntervalSince(Fixture.t0)) s: \(key)")
+      }
+    }
+  }
+
+  /// What the sample's keys read at each instant of ``sampleSnapshot(_:)``, by the offline
+  /// rules: `pro` runs to T+30 d, `lifetime` has no expiry and was verified at T (so the
+  /// 30-day offline window ends it at T+30 d), `gold` is not in the snapshot, and the device's
+  /// access ends at T+7 d. `serverSnapshot` stops deciding at the 2-day snapshot age.
+  static func sampleStates(_ preset: Preset) -> [[String: AccessState]] {
+    let deviceExpired = AccessState.offlineUnavailable(.deviceAccessExpired)
+    let notEntitled = AccessState.denied(.notEntitled)
+    switch preset {
+    case .conservative:
+      return [
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],  // T
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],  // T+14 min
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],  // T+15 min
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],  // T+2 d
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],  // T+7 d - 1 s
+        ["pro": deviceExpired, "lifetime": deviceExpired, "gold": notEntitled],  // T+7 d
+        [
+          "pro": .denied(.expired), "lifetime": .denied(.offlineWindowElapsed),
+          "gold": notEntitled,
+        ],  // T+30 d
+      ]
+    case .serverSnapshot:
+      let tooOld = AccessState.offlineUnavailable(.snapshotTooOld)
+      return [
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],
+        ["pro": .granted, "lifetime": .granted, "gold": notEntitled],
+        ["pro": tooOld, "lifetime": tooOld, "gold": tooOld],
+        ["pro": tooOld, "lifetime": tooOld, "gold": tooOld],
+        ["pro": tooOld, "lifetime": tooOld, "gold": tooOld],
+        ["pro": tooOld, "lifetime": tooOld, "gold": tooOld],
+      ]
     }
   }
 }
