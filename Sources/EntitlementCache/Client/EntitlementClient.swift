@@ -320,8 +320,9 @@ public final class EntitlementClient: Sendable {
   /// removes the previous user's snapshot. A fetch still in flight for that user is then
   /// dropped rather than stored. Returns after the refresh that follows.
   ///
-  /// - Throws: ``CacheError`` when the previous snapshot could not be removed; the identity has
-  ///   switched all the same.
+  /// - Throws: ``CacheError`` when the previous snapshot could not be removed. The identity has
+  ///   not switched then: the previous user is still current, their snapshot still stored, and
+  ///   no refresh was started.
   @discardableResult
   public func logOut(to anonymousID: String? = nil) async throws(CacheError) -> ClientState {
     let userID =
@@ -335,10 +336,9 @@ public final class EntitlementClient: Sendable {
       // The random ID is never empty, and an empty one passed in was replaced above.
       return state(of: current)
     }
-    let (flight, removalError) = writes.withLock { _ in switchForLogOut(to: next) }
+    let flight = try writes.withLock { _ throws(CacheError) in try switchForLogOut(to: next) }
     publish()
     await wait(for: flight, in: .identityChange, atMost: nil)
-    if let removalError { throw removalError }
     return state(of: self.identity)
   }
 
@@ -375,23 +375,19 @@ public final class EntitlementClient: Sendable {
 extension EntitlementClient {
   /// `logOut`'s switch, the removal and the fetch it needs; called holding the write lock, so
   /// no answer for the previous user is written between its removal and its check.
-  fileprivate func switchForLogOut(
-    to next: ClientIdentity
-  ) -> (flight: Flight?, removalError: CacheError?) {
-    let (previous, flight) = core.withLock { core in
-      let previous = core.identity
-      switchIdentity(&core, to: next)
-      if configuration.removesSnapshotOnLogOut {
-        core.removedScopes[previous.scope.key] = core.epoch
-      }
-      return (previous, joinOrStartFlight(&core, flow: .identityChange))
-    }
-    guard configuration.removesSnapshotOnLogOut else { return (flight, nil) }
-    do {
+  fileprivate func switchForLogOut(to next: ClientIdentity) throws(CacheError) -> Flight? {
+    // The removal first: when it fails, nothing has switched. No answer for the previous user
+    // can land between it and the switch, which both happen holding the write lock.
+    var removed: ClientIdentity?
+    if configuration.removesSnapshotOnLogOut {
+      let previous = identity
       try ownWrite { () throws(CacheError) in try cache.remove(previous.scope) }
-      return (flight, nil)
-    } catch {
-      return (flight, error)
+      removed = previous
+    }
+    return core.withLock { core in
+      switchIdentity(&core, to: next)
+      if let removed { core.removedScopes[removed.scope.key] = core.epoch }
+      return joinOrStartFlight(&core, flow: .identityChange)
     }
   }
 

@@ -69,6 +69,30 @@ struct IdentityRaceTests {
         || harness.publishedPro.last == "guest: denied(expired)")
   }
 
+  @Test(
+    "a logOut whose removal fails throws before switching: the user, their snapshot and no fetch")
+  func logOutThatCannotRemoveSwitchesNothing() throws {
+    let harness = try ClientHarness(cache: { clock, _ in
+      UnremovableCache(InMemoryCustomerInfoCache(clock: clock))
+    })
+    harness.start(answering: ClientFixture.json())
+    let published = harness.states.count
+    let logout = harness.run { client -> String in
+      do {
+        _ = try await client.logOut(to: "guest")
+        return "switched"
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(logout.result == "\(CacheError.closed)")
+    #expect(harness.client.identity.appUserID == "alice")
+    #expect(harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope).isGranted)
+    #expect(harness.fetcher.waiting.isEmpty)
+    #expect(harness.states.count == published)
+    #expect(harness.client.currentState?.appUserID == "alice")
+  }
+
   @Test("logOut keeps the previous snapshot when configured to")
   func logOutKeepsSnapshot() throws {
     let harness = try ClientHarness(configure: { $0.removesSnapshotOnLogOut = false })
@@ -149,5 +173,18 @@ struct IdentityRaceTests {
     }
     #expect(login.result == "invalid scope: app-user ID is empty")
     #expect(harness.client.identity.appUserID == "alice")
+  }
+}
+
+/// A cache whose removals fail, as a full disk or a closed file would make them.
+final class UnremovableCache: ForwardingCustomerInfoCache {
+  let base: InMemoryCustomerInfoCache
+
+  init(_ base: InMemoryCustomerInfoCache) {
+    self.base = base
+  }
+
+  func remove(_ scope: CacheScope) throws(CacheError) {
+    throw .closed
   }
 }
