@@ -55,7 +55,8 @@ public final class EntitlementClient: Sendable {
   /// `start` to `stop`.
   let writeObservation = Locked<WriteObservation?>(nil)
 
-  /// A client for `identity`; nothing happens until ``start(in:)``.
+  /// A client for `identity` that posts no purchases; nothing happens until ``start(in:)``.
+  /// Purchase flows only refresh.
   ///
   /// - Parameters:
   ///   - cache: Where snapshots are kept. The client needs nothing else of it.
@@ -63,29 +64,50 @@ public final class EntitlementClient: Sendable {
   ///   - identity: The app and its current app-user ID.
   ///   - configuration: Watched entitlements, staleness, retries.
   ///   - runtime: Clocks, waits, executor and randomness; give the cache the same clock.
-  ///   - poster: The SDK's network for purchases (DESIGN §11). With one, the client posts the
-  ///     purchase queue the cache keeps, which the cache must then conform to
-  ///     ``PurchaseQueueStore`` for (``SQLiteCustomerInfoCache`` and
-  ///     ``InMemoryCustomerInfoCache`` do); without one, no purchase is posted, and purchase
-  ///     flows only refresh.
-  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration, or
-  ///   a poster given for a cache that keeps no purchase queue.
-  public init(
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration.
+  public convenience init(
     cache: any CustomerInfoCache, fetcher: any CustomerInfoFetcher, identity: ClientIdentity,
     configuration: ClientConfiguration = ClientConfiguration(),
-    runtime: any ClientRuntime = SystemClientRuntime(),
-    poster: (any PurchasePoster)? = nil
+    runtime: any ClientRuntime = SystemClientRuntime()
+  ) throws(CacheError) {
+    try self.init(
+      cache: cache, queue: nil, poster: nil, fetcher: fetcher, identity: identity,
+      configuration: configuration, runtime: runtime)
+  }
+
+  /// A client for `identity` that posts the purchase queue `cache` keeps through `poster`;
+  /// nothing happens until ``start(in:)``. A poster needs a cache that keeps a queue
+  /// (``SQLiteCustomerInfoCache`` and ``InMemoryCustomerInfoCache`` do): with any other, this
+  /// initializer does not compile.
+  ///
+  /// - Parameters:
+  ///   - cache: Where snapshots and the purchase queue are kept.
+  ///   - fetcher: The SDK's network.
+  ///   - identity: The app and its current app-user ID.
+  ///   - configuration: Watched entitlements, staleness, retries.
+  ///   - runtime: Clocks, waits, executor and randomness; give the cache the same clock.
+  ///   - poster: The SDK's network for purchases.
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration.
+  public convenience init(
+    cache: any CustomerInfoCache & PurchaseQueueStore, fetcher: any CustomerInfoFetcher,
+    identity: ClientIdentity, configuration: ClientConfiguration = ClientConfiguration(),
+    runtime: any ClientRuntime = SystemClientRuntime(), poster: any PurchasePoster
+  ) throws(CacheError) {
+    try self.init(
+      cache: cache, queue: cache, poster: poster, fetcher: fetcher, identity: identity,
+      configuration: configuration, runtime: runtime)
+  }
+
+  private init(
+    cache: any CustomerInfoCache, queue: (any PurchaseQueueStore)?,
+    poster: (any PurchasePoster)?, fetcher: any CustomerInfoFetcher, identity: ClientIdentity,
+    configuration: ClientConfiguration, runtime: any ClientRuntime
   ) throws(CacheError) {
     try configuration.validate()
-    let queue = cache as? any PurchaseQueueStore
-    if poster != nil, queue == nil {
-      throw .invalidConfiguration(
-        field: "poster", problem: "needs a cache that keeps a purchase queue (PurchaseQueueStore)")
-    }
     self.cache = cache
     self.fetcher = fetcher
     self.poster = poster
-    purchaseQueue = poster == nil ? nil : queue
+    purchaseQueue = queue
     self.configuration = configuration
     self.runtime = runtime
     core = Locked(ClientCore(identity: identity))

@@ -210,9 +210,15 @@ final class ClientHarness: Sendable {
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = ["pro"]
     configure(&configuration)
-    client = try EntitlementClient(
-      cache: cache, fetcher: fetcher, identity: ClientFixture.identity(user),
-      configuration: configuration, runtime: runtime, poster: posts ? poster : nil)
+    if posts, let queueing = cache as? any CustomerInfoCache & PurchaseQueueStore {
+      client = try EntitlementClient(
+        cache: queueing, fetcher: fetcher, identity: ClientFixture.identity(user),
+        configuration: configuration, runtime: runtime, poster: poster)
+    } else {
+      client = try EntitlementClient(
+        cache: cache, fetcher: fetcher, identity: ClientFixture.identity(user),
+        configuration: configuration, runtime: runtime)
+    }
     let client = self.client
     let runtime = self.runtime
     // Weakly: the streams end only when the client stops, which the harness's deinit does.
