@@ -96,22 +96,25 @@ struct DrainPasses {
   var queued: DrainPass?
 }
 
-/// One `accessUpdates(to:)` stream: its key and the decision it last delivered.
+/// One `accessUpdates(to:)` stream: its key and the update it last delivered.
 struct AccessSubscriber {
   let entitlement: String
-  let continuation: AsyncStream<AccessDecision>.Continuation
-  private var last: AccessDecision?
+  let continuation: AsyncStream<AccessUpdate>.Continuation
+  private var last: AccessUpdate?
 
-  init(entitlement: String, continuation: AsyncStream<AccessDecision>.Continuation) {
+  init(entitlement: String, continuation: AsyncStream<AccessUpdate>.Continuation) {
     self.entitlement = entitlement
     self.continuation = continuation
   }
 
-  /// Yields `decision` unless it says what the last one said.
-  mutating func deliver(_ decision: AccessDecision) {
-    if let last, last.saysTheSame(as: decision) { return }
-    last = decision
-    continuation.yield(decision)
+  /// Yields `update` unless it says what the last one said, for the same user.
+  mutating func deliver(_ update: AccessUpdate) {
+    if let last, last.appUserID == update.appUserID, last.decision.saysTheSame(as: update.decision)
+    {
+      return
+    }
+    last = update
+    continuation.yield(update)
   }
 }
 

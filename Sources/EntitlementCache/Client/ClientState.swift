@@ -70,3 +70,11 @@ extension EvaluatedCustomerInfo {
     return copy
   }
 }
+
+/// One delivery of ``EntitlementClient/accessUpdates(to:)``: a decision and the user it is for.
+public struct AccessUpdate: Sendable, Hashable {
+  /// The app-user ID the decision is for: the identity current when it was published.
+  public var appUserID: String
+  /// The decision for the stream's entitlement.
+  public var decision: AccessDecision
+}

@@ -61,7 +61,8 @@ extension EntitlementClient {
         guard let key = core.accessSubscribers[id]?.entitlement,
           let decision = state.decisions[key]
         else { continue }
-        core.accessSubscribers[id]?.deliver(decision)
+        core.accessSubscribers[id]?.deliver(
+          AccessUpdate(appUserID: state.appUserID, decision: decision))
       }
       if changed || reschedulingWhenUnchanged || core.boundaryTimer == nil {
         scheduleBoundary(&core, after: state.customerInfo?.timeToNextBoundary)

@@ -16,7 +16,7 @@ import Synchronization
 ///   cache: cache, fetcher: BackendFetcher(), identity: identity,
 ///   configuration: configuration, runtime: SystemClientRuntime())
 /// client.start()                                  // publishes the cached state, then refreshes
-/// for await decision in client.accessUpdates(to: "pro") { show(decision.isGranted) }
+/// for await update in client.accessUpdates(to: "pro") { show(update.decision.isGranted) }
 /// ```
 ///
 /// What it promises:
@@ -148,7 +148,7 @@ public final class EntitlementClient: Sendable {
   /// The state answered is the identity's that is current when the call returns: if the app
   /// switched users while it waited, it gets the new user's state (see ``ClientState/appUserID``),
   /// never the previous user's.
-  public func customerInfo(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
+  public func state(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
     let published = publish()
     let (identity, phase, backingOff) = core.withLock { core in
       (core.identity, core.phase, core.retry.isBackingOff(now: runtime.clock.now()))
@@ -198,10 +198,12 @@ public final class EntitlementClient: Sendable {
     return stream
   }
 
-  /// The decision for `entitlement`: the current one at once, then every change, never the
-  /// same decision twice; the `useAccess` hook of the product documents. Ends at ``stop()``.
-  public func accessUpdates(to entitlement: String) -> AsyncStream<AccessDecision> {
-    let (stream, continuation) = AsyncStream<AccessDecision>.makeStream()
+  /// The decision for `entitlement` and the user it is for: the current one at once, then
+  /// every change, never the same decision for the same user twice; the `useAccess` hook of
+  /// the product documents. An identity switch delivers the new user's decision even when it
+  /// reads the same. Ends at ``stop()``.
+  public func accessUpdates(to entitlement: String) -> AsyncStream<AccessUpdate> {
+    let (stream, continuation) = AsyncStream<AccessUpdate>.makeStream()
     let id = core.withLock { core in
       let id = core.nextSubscriberID()
       if core.stopped {
@@ -307,11 +309,12 @@ public final class EntitlementClient: Sendable {
     await refreshed(.explicit)
   }
 
-  /// A purchase completed that the SDK posts itself: refreshes with a fetch that starts after
-  /// it, and returns once that refresh has ended. With a ``PurchasePoster``, call
-  /// ``purchaseCompleted(_:)`` instead, which enqueues and posts the purchase first.
+  /// Refreshes after a purchase the SDK posts itself (the purchase flow): with a fetch that
+  /// starts after this call, never one already in flight, and returns once that refresh has
+  /// ended. With a ``PurchasePoster``, call ``purchaseCompleted(_:)`` instead, which enqueues
+  /// and posts the purchase first.
   @discardableResult
-  public func purchaseCompleted() async -> ClientState {
+  public func refreshAfterPurchase() async -> ClientState {
     await refreshed(.purchase)
   }
 

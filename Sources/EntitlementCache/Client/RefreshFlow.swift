@@ -15,7 +15,7 @@ public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
   case identityChange
   /// The network came back after access was served offline.
   case networkAvailable
-  /// A read with a fetch policy that fetches: ``EntitlementClient/customerInfo(fetchPolicy:)``.
+  /// A read with a fetch policy that fetches: ``EntitlementClient/state(fetchPolicy:)``.
   case fetchPolicy
   /// ``EntitlementClient/refresh()``.
   case explicit
@@ -32,7 +32,7 @@ public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
   }
 }
 
-/// How ``EntitlementClient/customerInfo(fetchPolicy:)`` balances the cache and the network
+/// How ``EntitlementClient/state(fetchPolicy:)`` balances the cache and the network
 /// (DESIGN §10 item 4).
 public enum FetchPolicy: Sendable, Hashable {
   /// The cached state; never the network.

@@ -164,7 +164,7 @@ private final class SimulatedDevice: Sendable {
     case .refresh(nil):
       _ = await client.refresh()
     case .refresh(let policy?):
-      _ = await client.customerInfo(fetchPolicy: policy)
+      _ = await client.state(fetchPolicy: policy)
     case .purchase(let transaction, let product):
       // The store's token is made up: the simulation never prints it, as nothing does.
       let purchase = ObservedPurchase(

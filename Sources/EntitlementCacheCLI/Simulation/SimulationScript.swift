@@ -97,7 +97,7 @@ enum ScriptAction: Sendable {
   case logIn(user: String)
   /// `logOut(to: "anonymous")`.
   case logOut
-  /// `customerInfo(fetchPolicy:)`, or `refresh()` without a policy.
+  /// `state(fetchPolicy:)`, or `refresh()` without a policy.
   case refresh(FetchPolicy?)
   /// `purchaseCompleted(_:)`: the purchase is enqueued under the current user and posted.
   case purchase(transaction: String, product: String)

@@ -91,8 +91,8 @@ struct BoundaryRepublishTests {
     let premium = Outcome<[String]>()
     let listener = harness.runtime.spawn { [client = harness.client] in
       var seen: [String] = []
-      for await decision in client.accessUpdates(to: "premium") {
-        seen.append(label(decision.state))
+      for await update in client.accessUpdates(to: "premium") {
+        seen.append(label(update.decision.state))
         premium.set(seen)
       }
     }
@@ -106,7 +106,7 @@ struct BoundaryRepublishTests {
     #expect(harness.client.currentState?.decisions.keys.sorted() == ["premium", "pro"])
     listener.cancel()
     harness.runtime.runUntilIdle()
-    _ = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
+    _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
     #expect(harness.client.currentState?.decisions.keys.sorted() == ["pro"])
   }
 }

@@ -232,8 +232,8 @@ final class ClientHarness: Sendable {
       }
     }
     runtime.spawn { [weak self] in
-      for await decision in client.accessUpdates(to: "pro") {
-        self?.recorded.withLock { $0.pro.append(decision) }
+      for await update in client.accessUpdates(to: "pro") {
+        self?.recorded.withLock { $0.pro.append(update.decision) }
       }
     }
     runtime.spawn { [weak self] in

@@ -15,7 +15,7 @@ struct FlightTests {
     harness.client.start()
     let first = harness.run { client in await client.refresh().appUserID }
     let second = harness.run { client in
-      await client.customerInfo(fetchPolicy: .notStaleCachedOrFetched).appUserID
+      await client.state(fetchPolicy: .notStaleCachedOrFetched).appUserID
     }
     #expect(harness.fetcher.requests.count == 1)
     #expect(!first.isFinished && !second.isFinished)
@@ -36,7 +36,7 @@ struct FlightTests {
     harness.client.start()
     harness.runtime.runUntilIdle()
     let forced = harness.run { client in
-      await client.customerInfo(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
+      await client.state(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
     }
     harness.runtime.advance(by: .milliseconds(2999))
     #expect(!forced.isFinished)
@@ -65,7 +65,7 @@ struct FlightTests {
     let harness = try ClientHarness()
     harness.client.start()
     let forced = harness.run { client in
-      await client.customerInfo(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
+      await client.state(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
     }
     harness.runtime.advance(by: .seconds(2))
     harness.fetcher.answer(json: ClientFixture.json())
@@ -84,21 +84,21 @@ struct FlightTests {
     harness.start(answering: ClientFixture.json())
     #expect(harness.fetcher.requests.count == 1)
 
-    let cached = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
-    let fresh = harness.run { client in await client.customerInfo() }
+    let cached = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
+    let fresh = harness.run { client in await client.state() }
     #expect(cached.isFinished && fresh.isFinished)
     #expect(harness.fetcher.requests.count == 1)
 
     harness.runtime.advance(by: .seconds(301))
-    let cachedOnly = harness.run { client in await client.customerInfo(fetchPolicy: .cacheOnly) }
+    let cachedOnly = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
     #expect(cachedOnly.result?.customerInfo?.freshness == .stale)
     #expect(harness.fetcher.requests.count == 1)
-    let stale = harness.run { client in await client.customerInfo() }
+    let stale = harness.run { client in await client.state() }
     #expect(stale.result?.customerInfo?.freshness == .stale)
     #expect(harness.fetcher.waiting.map(\.flow) == [.fetchPolicy])
 
     let waitsForFresh = harness.run { client in
-      await client.customerInfo(fetchPolicy: .notStaleCachedOrFetched)
+      await client.state(fetchPolicy: .notStaleCachedOrFetched)
     }
     #expect(!waitsForFresh.isFinished)
     harness.fetcher.answer(
@@ -117,7 +117,7 @@ struct FlightTests {
       switch flow {
       case .restore: await client.restorePurchases().state.appUserID
       case .sync: await client.syncPurchases().state.appUserID
-      default: await client.purchaseCompleted().appUserID
+      default: await client.refreshAfterPurchase().appUserID
       }
     }
     let joiner = harness.run { client in await client.refresh().appUserID }

@@ -93,6 +93,27 @@ struct IdentityRaceTests {
     #expect(harness.client.currentState?.appUserID == "alice")
   }
 
+  @Test("an access stream names the user of every decision, and a switch delivers the new one's")
+  func accessUpdatesSayWhose() throws {
+    let harness = try ClientHarness()
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let seen = Outcome<[String]>()
+    harness.runtime.spawn { [client = harness.client] in
+      var labels: [String] = []
+      for await update in client.accessUpdates(to: "premium") {
+        labels.append("\(update.appUserID): \(update.decision.state)")
+        seen.set(labels)
+      }
+    }
+    harness.runtime.runUntilIdle()
+    // Neither user has a snapshot, so both decisions read the same: Bob's is delivered all
+    // the same, named as his.
+    _ = harness.run { client in try? await client.logIn("bob") }
+    let noSnapshot = AccessState.offlineUnavailable(.noSnapshot)
+    #expect(seen.result == ["alice: \(noSnapshot)", "bob: \(noSnapshot)"])
+  }
+
   @Test("logOut keeps the previous snapshot when configured to")
   func logOutKeepsSnapshot() throws {
     let harness = try ClientHarness(configure: { $0.removesSnapshotOnLogOut = false })

@@ -47,7 +47,7 @@ struct RefreshEdgeCaseTests {
     harness.client.start()
     harness.runtime.runUntilIdle()
     let forced = harness.run { client in
-      await client.customerInfo(fetchPolicy: .fetchCurrent(timeout: .seconds(3))).appUserID
+      await client.state(fetchPolicy: .fetchCurrent(timeout: .seconds(3))).appUserID
     }
     harness.runtime.advance(by: .seconds(1))
     _ = harness.run { client in try? await client.logOut(to: "guest") }
@@ -79,7 +79,7 @@ struct RefreshEdgeCaseTests {
     let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
-    for _ in 0..<5 { _ = harness.run { client in await client.customerInfo() } }
+    for _ in 0..<5 { _ = harness.run { client in await client.state() } }
     #expect(harness.fetcher.requests.count == 1)
     #expect(harness.fetcher.waiting.isEmpty)
   }

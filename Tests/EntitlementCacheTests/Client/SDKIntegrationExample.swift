@@ -114,8 +114,8 @@ final class Purchases: Sendable {
         transactionID: transactionID, productID: productID,
         token: PurchaseToken(signedTransaction)))
   }
-  func customerInfo(forceFetch: Bool = false) async -> ClientState {
-    await client.customerInfo(
+  func state(forceFetch: Bool = false) async -> ClientState {
+    await client.state(
       fetchPolicy: forceFetch ? .fetchCurrent(timeout: .seconds(5)) : .cachedOrFetched)
   }
 }
@@ -126,7 +126,8 @@ final class Purchases: Sendable {
   private(set) var message = "Checking your subscription…"
 
   func watch(_ purchases: Purchases) async {
-    for await decision in purchases.client.accessUpdates(to: "pro") {
+    for await update in purchases.client.accessUpdates(to: "pro") {
+      let decision = update.decision
       isUnlocked = decision.isGranted
       switch decision.state {
       case .granted:
