@@ -177,16 +177,16 @@ enum StatefulTarget {
         // Up to 22 days, in half minutes: crosses every window of the variants and policies.
         let seconds = TimeInterval(input.uint16()) * 30
         log.append("advance \(seconds) s")
-        clock.advance(by: seconds)
+        clock.advance(by: .seconds(seconds))
       case 6:
         // Whole milliseconds, up to 65 s, to land on and beside boundaries.
         let milliseconds = TimeInterval(input.uint16())
         log.append("advance \(milliseconds) ms")
-        clock.advance(by: milliseconds / 1000)
+        clock.advance(by: .seconds(milliseconds / 1000))
       case 7:
         let seconds = TimeInterval(input.uint16()) * 30
         log.append("set the wall clock back \(seconds) s")
-        clock.advance(by: -seconds)
+        clock.advance(by: .seconds(-seconds))
       case 8:
         boots += 1
         log.append("reboot into boot-\(boots)")

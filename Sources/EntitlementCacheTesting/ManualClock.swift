@@ -13,7 +13,7 @@ import Synchronization
 /// ```swift
 /// let clock = ManualClock(Date(timeIntervalSince1970: 1_796_040_000), bootSession: "boot-1")
 /// let cache = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
-/// clock.advance(by: 3600)                 // an hour passes: both clocks move
+/// clock.advance(by: .seconds(3600))       // an hour passes: both clocks move
 /// clock.set(Date(timeIntervalSince1970: 0))  // a person sets the wall clock: the boot clock does not move
 /// clock.reboot(session: "boot-2")        // a new boot: the boot clock restarts
 /// ```
@@ -38,9 +38,23 @@ public final class ManualClock: Sendable {
   /// The boot clock's reading; nil when this clock has none.
   public var bootInstant: BootInstant? { current.withLock { $0.boot } }
 
-  /// Time passes: the wall clock and the boot clock move by `interval` seconds. A negative
-  /// interval moves only the wall clock back (the boot clock never runs backwards).
-  public func advance(by interval: TimeInterval) {
+  /// Time passes: the wall clock and the boot clock move by `duration`. A negative duration
+  /// moves only the wall clock back (the boot clock never runs backwards).
+  ///
+  /// On the clock of a ``SimulatedRuntime`` (its ``SimulatedRuntime/manualClock``), time passing
+  /// is the runtime's ``SimulatedRuntime/advance(by:)``: every wait due on the way ends at its
+  /// deadline, so a client's timers fire as they would have.
+  public func advance(by duration: Duration) {
+    if duration > .zero, let runtimeAdvance = owner.withLock({ $0 }) {
+      runtimeAdvance(duration)
+    } else {
+      move(by: duration.timeInterval)
+    }
+  }
+
+  /// Moves both clocks by `interval` seconds (only the wall clock when negative), firing
+  /// nothing: the runtime's own step.
+  func move(by interval: TimeInterval) {
     current.withLock { readings in
       readings.wall = Date(
         timeIntervalSinceReferenceDate: Self.microseconds(
@@ -50,6 +64,9 @@ public final class ManualClock: Sendable {
       }
     }
   }
+
+  /// The advance of the ``SimulatedRuntime`` this clock belongs to, if any.
+  let owner = Locked<(@Sendable (Duration) -> Void)?>(nil)
 
   /// `seconds` to the nearest microsecond. Sums of many steps in floating point drift; the
   /// cache floors times to whole milliseconds, so a drift below one would move a boundary.

@@ -38,7 +38,8 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
     var random: UInt64
   }
 
-  /// The virtual wall and boot clocks: set them back or reboot to test the time model.
+  /// The virtual wall and boot clocks: set them back or reboot to test the time model. Time
+  /// passing on them (``ManualClock/advance(by:)``) is this runtime's ``advance(by:)``.
   public let manualClock: ManualClock
   private let timeline: Locked<Timeline>
   private let jobs = JobQueue()
@@ -48,6 +49,8 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
   public init(start: Date, bootSession: String? = nil, seed: UInt64 = 0x5EED) {
     manualClock = ManualClock(start, bootSession: bootSession)
     timeline = Locked(Timeline(random: seed))
+    // Time passing on the clock is this runtime's advance, so no wait is stepped over.
+    manualClock.owner.withLock { $0 = { [weak self] duration in self?.advance(by: duration) } }
   }
 
   /// The virtual clocks, to give the cache too.
@@ -158,12 +161,12 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
       timeline.elapsed = max(deadline, timeline.elapsed)
       return step
     }
-    if step > .zero { manualClock.advance(by: step.timeInterval) }
+    if step > .zero { manualClock.move(by: step.timeInterval) }
   }
 }
 
 extension Duration {
-  fileprivate var timeInterval: TimeInterval {
+  var timeInterval: TimeInterval {
     let (seconds, attoseconds) = components
     return Double(seconds) + Double(attoseconds) / 1e18
   }

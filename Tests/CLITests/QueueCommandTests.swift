@@ -63,7 +63,7 @@ import Testing
           transactionID: transactionID, productID: product, token: Self.token(transactionID)),
         observedBy: scope)
       #expect(outcome.entry != nil, "\(transactionID) not queued: \(outcome)")
-      clock.advance(by: 1)
+      clock.advance(by: .seconds(1))
     }
     clock.set(try Self.date("2026-11-30T12:00:10Z"))
     let changes: [(String, CacheScope, PurchaseStateChange)] = [

@@ -72,7 +72,7 @@ extension ContractContext {
         requestDate: T.start,
         entitlements: [ContractEntitlement(key: "lifetime", status: "active", verifiedAt: T.start)]
       ))
-    run.clock.advance(by: 400 * T.day)
+    run.clock.advance(by: .seconds(400 * T.day))
     var notANumber = OfflinePolicy.conservative
     notANumber.nonExpiringMaxOfflineAge = .nan
     var forever = OfflinePolicy.conservative

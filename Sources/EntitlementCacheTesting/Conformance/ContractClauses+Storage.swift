@@ -45,7 +45,7 @@ extension ContractContext {
     }
 
     // A read an hour later raises the mark; a cache may show that lazily, never beyond it.
-    run.clock.advance(by: T.hour)
+    run.clock.advance(by: .seconds(T.hour))
     equal(run.access("pro").state, .granted, "pro an hour after the store")
     var afterRead = try run.bookkeeping("load after a read")
     expect(
@@ -125,7 +125,7 @@ extension ContractContext {
     equal(run.activeKeys(), [], "no active keys after a failure with nothing stored")
 
     // A store clears it.
-    run.clock.advance(by: T.minute)
+    run.clock.advance(by: .seconds(T.minute))
     let snapshot = try ContractSnapshot.granting(
       "pro", requestDate: T.at(T.minute), until: T.at(T.day))
     try run.store(snapshot)
@@ -140,7 +140,7 @@ extension ContractContext {
     expect(online.isHighTrust, "verified and online: high trust")
 
     // A failure later: access unchanged, served offline.
-    run.clock.advance(by: 10 * T.minute)
+    run.clock.advance(by: .seconds(10 * T.minute))
     try run.fail(reason: "timeout")
     let failed = try require(try run.load(), "load after the failure")
     equal(failed.snapshot?.jsonData, snapshot.jsonData, "a failure keeps the snapshot")
@@ -161,13 +161,13 @@ extension ContractContext {
     equal(view.freshness, .offline, "the evaluated view is offline too")
     equal(view.isComputedOffline, true, "and computed offline")
 
-    run.clock.advance(by: 5 * T.minute)
+    run.clock.advance(by: .seconds(5 * T.minute))
     try run.fail(reason: "http_503")
     let latest = try run.bookkeeping("load after the second failure")
     equal(latest.lastRefreshFailureReason, "http_503", "the latest failure's reason")
     equal(latest.lastRefreshFailedAt, T.at(16 * T.minute), "the latest failure's time")
 
-    run.clock.advance(by: 5 * T.minute)
+    run.clock.advance(by: .seconds(5 * T.minute))
     try run.store(snapshot)
     let recovered = try run.bookkeeping("load after the next store")
     equal(recovered.lastRefreshFailedAt, nil, "the next store clears the failure")
@@ -245,7 +245,7 @@ extension ContractContext {
     let run = try open()
     let previous = try ContractSnapshot.granting("pro", requestDate: T.start, until: T.at(T.day))
     try run.store(previous)
-    run.clock.advance(by: T.minute)
+    run.clock.advance(by: .seconds(T.minute))
     let decision = run.access("pro")
     let before = try run.load()
 
@@ -299,7 +299,7 @@ extension ContractContext {
     let scope = ContractScope.primary
     let first = try ContractSnapshot.granting("pro", requestDate: T.start, until: T.at(T.day))
     equal(try run.cache.storeAnswer(first, for: scope), .stored, "an answer to an empty scope")
-    run.clock.advance(by: T.minute)
+    run.clock.advance(by: .seconds(T.minute))
     let stored = try run.load()
 
     // Older: an answer the server gave before the one stored, landing late.

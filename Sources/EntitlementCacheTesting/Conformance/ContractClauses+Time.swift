@@ -147,12 +147,12 @@ extension ContractContext {
       equal(stored.evidence.validUntil, T.at(5 * T.day), "\(clocks): valid for five days")
       equal(stored.evidence.clockRollbackSuspected, false, "\(clocks): a slow clock is no rollback")
 
-      run.clock.advance(by: 4 * T.day)
+      run.clock.advance(by: .seconds(4 * T.day))
       let fourDays = run.access("pro")
       equal(fourDays.state, .granted, "\(clocks): four device days on, pro is granted")
       equal(fourDays.evidence.estimatedServerTime, T.at(4 * T.day), "\(clocks): server time T+4 d")
 
-      run.clock.advance(by: T.day)
+      run.clock.advance(by: .seconds(T.day))
       let fiveDays = run.access("pro")
       equal(
         fiveDays.state, .denied(.expired),
@@ -173,7 +173,7 @@ extension ContractContext {
     // Set back, with no read between: the boot clock alone saw the time pass.
     let back = try open(bootSession: "contract-boot-1")
     try back.store(try proForADay())
-    back.clock.advance(by: 2 * T.day)
+    back.clock.advance(by: .seconds(2 * T.day))
     back.clock.set(T.start)
     let decision = back.access("pro")
     equal(
@@ -190,7 +190,7 @@ extension ContractContext {
     let forward = try open(bootSession: "contract-boot-1")
     try forward.store(try proForADay())
     forward.clock.set(T.at(10 * T.day))
-    forward.clock.advance(by: T.hour)
+    forward.clock.advance(by: .seconds(T.hour))
     let ahead = forward.access("pro")
     equal(
       ahead.state, .granted,
@@ -205,7 +205,7 @@ extension ContractContext {
       try run.store(try proForADay())
       // Two days pass on both clocks, then the wall clock goes back to T - 1 d: only the boot
       // clock still knows, and the read measures the time on it.
-      run.clock.advance(by: 2 * T.day)
+      run.clock.advance(by: .seconds(2 * T.day))
       run.clock.set(T.at(-T.day))
       switch read {
       case .decision:

@@ -115,7 +115,7 @@ private struct QueueContractRun {
     let entry = try cache.enqueue(purchase("tx1"), observedBy: first).entry
     expect(entry?.state == .pending && entry?.attempts == 0, "a new entry is pending, 0 attempts")
     expect(entry?.observer == first.key, "a new entry is bound to its observer")
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     let again = try cache.enqueue(purchase("tx1"), observedBy: first)
     expect(
       again == entry.map(EnqueueOutcome.alreadyQueued), "observed again: alreadyQueued, unchanged")
@@ -135,7 +135,7 @@ private struct QueueContractRun {
     let ids = ["tx-c", "tx-a", "tx-b"]
     for id in ids {
       _ = try cache.enqueue(purchase(id), observedBy: first)
-      clock.advance(by: 1)
+      clock.advance(by: .seconds(1))
     }
     let entries = try cache.queuedPurchases(observedBy: first)
     expect(entries.map(\.transactionID) == ids, "listed in observation order")
@@ -164,7 +164,7 @@ private struct QueueContractRun {
 
   func expiry() throws {
     _ = try cache.enqueue(purchase("tx1"), observedBy: first)
-    clock.advance(by: QueuedPurchase.expiryAge)
+    clock.advance(by: .seconds(QueuedPurchase.expiryAge))
     let expired = try cache.updatePurchase("tx1", observedBy: first, to: .posting)
     expect(expired?.state == .expired && expired?.attempts == 0, "posting at 30 days: expired")
   }

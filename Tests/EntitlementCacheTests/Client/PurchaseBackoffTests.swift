@@ -96,7 +96,7 @@ struct PurchaseBackoffTests {
     device.runtime.runUntilIdle()
     client.stop()
     device.runtime.runUntilIdle()
-    device.runtime.manualClock.advance(by: -2 * 86_400)
+    device.runtime.manualClock.advance(by: .seconds(-2 * 86_400))
     (client, cache) = try device.launch()
     #expect(device.poster.waiting.map(\.attempt) == [2])
     client.stop()
@@ -114,7 +114,7 @@ struct PurchaseBackoffTests {
     device.runtime.runUntilIdle()
     client.stop()
     device.runtime.runUntilIdle()
-    device.runtime.manualClock.advance(by: QueuedPurchase.expiryAge)
+    device.runtime.manualClock.advance(by: .seconds(QueuedPurchase.expiryAge))
     (client, cache) = try device.launch()
     let sync = Outcome<PurchaseSyncResult>()
     device.runtime.spawn { [client] in sync.set(await client.syncPurchases()) }

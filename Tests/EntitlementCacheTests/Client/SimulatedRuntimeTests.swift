@@ -31,6 +31,26 @@ struct SimulatedRuntimeTests {
     #expect(log.withLock { $0 } == ["a@1.0", "b1@2.0", "b2@2.0", "c@3.0"])
   }
 
+  @Test("time passing on the runtime's clock is the runtime's advance: every wait due ends")
+  func advancingTheClockFiresWaits() {
+    let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
+    let log = Mutex<[String]>([])
+    runtime.spawn {
+      try? await runtime.sleep(for: .seconds(2))
+      let at = runtime.manualClock.now.timeIntervalSince(Self.start)
+      log.withLock { $0.append("woke@\(at)") }
+    }
+    runtime.runUntilIdle()
+    runtime.manualClock.advance(by: .seconds(5))
+    #expect(log.withLock { $0 } == ["woke@2.0"])
+    #expect(runtime.elapsed == .seconds(5))
+    #expect(runtime.manualClock.now == Self.start.addingTimeInterval(5))
+    // Set back, the wall clock moves alone: no virtual time passes.
+    runtime.manualClock.advance(by: .seconds(-60))
+    #expect(runtime.elapsed == .seconds(5))
+    #expect(runtime.manualClock.bootInstant?.sinceBoot == 5)
+  }
+
   @Test("a wait started while an earlier one ends is run in the same advance when it is due")
   func waitsStartedDuringAnAdvance() {
     let runtime = SimulatedRuntime(start: Self.start)

@@ -20,7 +20,7 @@ struct InMemoryCustomerInfoCacheTests {
     try cache.store(try CustomerInfoSnapshot(tomorrow), for: Fixture.scopeA)
     #expect(cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
     #expect(cache.bound(to: Fixture.scopeA).activeEntitlementKeys == ["pro"])
-    clock.advance(by: 2 * Fixture.day)
+    clock.advance(by: .seconds(2 * Fixture.day))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
@@ -29,7 +29,7 @@ struct InMemoryCustomerInfoCacheTests {
     let clock = ManualClock(Fixture.t0)
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: Fixture.hour)
+    clock.advance(by: .seconds(Fixture.hour))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     let loaded = try #require(try cache.load(Fixture.scopeA))
     #expect(loaded.bookkeeping.deviceHighWaterMark == Fixture.at(Fixture.hour))
@@ -42,7 +42,7 @@ struct InMemoryCustomerInfoCacheTests {
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.storedAt == Fixture.t0)
-    clock.advance(by: 1.000_4)
+    clock.advance(by: .seconds(1.000_4))
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: nil)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailedAt == Fixture.at(1.001))
   }
@@ -73,7 +73,7 @@ struct InMemoryCustomerInfoCacheTests {
     for cache in [ownPolicy, goodPolicy] {
       try cache.store(lifetime, for: Fixture.scopeA)
     }
-    clock.advance(by: 400 * Fixture.day)
+    clock.advance(by: .seconds(400 * Fixture.day))
     #expect(
       ownPolicy.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(ownPolicy.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)

@@ -101,11 +101,11 @@ struct InMemoryEquivalenceTests {
       case ..<0.43:
         let seconds = random.seconds(1...(3 * Fixture.day))
         log.append("advance \(seconds) s")
-        clock.advance(by: seconds)
+        clock.advance(by: .seconds(seconds))
       case ..<0.49:
         let seconds = random.seconds(1...(10 * Fixture.day))
         log.append("set the wall clock back \(seconds) s")
-        clock.advance(by: -seconds)
+        clock.advance(by: .seconds(-seconds))
       case ..<0.53:
         let date = random.date(-30 * Fixture.day...(60 * Fixture.day))
         log.append("set the wall clock to \(date)")

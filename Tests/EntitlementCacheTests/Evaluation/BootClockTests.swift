@@ -39,7 +39,7 @@ struct BootClockTests {
     init(bootSession: String? = "boot-1") throws {
       directory = try TemporaryDirectory()
       clock = ManualClock(Fixture.t0, bootSession: bootSession)
-      clock.advance(by: BootClockTests.uptime)
+      clock.advance(by: .seconds(BootClockTests.uptime))
       clock.set(Fixture.t0)
       cache = try Fixture.cache(in: directory, clock: clock)
     }
@@ -166,7 +166,7 @@ struct BootClockTests {
       harness.clock.set(move.walls.atRefresh)
       try harness.store(boundary.info)
       harness.clock.set(move.walls.afterRefresh)
-      harness.clock.advance(by: boundary.elapsed + offset)
+      harness.clock.advance(by: .seconds(boundary.elapsed + offset))
       let expected = offset < 0 ? boundary.before : boundary.after
       let context = Comment(rawValue: "\(boundary.testDescription), \(move), \(offset) s")
 
@@ -212,14 +212,14 @@ struct BootClockTests {
     let cache = harness.cache
     // In the refresh's session the wall clock set back changes nothing.
     clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: Fixture.hour)
+    clock.advance(by: .seconds(Fixture.hour))
     #expect(
       cache.access(to: "pro", for: Self.scope).evidence.estimatedServerTime
         == Fixture.at(Fixture.hour))
 
     clock.reboot(session: "boot-2")
     clock.set(Fixture.t0)
-    clock.advance(by: 2 * Fixture.hour)
+    clock.advance(by: .seconds(2 * Fixture.hour))
     // The new boot's clock cannot measure since the refresh: the wall clock (T+2h) can.
     let rebooted = cache.access(to: "pro", for: Self.scope)
     #expect(rebooted.state == .granted)
@@ -261,7 +261,7 @@ struct BootClockTests {
     try harness.store(Self.daily)
     let clock = harness.clock
     clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: 2 * Fixture.day)
+    clock.advance(by: .seconds(2 * Fixture.day))
     let expired = harness.cache.access(to: "pro", for: Self.scope)
     #expect(expired.state == .denied(.expired))
     #expect(expired.evidence.estimatedServerTime == Fixture.at(2 * Fixture.day))
@@ -299,7 +299,7 @@ struct BootClockTests {
     let harness = try Harness()
     try harness.store(Self.daily)
     harness.clock.set(Fixture.at(-20 * Fixture.day))
-    harness.clock.advance(by: Fixture.day - 1)
+    harness.clock.advance(by: .seconds(Fixture.day - 1))
     let writer = harness.cache
     let reopened = try harness.reopen()
     // The reading is in the file (refresh_boot_session, refresh_boot_uptime), so an instance
@@ -311,7 +311,7 @@ struct BootClockTests {
     #expect(before.evidence.estimatedServerTime == Fixture.at(Fixture.day - 1))
     #expect(writer.access(to: "pro", for: Self.scope) == before)
 
-    harness.clock.advance(by: 1)
+    harness.clock.advance(by: .seconds(1))
     let expired = reopened.access(to: "pro", for: Self.scope)
     #expect(expired.state == .denied(.expired))
     #expect(expired.evidence.estimatedServerTime == Fixture.at(Fixture.day))
@@ -358,7 +358,7 @@ struct BootClockTests {
     // Read by a process with a boot clock, two days of it later, the wall clock set back.
     let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
     let reader = try Fixture.cache(in: directory, clock: clock)
-    clock.advance(by: 2 * Fixture.day)
+    clock.advance(by: .seconds(2 * Fixture.day))
     clock.set(Fixture.at(-20 * Fixture.day))
     let decision = reader.access(to: "pro", for: Self.scope)
     // Nothing to measure from: the offset rule, which cannot see the two days.
@@ -383,7 +383,7 @@ struct BootClockTests {
       try reader.load(Self.scope)?.bookkeeping.refreshBootInstant
         == BootInstant(session: "boot-1", sinceBoot: 2 * Fixture.day))
     clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: Fixture.day)
+    clock.advance(by: .seconds(Fixture.day))
     #expect(reader.access(to: "pro", for: Self.scope).state == .denied(.expired))
   }
 
@@ -393,7 +393,7 @@ struct BootClockTests {
   func readingTruncatedToMilliseconds() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.t0, bootSession: "boot-7")
-    clock.advance(by: 1_234.567_89)
+    clock.advance(by: .seconds(1_234.567_89))
     clock.set(Fixture.t0)
     let writer = try Fixture.cache(in: directory, clock: clock)
     try writer.store(try CustomerInfoSnapshot(Self.daily), for: Self.scope)
@@ -402,7 +402,7 @@ struct BootClockTests {
 
     // The writer answers from memory, a new instance from the file: the same reading, so the
     // same elapsed time to the last bit (the 0.89 ms truncated away counts as elapsed).
-    clock.advance(by: Fixture.hour)
+    clock.advance(by: .seconds(Fixture.hour))
     let reader = try Fixture.cache(in: directory, clock: clock)
     let fromMemory = writer.access(to: "pro", for: Self.scope)
     let fromFile = reader.access(to: "pro", for: Self.scope)

@@ -238,7 +238,7 @@ extension TrustedTimePropertyTests {
       }
       step = max(1, step)
       trueNow = trueNow.addingTimeInterval(step)
-      clock.advance(by: step)
+      clock.advance(by: .seconds(step))
       if drift != 0 {
         skew += (drift * step / Fixture.day).rounded()
         clock.set(deviceNow)

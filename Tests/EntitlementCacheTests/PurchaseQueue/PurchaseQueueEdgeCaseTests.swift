@@ -23,7 +23,7 @@ struct PurchaseQueueEdgeCaseTests {
     _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: change)
     // Never synced, so (as purchaseCompleted's doc says) the app never finished it: the store
     // delivers it again, now while user B is current.
-    caches.clock.advance(by: QueuedPurchase.retentionAge + 60)
+    caches.clock.advance(by: .seconds(QueuedPurchase.retentionAge + 60))
     _ = try cache.prune()
     let again = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeB)
     #expect(

@@ -56,7 +56,7 @@ struct PurchaseQueueStoreTests {
       return
     }
     #expect(entry.state == .pending && entry.attempts == 0 && entry.observer == Fixture.scopeA.key)
-    caches.clock.advance(by: 60)
+    caches.clock.advance(by: .seconds(60))
     let again = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
     #expect(again == .alreadyQueued(entry))
     let other = try cache.enqueue(
@@ -76,7 +76,7 @@ struct PurchaseQueueStoreTests {
     let cache = try caches.make(kind)
     for id in ["tx-c", "tx-a", "tx-b"] {
       _ = try cache.enqueue(PurchaseFixture.purchase(id), observedBy: Fixture.scopeA)
-      caches.clock.advance(by: 1)
+      caches.clock.advance(by: .seconds(1))
     }
     let entries = try cache.queuedPurchases(observedBy: Fixture.scopeA)
     #expect(entries.map(\.transactionID) == ["tx-c", "tx-a", "tx-b"])
@@ -125,13 +125,13 @@ struct PurchaseQueueStoreTests {
     let caches = try QueueCaches()
     let cache = try caches.make(kind)
     _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
-    caches.clock.advance(by: QueuedPurchase.expiryAge - 1)
+    caches.clock.advance(by: .seconds(QueuedPurchase.expiryAge - 1))
     #expect(
       try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: .posting)?.state == .posting)
     _ = try cache.updatePurchase(
       "tx1", observedBy: Fixture.scopeA,
       to: .retry(.transient(status: nil), at: caches.clock.now))
-    caches.clock.advance(by: 1)
+    caches.clock.advance(by: .seconds(1))
     let expired = try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: .posting)
     #expect(expired?.state == .expired)
     #expect(expired?.attempts == 1)
@@ -305,7 +305,7 @@ struct PurchaseQueueFileTests {
     for step in 0..<600 {
       let scope = scopes[Int(generator.next() % 3)]
       let id = "tx\(generator.next() % 40)"
-      caches.clock.advance(by: 1)
+      caches.clock.advance(by: .seconds(1))
       switch generator.next() % 10 {
       case 0...3: _ = try cache.enqueue(PurchaseFixture.purchase(id), observedBy: scope)
       case 4...6:
@@ -355,21 +355,21 @@ struct PurchaseQueueFileTests {
       _ = try cache.enqueue(PurchaseFixture.purchase(id), observedBy: Fixture.scopeB)
       _ = try cache.updatePurchase(id, observedBy: Fixture.scopeB, to: .posting)
       _ = try cache.updatePurchase(id, observedBy: Fixture.scopeB, to: .synced)
-      caches.clock.advance(by: 1)
+      caches.clock.advance(by: .seconds(1))
     }
     // Over the cap of two final entries: the oldest goes; the unsent one is never counted.
     var report = try cache.prune()
     #expect(report.deletedPurchases == 1 && report.expiredPurchases == 0)
     let listed = try CacheInspector(cache).purchaseQueue().entries.map(\.transactionID)
     #expect(listed == ["old", "s2", "s3"])
-    caches.clock.advance(by: QueuedPurchase.expiryAge)
+    caches.clock.advance(by: .seconds(QueuedPurchase.expiryAge))
     report = try cache.prune()
     #expect(report.expiredPurchases == 1)
     #expect(try cache.queuedPurchases(observedBy: Fixture.scopeA).map(\.state) == [.expired])
     #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase == false)
     // s2 and s3 reached `synced` 30 days ago now; the expired entry only just expired.
     #expect(report.deletedPurchases == 2)
-    caches.clock.advance(by: QueuedPurchase.retentionAge)
+    caches.clock.advance(by: .seconds(QueuedPurchase.retentionAge))
     report = try cache.prune()
     // Never synced, so never finished: the store may deliver it again. The row stays, without
     // its token, and keeps the transaction bound to its first observer.

@@ -90,7 +90,7 @@ struct PowerLossReference {
     let afterPath = directory.path("after.sqlite")
     try FileManager.default.copyItem(atPath: preparedPath, toPath: afterPath)
     let writeClock = ManualClock(SweptWrite.start, bootSession: "boot-1")
-    writeClock.advance(by: elapsedInPrepare)
+    writeClock.advance(by: .seconds(elapsedInPrepare))
     let writing = try SQLiteCustomerInfoCache(
       path: afterPath, configuration: configuration, clock: writeClock.cacheClock)
     try write.perform(writing, writeClock)
@@ -102,7 +102,7 @@ struct PowerLossReference {
   /// A clock where the prepared state left it: every run of the write starts at one instant.
   func writeClock() -> ManualClock {
     let clock = ManualClock(SweptWrite.start, bootSession: "boot-1")
-    clock.advance(by: elapsedInPrepare)
+    clock.advance(by: .seconds(elapsedInPrepare))
     return clock
   }
 

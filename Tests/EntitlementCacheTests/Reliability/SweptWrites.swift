@@ -42,7 +42,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
     _ = try cache.enqueue(purchase("t-1"), observedBy: Fixture.scopeA)
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
   }
 
   static func posted(_ cache: SQLiteCustomerInfoCache, _ clock: ManualClock) throws {
@@ -73,7 +73,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       prepare: { cache, clock in
         try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
         try cache.store(try TrustFixture.signed(for: Fixture.scopeB), for: Fixture.scopeB)
-        clock.advance(by: 60)
+        clock.advance(by: .seconds(60))
       }
     ) { cache, _ in
       try cache.store(
@@ -91,7 +91,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       prepare: { cache, clock in
         try populated(cache, clock)
         _ = try cache.updatePurchase("t-1", observedBy: Fixture.scopeA, to: .synced)
-        clock.advance(by: 200 * 86_400)
+        clock.advance(by: .seconds(200 * 86_400))
       }
     ) { cache, _ in
       _ = try cache.prune()
@@ -100,7 +100,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       name: "purge unusable scopes",
       prepare: { cache, clock in
         try populated(cache, clock)
-        clock.advance(by: 60 * 86_400)
+        clock.advance(by: .seconds(60 * 86_400))
       }
     ) { cache, _ in
       _ = try cache.purgeUnusable()
@@ -109,7 +109,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       name: "flush read marks", writesFromNewInstance: false,
       prepare: { cache, clock in
         try populated(cache, clock)
-        clock.advance(by: 3_600)
+        clock.advance(by: .seconds(3_600))
         _ = cache.access(to: "pro", for: Fixture.scopeA)
       }
     ) { cache, _ in

@@ -36,7 +36,7 @@ struct ConditionalStoreTests {
     #expect(try first.storeAnswer(Self.answer(at: start), for: scope) == .stored)
     #expect(second.access(to: "pro", for: scope).isGranted)
     #expect(first.access(to: "pro", for: scope).isGranted)
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
 
     let (older, newer) = (start.addingTimeInterval(10), start.addingTimeInterval(20))
     if newerFirst {

@@ -375,7 +375,7 @@ struct DatabaseFileTests {
     for scope in scopes {
       try cache.store(try Fixture.snapshot(), for: scope)
       _ = cache.access(to: "pro", for: scope)
-      clock.advance(by: 10)
+      clock.advance(by: .seconds(10))
       try cache.recordRefreshFailure(for: scope, reason: "offline")
     }
     try cache.flush()

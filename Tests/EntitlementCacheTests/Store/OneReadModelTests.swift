@@ -28,7 +28,7 @@ struct OneReadModelTests {
     let snapshot = try TrustFixture.signed()
     try cache.store(snapshot, for: Fixture.scopeA)
     for _ in 0..<50 {
-      clock.advance(by: 60)
+      clock.advance(by: .seconds(60))
       #expect(try cache.evaluatedCustomerInfo(for: Fixture.scopeA) != nil)
       #expect(try cache.load(Fixture.scopeA)?.snapshot == snapshot)
     }
@@ -59,7 +59,7 @@ struct OneReadModelTests {
     try writer.store(try TrustFixture.signed(), for: Fixture.scopeA)
     let reader = try cache(directory, trusted: trusted)
     for _ in 0..<20 {
-      clock.advance(by: 1)
+      clock.advance(by: .seconds(1))
       _ = reader.access(to: "pro", for: Fixture.scopeA)
       #expect(try reader.evaluatedCustomerInfo(for: Fixture.scopeA)?.freshness == .fresh)
       _ = try reader.load(Fixture.scopeA)
@@ -90,7 +90,7 @@ struct OneReadModelTests {
     let cache = try cache(directory, trusted: false)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
     // Fresh, stale, and past the sample's expiries.
-    clock.advance(by: [60, 2 * Fixture.day, 400 * Fixture.day][instant])
+    clock.advance(by: .seconds([60, 2 * Fixture.day, 400 * Fixture.day][instant]))
     let evaluated = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(evaluated.decisions.count > 1)
     for (key, decision) in evaluated.decisions {

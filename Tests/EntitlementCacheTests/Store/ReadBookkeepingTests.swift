@@ -23,7 +23,7 @@ struct ReadBookkeepingTests {
     let before = try Self.dataVersion(observer)
 
     for _ in 0..<100 {
-      clock.advance(by: 60)
+      clock.advance(by: .seconds(60))
       _ = cache.access(to: "pro", for: Fixture.scopeA)
       _ = cache.activeEntitlementKeys(for: Fixture.scopeA)
     }
@@ -47,7 +47,7 @@ struct ReadBookkeepingTests {
     do {
       let cache = try Fixture.cache(in: directory, clock: clock)
       try cache.store(try Fixture.snapshot(halfDay), for: Fixture.scopeA)
-      clock.advance(by: 86_400)
+      clock.advance(by: .seconds(86_400))
       #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
       // No flush: closing the cache persists what reads saw.
     }
@@ -67,7 +67,7 @@ struct ReadBookkeepingTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(
       try Fixture.snapshot(StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")), for: Fixture.scopeA)
-    clock.advance(by: 86_400)
+    clock.advance(by: .seconds(86_400))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // The next read goes to the file, whose mark is still the write's; the clock is set back.
@@ -87,9 +87,9 @@ struct ReadBookkeepingTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: 600)
+    clock.advance(by: .seconds(600))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
-    clock.advance(by: 1)
+    clock.advance(by: .seconds(1))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
     let summaries = try CacheInspector(cache).scopeSummaries()
     let scopeA = try #require(summaries.first { $0.key == Fixture.scopeA.key })
@@ -105,7 +105,7 @@ struct ReadBookkeepingTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: 3_600)
+    clock.advance(by: .seconds(3_600))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     try cache.flush()
     clock.set(Fixture.requestDate.addingTimeInterval(-86_400))
@@ -137,10 +137,10 @@ struct ReadBookkeepingTests {
       for target in [cache, memory] as [any CustomerInfoCache] {
         try target.store(try Fixture.snapshot(), for: Fixture.scopeA)
       }
-      clock.advance(by: 60.000_5)
+      clock.advance(by: .seconds(60.000_5))
       _ = cache.access(to: "pro", for: Fixture.scopeA)
       _ = memory.access(to: "pro", for: Fixture.scopeA)
-      clock.advance(by: -0.000_3)
+      clock.advance(by: .seconds(-0.000_3))
       let held = cache.access(to: "pro", for: Fixture.scopeA)
       try cache.flush()
       let flushed = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
@@ -169,7 +169,7 @@ struct UnmovedReadMarksTests {
     let reader = try Fixture.cache(in: directory, clock: clock)
     #expect(reader.access(to: "pro", for: Fixture.scopeA).state == .granted)
     #expect(reader.testingSeam.unpersistedMarks.isEmpty)
-    clock.advance(by: 1)
+    clock.advance(by: .seconds(1))
     _ = reader.access(to: "pro", for: Fixture.scopeA)
     #expect(reader.testingSeam.unpersistedMarks[Fixture.scopeA.key]?.lastUsedAt == clock.now)
   }

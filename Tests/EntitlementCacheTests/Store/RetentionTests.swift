@@ -42,7 +42,7 @@ struct RetentionTests {
     try cache.recordRefreshFailure(for: scope("failed-old"), reason: nil)
     try cache.store(try StoreTest.snapshot(status: "revoked"), for: scope("revoked-old"))
     try cache.store(try StoreTest.snapshot(expiresAt: nil), for: scope("lifetime-old"))
-    clock.advance(by: 2 * day)
+    clock.advance(by: .seconds(2 * day))
     try cache.store(
       try StoreTest.snapshot(
         requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z"),
@@ -76,7 +76,7 @@ struct RetentionTests {
     clock.set(Self.start.addingTimeInterval(12 * Self.day))
     #expect(try cache.prune().expired == 3)
     #expect(try Self.remaining(cache).contains(Self.scope("expired-recent").key))
-    clock.advance(by: 0.001)
+    clock.advance(by: .seconds(0.001))
     #expect(try cache.prune().expired == 1)
     #expect(!(try Self.remaining(cache).contains(Self.scope("expired-recent").key)))
   }
@@ -97,7 +97,7 @@ struct RetentionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Self.start)
     let cache = try Self.populated(directory, clock: clock)
-    clock.advance(by: 1)
+    clock.advance(by: .seconds(1))
     #expect(try cache.purgeUnusable() == 4)
     #expect(
       try Self.remaining(cache) == Set(["usable-old", "lifetime-old"].map { Self.scope($0).key }))
@@ -115,11 +115,11 @@ struct RetentionTests {
     let cache = try Fixture.cache(in: directory, clock: clock) { $0.maxScopes = 2 }
     for name in ["first", "second", "third"] {
       try cache.store(try StoreTest.snapshot(), for: Self.scope(name))
-      clock.advance(by: 60)
+      clock.advance(by: .seconds(60))
     }
     // Reading `first` makes `second` the least recently used.
     #expect(cache.hasActiveEntitlement("pro", for: Self.scope("first")))
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     #expect(try cache.prune() == PruneReport(expired: 0, overCap: 1))
     #expect(try Self.remaining(cache) == Set(["first", "third"].map { Self.scope($0).key }))
     #expect(
@@ -132,9 +132,9 @@ struct RetentionTests {
     let clock = ManualClock(Self.start)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try StoreTest.snapshot(), for: Self.scope("read"))
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     try cache.store(try StoreTest.snapshot(), for: Self.scope("written"))
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     _ = cache.access(to: "pro", for: Self.scope("read"))
 
     // Another instance sees only what is in the file: before a flush, the read is not there.

@@ -45,7 +45,7 @@ struct SecondConnectionTests {
     #expect(widget.activeEntitlementKeys(for: Fixture.scopeA) == ["pro", "lifetime"])
 
     // A replacement, a refresh failure and a removal each show up the same way.
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     try app.store(try StoreTest.snapshot(status: "revoked"), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
     try app.recordRefreshFailure(for: Fixture.scopeA, reason: nil)

@@ -26,7 +26,7 @@ struct StoreWriteTests {
       CREATE TRIGGER refuse_poison BEFORE INSERT ON entitlement WHEN new.key = 'poison'
       BEGIN SELECT RAISE(ABORT, 'poison refused'); END
       """)
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     let poisoned = try Fixture.snapshot(StoreTest.json(status: "revoked", key: "poison"))
     let error = try #require(throws: CacheError.self) {
       try cache.store(poisoned, for: Fixture.scopeA)
@@ -89,7 +89,7 @@ struct StoreWriteTests {
     current = cache.bound(to: Fixture.scopeB)
     #expect(current.access(to: "pro").state == .offlineUnavailable(.noSnapshot))
 
-    clock.advance(by: 2)
+    clock.advance(by: .seconds(2))
     try cache.bound(to: requestScope).store(try Fixture.snapshot())
 
     #expect(current.access(to: "pro").state == .offlineUnavailable(.noSnapshot))
@@ -132,7 +132,7 @@ struct StoreWriteTests {
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.freshness == .fresh)
 
-    clock.advance(by: 30)
+    clock.advance(by: .seconds(30))
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "timeout")
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .granted)
@@ -147,7 +147,7 @@ struct StoreWriteTests {
     #expect(bookkeeping.deviceHighWaterMark == clock.now)
 
     // The next success clears the failure.
-    clock.advance(by: 30)
+    clock.advance(by: .seconds(30))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let after = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
     #expect(after.lastRefreshFailedAt == nil)
@@ -172,7 +172,7 @@ struct StoreWriteTests {
     #expect(cached.bookkeeping.lastRefreshFailureReason == nil)
 
     // A later success turns the placeholder row into a normal one.
-    clock.advance(by: 5)
+    clock.advance(by: .seconds(5))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailedAt == nil)
@@ -183,7 +183,7 @@ struct StoreWriteTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: -86_400)
+    clock.advance(by: .seconds(-86_400))
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "clock set back")
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
     #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate)
@@ -196,7 +196,7 @@ struct StoreWriteTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "lifetime", for: Fixture.scopeA).state == .granted)
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     try cache.store(try StoreTest.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "lifetime", for: Fixture.scopeA).state == .denied(.notEntitled))
     #expect(cache.activeEntitlementKeys(for: Fixture.scopeA) == ["pro"])
@@ -277,7 +277,7 @@ struct CloseAndDiagnosticsTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: 600)
+    clock.advance(by: .seconds(600))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
     try cache.close()
 
@@ -303,7 +303,7 @@ struct CloseAndDiagnosticsTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) { $0.busyTimeout = 0 }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: 600)
+    clock.advance(by: .seconds(600))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     let otherProcess = try StoreTest.connection(cache.path)
     try otherProcess.execute("BEGIN IMMEDIATE")
@@ -357,7 +357,7 @@ struct RedesignReviewTests {
     ])
     try cache.store(try CustomerInfoSnapshot(daily), for: Fixture.scopeA)
     clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: 2 * Fixture.day)
+    clock.advance(by: .seconds(2 * Fixture.day))
     let view = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(view.decisions["pro"]?.state == .denied(.expired))
     try cache.flush()
@@ -384,7 +384,7 @@ struct RedesignReviewTests {
     try tool.flush()
     try tool.close()
     #expect(try app.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
-    clock.advance(by: Fixture.minute)
+    clock.advance(by: .seconds(Fixture.minute))
     let decision = try Fixture.cache(in: directory, clock: clock).access(
       to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .granted)
@@ -410,7 +410,7 @@ struct RedesignReviewTests {
     try cache.store(try CustomerInfoSnapshot(lifetime), for: Fixture.scopeA)
     var broken = OfflinePolicy.conservative
     broken.nonExpiringMaxOfflineAge = .nan
-    clock.advance(by: 400 * Fixture.day)
+    clock.advance(by: .seconds(400 * Fixture.day))
     let decision = cache.access(to: "pro", for: Fixture.scopeA, policy: broken)
     #expect(decision.state == .offlineUnavailable(.unreadable))
     #expect(

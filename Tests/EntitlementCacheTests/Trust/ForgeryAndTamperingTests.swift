@@ -72,7 +72,7 @@ struct ForgeryAndTamperingTests {
     let directory = try TemporaryDirectory()
     let cache = try TrustFixture.cache(in: directory, clock: clock)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
-    clock.advance(by: 40 * 86_400)  // past pro's expiresAt (2026-12-30)
+    clock.advance(by: .seconds(40 * 86_400))  // past pro's expiresAt (2026-12-30)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     try cache.close()
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))

@@ -157,7 +157,7 @@ struct TrustedSnapshotTests {
     #expect(try cache.verifySnapshot(for: Fixture.scopeA) == .verified)
     // Twenty days pass on the device (its boot clock measures them), then the clock is set
     // back to the day of the first answer.
-    clock.advance(by: 20 * 86_400)
+    clock.advance(by: .seconds(20 * 86_400))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     clock.set(Fixture.requestDate.addingTimeInterval(3_600))
     // An answer from that key, dated before it expired, arriving now: by the trusted server
@@ -192,7 +192,7 @@ struct TrustedSnapshotTests {
     let directory = try TemporaryDirectory()
     let cache = try TrustFixture.cache(in: directory, clock: clock)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
-    clock.advance(by: 60)
+    clock.advance(by: .seconds(60))
     let newer = TrustFixture.body(requestDate: "2026-11-30T12:01:00Z")
     var forged = try TrustFixture.signed(newer)
     forged = try CustomerInfoSnapshot(
