@@ -7,7 +7,7 @@ import Synchronization
 /// (``observeWrites(_:)``), so a snapshot an SDK stores through that instance reaches the
 /// client's streams without waiting for any timer. For writes by other processes it looks at
 /// ``changeMark()`` at every cross-process check while the app is in the foreground
-/// (``ClientConfiguration/crossProcessCheckInterval``), and reads the cache again only when the
+/// (``ClientConfiguration/changeCheckInterval``), and reads the cache again only when the
 /// mark moved, so an idle client reads and parses nothing. A cache that does not adopt this
 /// protocol is read at every check instead. Both caches of the package adopt it; a cache of an
 /// SDK's own may, and the conformance kit's round-trip clause checks the mark of a cache that

@@ -3,8 +3,6 @@ public struct ClientConfiguration: Sendable {
   /// The entitlement keys every ``ClientState`` carries decisions for. Keys asked through
   /// ``EntitlementClient/accessUpdates(to:)`` are added while someone listens. Default none.
   public var watchedEntitlements: Set<String> = []
-  /// The policy reads use; nil for the cache's own. Default nil.
-  public var policy: OfflinePolicy?
   /// How long after a refresh a snapshot is due again while the app is in the background.
   /// In the foreground the policy's `staleAfter` decides. Default 25 hours.
   public var backgroundStaleAfter: Duration = .seconds(25 * 3600)
@@ -24,7 +22,7 @@ public struct ClientConfiguration: Sendable {
   /// How often, in the foreground, the client looks for a write by another process sharing
   /// the cache (a widget, an extension) and publishes it. Nil: never. Default 0.9 seconds, so
   /// with the SQLite cache's own check (50 ms) a write is published within 1 s.
-  public var crossProcessCheckInterval: Duration? = .milliseconds(900)
+  public var changeCheckInterval: Duration? = .milliseconds(900)
   /// How long a fetch may take before it counts as a transient failure and the scope's flight
   /// ends, so one fetch that never answers cannot hold every later refresh. Nil: no limit.
   /// Default 60 seconds.
@@ -43,7 +41,7 @@ public struct ClientConfiguration: Sendable {
     let durations: [(String, Duration?)] = [
       ("backgroundStaleAfter", backgroundStaleAfter), ("backgroundJitter", backgroundJitter),
       ("retryInitialDelay", retryInitialDelay), ("retryMaxDelay", retryMaxDelay),
-      ("crossProcessCheckInterval", crossProcessCheckInterval), ("fetchTimeout", fetchTimeout),
+      ("changeCheckInterval", changeCheckInterval), ("fetchTimeout", fetchTimeout),
       ("purchaseRetryInitialDelay", purchaseRetryInitialDelay),
       ("purchaseRetryMaxDelay", purchaseRetryMaxDelay),
     ]
@@ -66,14 +64,13 @@ public struct ClientConfiguration: Sendable {
       throw .invalidConfiguration(
         field: "purchaseRetryMaxDelay", problem: "must not be less than purchaseRetryInitialDelay")
     }
-    if let interval = crossProcessCheckInterval, interval <= .zero {
+    if let interval = changeCheckInterval, interval <= .zero {
       throw .invalidConfiguration(
-        field: "crossProcessCheckInterval", problem: "must be positive (nil turns it off)")
+        field: "changeCheckInterval", problem: "must be positive (nil turns it off)")
     }
     if let timeout = fetchTimeout, timeout <= .zero {
       throw .invalidConfiguration(
         field: "fetchTimeout", problem: "must be positive (nil turns it off)")
     }
-    if let policy { try policy.validate(prefix: "policy.") }
   }
 }

@@ -18,12 +18,16 @@ extension EntitlementClient {
   func state(of identity: ClientIdentity, keys: Set<String>? = nil) -> ClientState {
     let keys = keys ?? core.withLock { watchedKeys($0) }
     let scope = identity.scope
-    let policy = configuration.policy
-    // The whole CustomerInfo first: on a cold scope that read makes the scope resident, so the
-    // decisions after it are hot reads instead of a point read of their own.
-    let customerInfo = try? cache.evaluatedCustomerInfo(for: scope, policy: policy)
+    // The cache's own policy decides: it has one home, the cache's configuration.
+    // The whole CustomerInfo first: a watched key it decides is taken from it, so a state's
+    // decisions are of one instant; a key the snapshot does not mention is asked of the
+    // cache, a hot read once the first has made the scope resident.
+    let customerInfo = try? cache.evaluatedCustomerInfo(for: scope, policy: nil)
     var decisions: [String: AccessDecision] = [:]
-    for key in keys { decisions[key] = cache.access(to: key, for: scope, policy: policy) }
+    for key in keys {
+      decisions[key] =
+        customerInfo?.decisions[key] ?? cache.access(to: key, for: scope, policy: nil)
+    }
     return ClientState(
       appUserID: identity.appUserID, customerInfo: customerInfo, decisions: decisions)
   }
@@ -113,7 +117,7 @@ extension EntitlementClient {
   /// reads and parses nothing; any other cache is read at every check, and a check that finds
   /// nothing new publishes nothing.
   func startCrossProcessChecks(_ core: inout ClientCore) {
-    guard let interval = configuration.crossProcessCheckInterval, core.crossProcessCheck == nil
+    guard let interval = configuration.changeCheckInterval, core.crossProcessCheck == nil
     else { return }
     let signaling = cache as? any CustomerInfoChangeSignaling
     core.crossProcessCheck = spawn(&core) { [weak self, runtime] in

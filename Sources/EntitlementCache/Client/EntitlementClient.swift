@@ -30,7 +30,7 @@ import Synchronization
 ///   one.
 /// - Failed fetches are retried with backoff in the foreground only.
 /// - In the foreground, a write by another process sharing the cache is published within
-///   ``ClientConfiguration/crossProcessCheckInterval``.
+///   ``ClientConfiguration/changeCheckInterval``.
 ///
 /// The client calls the cache while holding its own lock, so a cache (or its `onReadFailure`)
 /// must not call back into the client.
@@ -130,7 +130,7 @@ public final class EntitlementClient: Sendable {
   /// touches the network.
   public func access(to entitlement: String) -> AccessDecision {
     let scope = core.withLock { $0.identity.scope }
-    return cache.access(to: entitlement, for: scope, policy: configuration.policy)
+    return cache.access(to: entitlement, for: scope, policy: nil)
   }
 
   /// The current identity.
@@ -297,7 +297,7 @@ public final class EntitlementClient: Sendable {
     guard let identity else { return }
     // The network is back: what backed off while it was gone is due now.
     core.withLock { _ = requestDrain(&$0, startedAfterThisCall: false, postingBackedOff: true) }
-    let info = try? cache.evaluatedCustomerInfo(for: identity.scope, policy: configuration.policy)
+    let info = try? cache.evaluatedCustomerInfo(for: identity.scope, policy: nil)
     guard info == nil || info?.freshness == .offline else { return }
     core.withLock { $0.retry.cancel() }
     launchRefresh(.networkAvailable)

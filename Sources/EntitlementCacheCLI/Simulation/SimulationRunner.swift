@@ -235,10 +235,9 @@ private final class SimulatedDevice: Sendable {
     }
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = script.watched
-    configuration.policy = script.policy
     // One process owns the file, so there is no other writer to look for; polling for one
     // every second would wake the virtual clock 86,400 times a simulated day.
-    configuration.crossProcessCheckInterval = nil
+    configuration.changeCheckInterval = nil
     let client: EntitlementClient
     do {
       client = try EntitlementClient(

@@ -12,7 +12,7 @@ struct BoundaryRepublishTests {
     "offline, pro flips to expired at the exact instant of expiresAt", arguments: CacheKind.allCases
   )
   func expiryWhileOffline(kind: CacheKind) throws {
-    let harness = try ClientHarness(on: kind) { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness(on: kind) { $0.changeCheckInterval = nil }
     let expiresAt = ClientFixture.start.addingTimeInterval(600)
     try harness.storeDirectly(ClientFixture.json(proExpiresAt: expiresAt), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
@@ -31,7 +31,7 @@ struct BoundaryRepublishTests {
 
   @Test("a server clock ahead of the device moves the flip to the device time of the boundary")
   func expiryWithServerAhead() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     // The server's clock reads ten minutes ahead: its requestDate is the device's +10 min.
     let serverNow = ClientFixture.start.addingTimeInterval(600)
     let expiresAt = serverNow.addingTimeInterval(60)
@@ -47,7 +47,7 @@ struct BoundaryRepublishTests {
 
   @Test("staleAfter republishes with freshness stale at its instant, deciding the same")
   func staleBoundary() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     harness.start(answering: ClientFixture.json())
     let before = harness.states.count
     harness.runtime.advance(by: .seconds(300))

@@ -49,7 +49,7 @@ struct ChangeSignalTests {
   func ownInstanceWritesArePublishedAtOnce(kind: CacheKind) throws {
     // No cross-process check at all: only the cache's write signal can publish the write.
     let harness = try ClientHarness(
-      on: kind, configure: { $0.crossProcessCheckInterval = nil })
+      on: kind, configure: { $0.changeCheckInterval = nil })
     harness.start(answering: ClientFixture.json())
     let published = harness.states.count
     let reports = harness.reports.count

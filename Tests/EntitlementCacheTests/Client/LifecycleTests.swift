@@ -9,7 +9,7 @@ import Testing
 struct LifecycleTests {
   @Test("failures back off from about 1 s, doubling to 5 min, with jitter; a success resets them")
   func backoff() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     harness.client.start()
     harness.runtime.runUntilIdle()
     var waits: [Double] = []
@@ -45,7 +45,7 @@ struct LifecycleTests {
     "a rejected fetch is recorded with its status, never retried on a timer, asked again by the next flow"
   )
   func rejected() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
     harness.start(answering: .failure(.rejected(status: 401)))
     #expect(harness.outcomes == ["alice: failed"])
@@ -65,7 +65,7 @@ struct LifecycleTests {
   @Test("a fresh answer a purchase post stored cancels the retry of an earlier failed fetch")
   func postedAnswerCancelsRetry() throws {
     let harness = try ClientHarness(
-      configure: { $0.crossProcessCheckInterval = nil }, posts: true)
+      configure: { $0.changeCheckInterval = nil }, posts: true)
     // A purchase queued in an earlier launch: start drains it, with no refresh of its own.
     let queue = try #require(harness.cache as? any PurchaseQueueStore)
     _ = try queue.enqueue(
@@ -87,7 +87,7 @@ struct LifecycleTests {
 
   @Test("in the background retries stop; back in the foreground a stale snapshot refreshes")
   func backgroundStopsRetries() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
     #expect(!harness.runtime.pendingWaits.isEmpty)
@@ -142,7 +142,7 @@ struct LifecycleTests {
 
   @Test("the network coming back refreshes at once after offline access, and not otherwise")
   func networkAvailable() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
     harness.client.networkAvailable()
@@ -229,9 +229,6 @@ struct LifecycleTests {
     ) {
       try configuration.validate()
     }
-    configuration = ClientConfiguration()
-    configuration.policy = OfflinePolicy(staleAfter: .nan)
-    #expect(throws: CacheError.self) { try configuration.validate() }
     configuration = ClientConfiguration()
     configuration.retryMaxDelay = .milliseconds(10)
     #expect(

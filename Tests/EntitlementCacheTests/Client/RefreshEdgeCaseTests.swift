@@ -58,7 +58,7 @@ struct RefreshEdgeCaseTests {
 
   @Test("a fetch that never answers fails after the fetch timeout and frees the scope's flight")
   func hungFetch() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     harness.client.start()
     harness.runtime.runUntilIdle()
     let restore = harness.run { client in await client.restorePurchases().state.appUserID }
@@ -76,7 +76,7 @@ struct RefreshEdgeCaseTests {
 
   @Test("while a failure backs off, cachedOrFetched reads do not fetch")
   func cachedOrFetchedWaitsOutTheBackoff() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
     for _ in 0..<5 { _ = harness.run { client in await client.state() } }
@@ -86,7 +86,7 @@ struct RefreshEdgeCaseTests {
 
   @Test("a retry pending for A is not sent after a switch to B")
   func retryStopsAtIdentityChange() throws {
-    let harness = try ClientHarness { $0.crossProcessCheckInterval = nil }
+    let harness = try ClientHarness { $0.changeCheckInterval = nil }
     harness.start(answering: .failure(.transient(status: nil)))
     _ = harness.run { client in try? await client.logIn("bob") }
     harness.runtime.advance(by: .seconds(600))
