@@ -56,33 +56,16 @@ extension SQLiteCustomerInfoCache {
       report(.invalid(error), for: scope, at: now)
       return []
     }
-    let version = otherConnectionsVersion()
-    let keys = reads.withLock { path -> Result<Set<String>, ReadFailure> in
-      if let version {
-        path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
-      }
-      let resident: ResidentScope
-      do throws(ReadFailure) {
-        resident = try path.completeResident(scope)
-      } catch {
-        return .failure(error)
-      }
-      var keys: Set<String> = []
+    var keys: Set<String> = []
+    let failure = withResident(scope, whole: false, at: now) { path, resident in
       for (key, facts) in resident.entitlements
       where path.evaluate(
         resident, key, facts, now: now, boot: clock.bootInstant, policy: rules
       ).isGranted {
         keys.insert(key)
       }
-      return .success(keys)
     }
-    switch keys {
-    case .success(let keys):
-      return keys
-    case .failure(let failure):
-      report(failure, for: scope, at: now)
-      return []
-    }
+    return failure == nil ? keys : []
   }
 
   /// The stored CustomerInfo re-evaluated now, or nil when no snapshot is stored.
@@ -100,41 +83,28 @@ extension SQLiteCustomerInfoCache {
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     let now = clock.now()
     let rules = try resolve(policy).get()
-    let version = otherConnectionsVersion()
     // Set under the lock, rather than returned through it: a generic result copies every
     // part of the reading through the runtime's witnesses.
     var reading: WholeReading?
-    var failure: ReadFailure?
-    reads.withLock { path in
-      if let version {
-        path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
+    let failure = withResident(scope, whole: true, at: now) { _, resident throws(ReadFailure) in
+      guard resident.hasSnapshot, let details = resident.details,
+        let snapshot = details.snapshot
+      else { return }
+      let info: CustomerInfo
+      switch snapshot {
+      case .success(let snapshot): info = snapshot.customerInfo
+      case .failure(let error): throw ReadFailure.snapshot(error)
       }
-      do throws(ReadFailure) {
-        let resident = try path.wholeResident(scope)
-        guard resident.hasSnapshot, let details = resident.details,
-          let snapshot = details.snapshot
-        else { return }
-        let info: CustomerInfo
-        switch snapshot {
-        case .success(let snapshot): info = snapshot.customerInfo
-        case .failure(let error): throw ReadFailure.snapshot(error)
-        }
-        let clock = resident.clockReading(now: now, boot: clock.bootInstant, policy: rules)
-        var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
-        // Evaluated against the mark before this read, as a key's decision is.
-        bookkeeping.deviceHighWaterMark = resident.highWaterMark
-        resident.recordRead(at: clock.effectiveDeviceNow)
-        reading = WholeReading(
-          info: info, plan: resident.evaluationPlan(for: info),
-          snapshot: resident.scopeRow.snapshotFacts, bookkeeping: bookkeeping, clock: clock)
-      } catch {
-        failure = error
-      }
+      let clock = resident.clockReading(now: now, boot: clock.bootInstant, policy: rules)
+      var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
+      // Evaluated against the mark before this read, as a key's decision is.
+      bookkeeping.deviceHighWaterMark = resident.highWaterMark
+      resident.recordRead(at: clock.effectiveDeviceNow)
+      reading = WholeReading(
+        info: info, plan: resident.evaluationPlan(for: info),
+        snapshot: resident.scopeRow.snapshotFacts, bookkeeping: bookkeeping, clock: clock)
     }
-    if let failure {
-      report(failure, for: scope, at: now)
-      throw failure.cacheError
-    }
+    if let failure { throw failure.cacheError }
     guard let reading else { return nil }
     // Outside the lock: the evaluation touches only these copies.
     return EntitlementEvaluator.evaluate(
@@ -194,39 +164,49 @@ extension SQLiteCustomerInfoCache {
   ///   ``CacheError/unreadableSnapshot(_:)`` when the stored bytes no longer decode.
   public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
     let now = clock.now()
-    let version = otherConnectionsVersion()
     let hasTrustRoots = configuration.trustRoots != nil
-    let read = reads.withLock { path -> Result<CachedCustomerInfo?, ReadFailure> in
+    var cached: CachedCustomerInfo?
+    let failure = withResident(scope, whole: true, at: now) { _, resident throws(ReadFailure) in
+      guard resident.hasRow, let details = resident.details else { return }
+      var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
+      bookkeeping.deviceHighWaterMark = resident.highWaterMark
+      switch details.snapshot {
+      case nil:
+        cached = CachedCustomerInfo(snapshot: nil, bookkeeping: bookkeeping)
+      case .failure(let error)?:
+        throw .snapshot(error)
+      case .success(let snapshot)?:
+        cached = CachedCustomerInfo(
+          snapshot: snapshot, bookkeeping: bookkeeping,
+          verdict: hasTrustRoots ? resident.scopeRow.snapshotFacts.verdict : nil)
+      }
+    }
+    if let failure { throw failure.cacheError }
+    return cached
+  }
+
+  /// Runs `body` under the reads lock on the resident of `scope` that holds every key
+  /// (`whole`: and its body and details), reading the file when memory does not, after the
+  /// cross-connection check when one is due. A read that fails is reported, and returned.
+  private func withResident(
+    _ scope: CacheScope, whole: Bool, at now: Date,
+    _ body: (ScopeReader, ResidentScope) throws(ReadFailure) -> Void
+  ) -> ReadFailure? {
+    let version = otherConnectionsVersion()
+    var failure: ReadFailure?
+    reads.withLock { path in
       if let version {
         path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
       }
       do throws(ReadFailure) {
-        let resident = try path.wholeResident(scope)
-        guard resident.hasRow, let details = resident.details else { return .success(nil) }
-        var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
-        bookkeeping.deviceHighWaterMark = resident.highWaterMark
-        switch details.snapshot {
-        case nil:
-          return .success(CachedCustomerInfo(snapshot: nil, bookkeeping: bookkeeping))
-        case .failure(let error)?:
-          return .failure(.snapshot(error))
-        case .success(let snapshot)?:
-          return .success(
-            CachedCustomerInfo(
-              snapshot: snapshot, bookkeeping: bookkeeping,
-              verdict: hasTrustRoots ? resident.scopeRow.snapshotFacts.verdict : nil))
-        }
+        let resident = whole ? try path.wholeResident(scope) : try path.completeResident(scope)
+        try body(path, resident)
       } catch {
-        return .failure(error)
+        failure = error
       }
     }
-    switch read {
-    case .success(let cached):
-      return cached
-    case .failure(let failure):
-      report(failure, for: scope, at: now)
-      throw failure.cacheError
-    }
+    if let failure { report(failure, for: scope, at: now) }
+    return failure
   }
 
   /// Drops the memory-resident state of `scope`, so its next read goes to the file as it does
