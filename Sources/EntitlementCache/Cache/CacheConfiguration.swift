@@ -129,10 +129,21 @@ public struct CacheConfiguration: Sendable {
 }
 
 extension OfflinePolicy {
+  /// Checks the policy as the package's caches do before they read with it: a cache of your
+  /// own calls this on a policy it is given, since a window that is NaN, negative or infinite
+  /// would fail open and grant lifetime access forever.
+  ///
+  /// - Parameter trustRoots: The cache's pinned roots; without them a policy that requires a
+  ///   verified snapshot is refused, since `verified` would be only the body's claim.
+  /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` naming the field.
+  public func validate(trustRoots: TrustRoots?) throws(CacheError) {
+    try validate(prefix: "", trustRoots: trustRoots)
+  }
+
   /// Every duration finite and not negative, and no verified snapshot required of a cache
   /// without trust roots, where `verified` would be only the body's claim; `prefix` names
   /// where the policy sits.
-  func validate(prefix: String = "", trustRoots: TrustRoots?) throws(CacheError) {
+  func validate(prefix: String, trustRoots: TrustRoots?) throws(CacheError) {
     if requireVerified, trustRoots == nil {
       throw .invalidConfiguration(
         field: prefix + "requireVerified",

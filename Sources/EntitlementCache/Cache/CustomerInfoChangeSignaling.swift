@@ -47,7 +47,9 @@ public final class WriteObservation: Sendable {
     cancellation = nil
   }
 
-  init(cancellation: @escaping @Sendable () -> Void) {
+  /// An observation that runs `cancellation` at ``cancel()`` and again when released, for a
+  /// cache of your own to stop calling its observer there: make it safe to run twice.
+  public init(cancellation: @escaping @Sendable () -> Void) {
     self.cancellation = cancellation
   }
 

@@ -41,6 +41,29 @@ public enum EntitlementEvaluator {
       policy: policy)
   }
 
+  /// The device time a read at `now` decides with, which a cache raises the scope's
+  /// high-water mark to (``ScopeBookkeeping/deviceHighWaterMark``) after the read, as the
+  /// package's caches do: the wall clock, or the latest device time already seen when the
+  /// clock reads earlier (it was set back), or, in the refresh's boot session, the refresh's
+  /// time plus the boot clock's measure since, when that is later. A cache of your own that
+  /// raises its mark to the wall clock instead lets a clock set back across a reboot reopen
+  /// access a read had already seen end.
+  ///
+  /// - Parameters:
+  ///   - now: The device's wall clock.
+  ///   - bookkeeping: The scope's bookkeeping; nil when nothing is stored.
+  ///   - bootInstant: The boot clock now, where the platform has one.
+  ///   - policy: The offline policy.
+  public static func effectiveDeviceTime(
+    now: Date, bookkeeping: ScopeBookkeeping?, bootInstant: BootInstant? = nil,
+    policy: OfflinePolicy = .conservative
+  ) -> Date {
+    ClockReading(
+      now: now, boot: bootInstant, bookkeeping: bookkeeping,
+      tolerance: policy.clockRollbackTolerance
+    ).effectiveDeviceNow
+  }
+
   /// Every entitlement of a CustomerInfo re-evaluated: lapsed ones read `expired`, an expired
   /// access context is removed, and each key has its decision.
   ///

@@ -1,3 +1,4 @@
+import EntitlementCacheTesting
 import Foundation
 import Testing
 
@@ -5,6 +6,38 @@ import Testing
 
 @Suite("EvaluatedCustomerInfo and the cache-level reads")
 struct EvaluatedReadsTests {
+  @Test(
+    "the public effective device time is what a cache raises its mark to: set back, rebooted",
+    arguments: [false, true])
+  func effectiveDeviceTimeIsTheMarkARead(rebooted: Bool) throws {
+    let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
+    let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    clock.advance(by: .seconds(2 * Fixture.hour))
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    if rebooted { clock.reboot(session: "boot-2") }
+    // Set back an hour: more than the tolerance behind the time a read already saw.
+    clock.set(Fixture.at(Fixture.hour))
+    let before = try #require(try cache.load(Fixture.scopeA)).bookkeeping
+    let expected = EntitlementEvaluator.effectiveDeviceTime(
+      now: clock.now, bookkeeping: before, bootInstant: clock.bootInstant)
+    #expect(expected == Fixture.at(2 * Fixture.hour))
+    _ = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == expected)
+    // Not rebooted, the boot clock still measures since the refresh: it runs on past the mark.
+    clock.advance(by: .seconds(60))
+    let later = try #require(try cache.load(Fixture.scopeA)).bookkeeping
+    let next = EntitlementEvaluator.effectiveDeviceTime(
+      now: clock.now, bookkeeping: later, bootInstant: clock.bootInstant)
+    #expect(next == (rebooted ? expected : Fixture.at(2 * Fixture.hour + 60)))
+    #expect(throws: CacheError.self) {
+      try OfflinePolicy(staleAfter: .nan).validate(trustRoots: nil)
+    }
+    #expect(throws: CacheError.self) {
+      try OfflinePolicy(requireVerified: true).validate(trustRoots: nil)
+    }
+    try OfflinePolicy.conservative.validate(trustRoots: nil)
+  }
 
   /// One snapshot with an entitlement in every situation, stored at T.
   static let info = Fixture.info(
