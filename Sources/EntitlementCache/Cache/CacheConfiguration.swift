@@ -149,12 +149,6 @@ extension OfflinePolicy {
         field: prefix + "requireVerified",
         problem: "needs trustRoots: without them `verified` is only the body's claim")
     }
-    try validate(prefix: prefix)
-  }
-
-  /// Every duration finite and not negative; `prefix` names where the policy sits. The refresh
-  /// client checks its policy so, not knowing its cache's roots: the cache checks the rest.
-  func validate(prefix: String = "") throws(CacheError) {
     let any = 0...Double.greatestFiniteMagnitude
     try CacheConfiguration.check(prefix + "staleAfter", staleAfter, within: any)
     try CacheConfiguration.check(

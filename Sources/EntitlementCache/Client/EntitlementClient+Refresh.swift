@@ -203,14 +203,10 @@ extension EntitlementClient {
   /// verification is recorded as a failed refresh. A stored answer, whatever flow brought it
   /// (a refresh, a purchase post), cancels the current user's pending retry: that retry
   /// failing would mark the scope offline seconds after a fresh answer. Called holding the
-  /// write lock.
+  /// write lock, as one of the client's own writes (``ownWrite(_:)``).
   func storeAnswer(
     _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?
   ) -> RefreshOutcome {
-    // Whichever flow stores (a refresh, a purchase post), it publishes after, in order with
-    // what it reports.
-    ownWrites.add(1, ordering: .releasing)
-    defer { ownWrites.subtract(1, ordering: .releasing) }
     do throws(CacheError) {
       let snapshot: CustomerInfoSnapshot
       do {

@@ -26,7 +26,7 @@ import Synchronization
 /// let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
 /// try cache.store(try CustomerInfoSnapshot(jsonData: proUntilTomorrow), for: scope)
 /// cache.hasActiveEntitlement("pro", for: scope)  // true
-/// clock.advance(by: 2 * 86_400)
+/// clock.advance(by: .seconds(2 * 86_400))
 /// cache.access(to: "pro", for: scope).state      // .denied(.expired), with no write between
 /// ```
 ///

@@ -199,7 +199,7 @@ extension SQLiteCustomerInfoCache {
         path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
       }
       do throws(ReadFailure) {
-        let resident = whole ? try path.wholeResident(scope) : try path.completeResident(scope)
+        let resident = try path.resident(scope, whole: whole)
         try body(path, resident)
       } catch {
         failure = error

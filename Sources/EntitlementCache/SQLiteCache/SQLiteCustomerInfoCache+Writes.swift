@@ -165,7 +165,7 @@ extension SQLiteCustomerInfoCache {
     guard let roots = configuration.trustRoots else { return (nil, nil, nil) }
     // The scope as stored, checked as any read from disk is.
     let current = reads.withLock { path -> (ScopeBookkeeping, TrustVerdict, Int64?)? in
-      guard let resident = try? path.completeResident(scope), resident.hasSnapshot else {
+      guard let resident = try? path.resident(scope, whole: false), resident.hasSnapshot else {
         return nil
       }
       let scopeRow = resident.scopeRow

@@ -32,7 +32,7 @@ struct StoreTestingSeam {
     _ scope: CacheScope
   ) throws -> (entitlements: [String: EntitlementFacts], snapshot: SnapshotFacts?) {
     try cache.reads.withLock { path throws(ReadFailure) in
-      let resident = try path.completeResident(scope)
+      let resident = try path.resident(scope, whole: false)
       return (resident.entitlements, resident.snapshot)
     }
   }

@@ -375,7 +375,7 @@ extension EntitlementClient {
     writes.withLock { _ in
       let current = core.withLock { $0.identity.scope == observer.scope }
       guard current else { return }
-      _ = storeAnswer(body, for: observer.scope, requestNonce: requestNonce)
+      _ = ownWrite { storeAnswer(body, for: observer.scope, requestNonce: requestNonce) }
     }
   }
 

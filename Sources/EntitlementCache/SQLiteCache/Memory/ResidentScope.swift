@@ -53,7 +53,6 @@ final class ResidentScope {
   private var plan: EvaluationPlan?
 
   /// Takes `scopeRow` over: consumed, so it moves in rather than being copied.
-  ///
   init(
     scopeRow: consuming ScopeRow, entitlements: consuming [String: EntitlementFacts],
     isComplete: Bool, details: ScopeDetails? = nil

@@ -111,7 +111,7 @@ final class ScopeReader {
     do {
       if trustRoots != nil {
         // A scope read from disk is read whole, to be checked against its signed body.
-        let read = try completeResident(scope)
+        let read = try self.resident(scope, whole: false)
         let known = read.makeRecent(key)
         return evaluate(
           read, key, known ? read.recentFacts : nil, now: now, boot: boot, policy: policy)
@@ -137,23 +137,15 @@ final class ScopeReader {
     failures.removeValue(forKey: scope.key)
   }
 
-  /// A resident holding every key of the scope, reading the file when needed.
-  func completeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
+  /// A resident holding every key of the scope (`whole`: and its details, the body and the
+  /// bookkeeping the scope row leaves out), reading the file when memory does not.
+  func resident(_ scope: CacheScope, whole: Bool) throws(ReadFailure) -> ResidentScope {
     if let resident = residents[scope.key], !resident.needsReread,
-      resident.isComplete || !resident.hasRow
+      whole ? resident.isWhole : resident.isComplete || !resident.hasRow
     {
       return resident
     }
-    return try readResident(scope)
-  }
-
-  /// A resident holding every key and the details of the scope (its body and the bookkeeping
-  /// the scope row leaves out), reading the file when needed.
-  func wholeResident(_ scope: CacheScope) throws(ReadFailure) -> ResidentScope {
-    if let resident = residents[scope.key], !resident.needsReread, resident.isWhole {
-      return resident
-    }
-    return try readResident(scope, whole: true)
+    return try readResident(scope, whole: whole)
   }
 
   /// Reads `scope` from the file into a complete resident and installs it: `whole`, with its

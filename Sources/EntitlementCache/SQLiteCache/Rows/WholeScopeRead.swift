@@ -59,9 +59,13 @@ struct WholeScopeRead {
           read.digest = digest
           let decoded = parsed.body(digest) { Data(body) }
           read.decoded = decoded
-          read.details?.snapshot = decoded.map {
-            CustomerInfoSnapshot(
-              decoded: $0.snapshot, signature: trust.signature, requestNonce: trust.requestNonce)
+          // A checked read's snapshot is the one verify(for:roots:) decides on.
+          if !checking {
+            read.details?.snapshot = decoded.map {
+              CustomerInfoSnapshot(
+                decoded: $0.snapshot, signature: trust.signature, requestNonce: trust.requestNonce
+              )
+            }
           }
         }
         read.scopeRow = scopeRow
