@@ -12,7 +12,7 @@ public struct CacheConfiguration: Sendable {
     /// ``SQLiteCustomerInfoCache/damageReport``. Reads answer `offlineUnavailable` until a
     /// refresh writes a new snapshot. The default for apps.
     case moveAside
-    /// Throw ``CacheError/damagedDatabase(path:movedTo:cause:)`` and leave the file alone.
+    /// Throw a storage error with ``SQLiteCacheError/damaged(path:movedTo:cause:)`` and leave the file alone.
     /// For inspection tools.
     case fail
   }

@@ -28,64 +28,48 @@ public enum CacheOperation: String, Sendable, Hashable {
   case readPurchases = "read purchase queue"
 }
 
-/// Everything the cache's public API throws. Messages name the operation and never contain
-/// tokens, raw identities or bound values.
+/// Everything a ``CustomerInfoCache`` throws, in terms any storage can produce: a rejected
+/// input, a refused write, a stored snapshot that no longer decodes, a closed cache, or a
+/// failure of the storage itself with that storage's own error inside.
+///
+/// Messages name the operation and never contain tokens, raw identities or bound values.
 public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The snapshot was rejected; nothing was written.
   case invalidSnapshot(SnapshotError)
-  /// SQLite failed during the operation; a failed write changed nothing.
-  case storage(CacheOperation, SQLiteError)
-  /// The file was written by a newer schema than this build knows; it was left untouched.
-  case schemaTooNew(path: String, found: Int, supported: Int)
-  /// The file is not a database or is damaged. When `movedTo` is set the file was moved
-  /// there, never erased, and a new empty database took its place.
-  case damagedDatabase(path: String, movedTo: String?, cause: SQLiteError)
-  /// There is no database at the path and the configuration does not create one.
-  case databaseMissing(path: String)
-  /// A file-system call failed (creating the file, moving a damaged file aside).
-  case fileSystem(CacheOperation, path: String, reason: String)
-  /// The stored snapshot no longer decodes (it was altered outside this library).
-  case unreadableSnapshot(SnapshotError)
-  /// The cache was closed (``SQLiteCustomerInfoCache/close()``); nothing was written.
-  case closed
-  /// A ``CacheConfiguration`` value is out of range; nothing was opened.
-  case invalidConfiguration(field: String, problem: String)
-  /// The snapshot failed verification and the scope's stored snapshot is verified: it was
-  /// not stored (DESIGN §12), and the verified one is still readable.
-  case unverifiedSnapshot(VerificationFailure)
   /// An ``ObservedPurchase`` was rejected (`field` names which part); nothing was written.
   /// The message never shows the value.
   case invalidPurchase(field: String, problem: String)
+  /// A configuration or policy value is out of range; nothing was opened, read or written.
+  case invalidConfiguration(field: String, problem: String)
+  /// The snapshot failed verification and the scope's stored snapshot is verified: it was
+  /// not stored, and the verified one is still readable.
+  case unverifiedSnapshot(VerificationFailure)
+  /// The stored snapshot no longer decodes (it was altered outside this library).
+  case unreadableSnapshot(SnapshotError)
+  /// The storage failed during the operation; a failed write changed nothing. The failure
+  /// says what kind of trouble it is and carries the storage's own error.
+  case storage(CacheOperation, StorageFailure)
+  /// The cache was closed; nothing was read or written.
+  case closed
 
   /// One line naming the operation and the problem.
   public var description: String {
     switch self {
     case .invalidSnapshot(let error):
       return error.description
-    case .storage(let operation, let error):
-      return "\(operation.rawValue): \(error)"
-    case .schemaTooNew(let path, let found, let supported):
-      return
-        "\(path): written by schema version \(found), newer than this build's \(supported); file left untouched"
-    case .damagedDatabase(let path, let movedTo?, let cause):
-      return "\(path): damaged (\(cause.message)); moved aside to \(movedTo)"
-    case .damagedDatabase(let path, nil, let cause):
-      return "\(path): damaged (\(cause.message))"
-    case .databaseMissing(let path):
-      return "\(path): no such database"
-    case .fileSystem(let operation, let path, let reason):
-      return "\(operation.rawValue): \(path): \(reason)"
-    case .unreadableSnapshot(let error):
-      return "stored snapshot does not decode: \(error)"
-    case .closed:
-      return "the cache was closed"
+    case .invalidPurchase(let field, let problem):
+      return "purchase: \(field) \(problem)"
     case .invalidConfiguration(let field, let problem):
       return "configuration: \(field) \(problem)"
     case .unverifiedSnapshot(let reason):
       return
         "\(CacheOperation.store.rawValue): failed verification (\(reason.rawValue)); the verified snapshot stored is kept"
-    case .invalidPurchase(let field, let problem):
-      return "purchase: \(field) \(problem)"
+    case .unreadableSnapshot(let error):
+      return "stored snapshot does not decode: \(error)"
+    case .storage(let operation, let failure):
+      return "\(operation.rawValue): \(failure)"
+    case .closed:
+      return "the cache was closed"
     }
   }
 }

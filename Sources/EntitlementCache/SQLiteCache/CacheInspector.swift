@@ -149,7 +149,7 @@ package struct CacheInspector: Sendable {
         }
       }
     } catch {
-      throw .storage(.listScopes, error)
+      throw .sqlite(.listScopes, error)
     }
     // No reader: the cache was closed, which is not an empty file.
     guard let summaries else { throw .closed }
@@ -212,7 +212,7 @@ package struct CacheInspector: Sendable {
   /// Checks the file at `path` without changing it: schema version, `PRAGMA integrity_check`,
   /// page counts, file and WAL sizes, scope count, purchase-queue entries by state.
   ///
-  /// - Throws: ``CacheError/databaseMissing(path:)``; ``CacheError/damagedDatabase(path:movedTo:cause:)``
+  /// - Throws: ``SQLiteCacheError/missing(path:)``; ``SQLiteCacheError/damaged(path:movedTo:cause:)``
   ///   with `movedTo` nil when the file is not a database (it is left where it is).
   package static func health(path: String) throws(CacheError) -> DatabaseHealth {
     try SQLiteCustomerInfoCache.inspect(path: path)
@@ -255,7 +255,7 @@ extension SQLiteCustomerInfoCache {
   /// See ``CacheInspector/health(path:)``.
   static func inspect(path: String) throws(CacheError) -> DatabaseHealth {
     guard FileManager.default.fileExists(atPath: path) else {
-      throw .databaseMissing(path: path)
+      throw .sqlite(.open, .missing(path: path))
     }
     do {
       var options = SQLiteConnection.Options()
@@ -302,8 +302,8 @@ extension SQLiteCustomerInfoCache {
         scopeCount: scopeCount, purchaseCounts: purchaseCounts,
         verificationCounts: verificationCounts)
     } catch {
-      if error.isDamage { throw .damagedDatabase(path: path, movedTo: nil, cause: error) }
-      throw .storage(.inspect, error)
+      if error.isDamage { throw .sqlite(.open, .damaged(path: path, movedTo: nil, cause: error)) }
+      throw .sqlite(.inspect, error)
     }
   }
 

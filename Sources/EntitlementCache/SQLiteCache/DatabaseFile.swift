@@ -30,7 +30,7 @@ enum DatabaseFile {
     }
     let code = errno
     guard code != EEXIST else { return }
-    throw .fileSystem(.open, path: path, reason: String(cString: strerror(code)))
+    throw .sqlite(.open, .fileSystem(path: path, reason: String(cString: strerror(code))))
   }
 
   /// Moves a damaged database and its companions to `PATH.damaged-<UTC time>`, never erasing
@@ -47,7 +47,7 @@ enum DatabaseFile {
       let source = path + suffix
       guard FileManager.default.fileExists(atPath: source) else { continue }
       guard rename(source, target + suffix) == 0 else {
-        throw .fileSystem(.open, path: source, reason: String(cString: strerror(errno)))
+        throw .sqlite(.open, .fileSystem(path: source, reason: String(cString: strerror(errno))))
       }
     }
     return target

@@ -27,7 +27,7 @@ struct DatabaseOpener {
 
   func open() throws(CacheError) -> Opened {
     if !FileManager.default.fileExists(atPath: path) {
-      guard configuration.createIfMissing else { throw .databaseMissing(path: path) }
+      guard configuration.createIfMissing else { throw .sqlite(.open, .missing(path: path)) }
       try DatabaseFile.createPrivately(at: path)
     }
     switch connect() {
@@ -41,11 +41,11 @@ struct DatabaseOpener {
   /// empty database in its place. Every connection to the old file must be closed first, or
   /// its close would touch the new file's companions.
   ///
-  /// - Throws: ``CacheError/damagedDatabase(path:movedTo:cause:)`` when the configuration says
+  /// - Throws: ``SQLiteCacheError/damaged(path:movedTo:cause:)`` when the configuration says
   ///   to fail instead, or the new file is damaged too.
   func replaceDamaged(_ cause: SQLiteError) throws(CacheError) -> Opened {
     guard configuration.damageHandling == .moveAside else {
-      throw .damagedDatabase(path: path, movedTo: nil, cause: cause)
+      throw .sqlite(.open, .damaged(path: path, movedTo: nil, cause: cause))
     }
     let movedTo = try DatabaseFile.moveAside(path, at: clock.now())
     try DatabaseFile.createPrivately(at: path)
@@ -55,7 +55,7 @@ struct DatabaseOpener {
       return opened
     case .failure(.other(let error)): throw error
     case .failure(.damaged(let again)):
-      throw .damagedDatabase(path: path, movedTo: movedTo, cause: again)
+      throw .sqlite(.open, .damaged(path: path, movedTo: movedTo, cause: again))
     }
   }
 
@@ -82,7 +82,8 @@ struct DatabaseOpener {
     let supported = Migrator.embedded.latestVersion
     guard version <= supported else {
       leaveUntouchedOnClose(writer)
-      return .failure(.other(.schemaTooNew(path: path, found: version, supported: supported)))
+      return .failure(
+        .other(.sqlite(.open, .newerSchema(path: path, found: version, supported: supported))))
     }
     do {
       try configure(writer)
@@ -95,7 +96,8 @@ struct DatabaseOpener {
       switch error {
       case .schemaTooNew(let found, let supported):
         leaveUntouchedOnClose(writer)
-        return .failure(.other(.schemaTooNew(path: path, found: found, supported: supported)))
+        return .failure(
+          .other(.sqlite(.open, .newerSchema(path: path, found: found, supported: supported))))
       case .storage(let error):
         return .failure(classify(error, .migrate, closing: writer))
       }
@@ -113,7 +115,7 @@ struct DatabaseOpener {
   private func classify(
     _ error: SQLiteError, _ operation: CacheOperation, closing connection: SQLiteConnection? = nil
   ) -> Failure {
-    guard error.isDamage else { return .other(.storage(operation, error)) }
+    guard error.isDamage else { return .other(.sqlite(operation, error)) }
     if let connection { leaveUntouchedOnClose(connection) }
     return .damaged(error)
   }

@@ -129,7 +129,7 @@ extension SQLiteCustomerInfoCache: PurchaseQueueStore {
       do throws(SQLiteError) {
         return try body(open)
       } catch {
-        throw .storage(operation, error)
+        throw .sqlite(operation, error)
       }
     }
   }

@@ -248,14 +248,14 @@ extension SQLiteCustomerInfoCache {
         try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
       } catch {
         guard error.isDamage, configuration.damageHandling == .moveAside else {
-          throw .storage(operation, error)
+          throw .sqlite(operation, error)
         }
         try replaceDamagedFile(&open, cause: error)
         connection = open
         do throws(SQLiteError) {
           try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
         } catch {
-          throw .storage(operation, error)
+          throw .sqlite(operation, error)
         }
       }
     }
@@ -299,7 +299,7 @@ extension SQLiteCustomerInfoCache {
           try SQLiteConnection(path: ":memory:"), try SQLiteConnection(path: ":memory:")
         )
       } catch {
-        throw .storage(.open, error)
+        throw .sqlite(.open, error)
       }
       writerConnection = placeholder.writer
       state.replaceReader(
@@ -310,7 +310,7 @@ extension SQLiteCustomerInfoCache {
       do throws(SQLiteError) {
         version = try opened.writer.scalarInt("PRAGMA data_version")
       } catch {
-        throw .storage(.open, error)
+        throw .sqlite(.open, error)
       }
       writerConnection = opened.writer
       state.replaceReader(

@@ -63,11 +63,12 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a configuration value
   ///   out of range (see ``CacheConfiguration/validate()``), before the file is touched;
-  ///   ``CacheError/schemaTooNew(path:found:supported:)`` for a file from a newer
-  ///   build (left untouched); ``CacheError/damagedDatabase(path:movedTo:cause:)`` for a
-  ///   damaged file when ``CacheConfiguration/damageHandling`` is `.fail`;
-  ///   ``CacheError/databaseMissing(path:)`` when the file does not exist and
-  ///   ``CacheConfiguration/createIfMissing`` is false; storage and file-system errors.
+  ///   otherwise ``CacheError/storage(_:_:)`` with a ``SQLiteCacheError`` inside:
+  ///   ``SQLiteCacheError/newerSchema(path:found:supported:)`` for a file from a newer
+  ///   build (left untouched), ``SQLiteCacheError/damaged(path:movedTo:cause:)`` for a
+  ///   damaged file when ``CacheConfiguration/damageHandling`` is `.fail`,
+  ///   ``SQLiteCacheError/missing(path:)`` when the file does not exist and
+  ///   ``CacheConfiguration/createIfMissing`` is false, and failed SQLite or file-system calls.
   public init(
     path: String, configuration: CacheConfiguration = CacheConfiguration(),
     clock: CacheClock = .system
@@ -82,7 +83,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     do {
       dataVersion = try opened.writer.scalarInt("PRAGMA data_version")
     } catch {
-      throw .storage(.open, error)
+      throw .sqlite(.open, error)
     }
     writer = Locked(opened.writer)
     reads = Locked(
@@ -114,7 +115,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
       do throws(SQLiteError) {
         try attemptWrite(on: open, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
       } catch {
-        flushFailure = .storage(.flush, error)
+        flushFailure = .sqlite(.flush, error)
       }
       reads.withLock { $0.replaceReader(with: nil, dataVersion: nil, writerSerial: nil) }
       connection = nil

@@ -42,23 +42,35 @@ extension CLIError {
       self = .usage(problem.description)
     case .invalidConfiguration, .invalidPurchase, .unverifiedSnapshot:
       self = .usage(error.description)
-    case .storage(let operation, let cause)
-    where cause.isReadOnly:
-      // SQLite says "attempt to write a readonly database" even when the database is writable
-      // and a `-shm` or `-wal` beside it is not: name the file that is in the way.
-      self = .storage(
-        DatabaseLocation.readOnlyExplanation(for: path, operation: operation.rawValue))
-    case .storage(let operation, let cause):
-      // The library's description adds the SQL text, which spans lines and helps nobody here.
-      self = .storage("\(path): cannot \(operation.rawValue): \(cause.message)")
-    case .fileSystem(let operation, let failingPath, let reason):
-      self = .storage("\(failingPath): cannot \(operation.rawValue): \(reason)")
     case .unreadableSnapshot(let problem):
       self = .storage("\(path): stored snapshot does not decode (\(problem))")
-    case .damagedDatabase(_, nil, _):
-      self = .storage(error.description + "; left untouched")
-    case .schemaTooNew, .damagedDatabase, .databaseMissing, .closed:
+    case .closed:
       self = .storage(error.description)
+    case .storage(let operation, let failure):
+      self = .storage(Self.explain(failure, during: operation, path: path))
+    }
+  }
+
+  /// One line for a failed storage call, naming the file that is in the way.
+  private static func explain(
+    _ failure: StorageFailure, during operation: CacheOperation, path: String
+  ) -> String {
+    switch failure.underlying as? SQLiteCacheError {
+    case .sqlite(let cause)? where cause.isReadOnly:
+      // SQLite says "attempt to write a readonly database" even when the database is writable
+      // and a `-shm` or `-wal` beside it is not: name the file that is in the way.
+      return DatabaseLocation.readOnlyExplanation(for: path, operation: operation.rawValue)
+    case .sqlite(let cause)?:
+      // The library's description adds the SQL text, which spans lines and helps nobody here.
+      return "\(path): cannot \(operation.rawValue): \(cause.message)"
+    case .fileSystem(let failingPath, let reason)?:
+      return "\(failingPath): cannot \(operation.rawValue): \(reason)"
+    case .damaged(_, nil, _)?:
+      return failure.description + "; left untouched"
+    case .newerSchema?, .damaged?, .missing?:
+      return failure.description
+    case nil:
+      return "\(path): cannot \(operation.rawValue): \(failure)"
     }
   }
 }

@@ -419,11 +419,8 @@ final class FaultSweepRun {
 extension CacheError {
   /// Whether the error says the file is damaged: never the right answer to an I/O error.
   var isDamage: Bool {
-    switch self {
-    case .damagedDatabase: true
-    case .storage(_, let error): error.isDamage
-    default: false
-    }
+    guard case .storage(_, let failure) = self else { return false }
+    return failure.kind == .damaged
   }
 }
 

@@ -89,7 +89,12 @@ struct DatabaseFileTests {
         $0.createIfMissing = false
       }
     }
-    #expect(error == .databaseMissing(path: directory.path("cache.sqlite")))
+    guard case .storage(.open, let failure) = error else {
+      Issue.record("expected a storage error, got \(error)")
+      return
+    }
+    #expect(failure.kind == .missing)
+    #expect(error.sqliteCacheError == .missing(path: directory.path("cache.sqlite")))
     #expect(!FileManager.default.fileExists(atPath: directory.path("cache.sqlite")))
   }
 
@@ -100,7 +105,9 @@ struct DatabaseFileTests {
       _ = try SQLiteCustomerInfoCache(
         path: path, clock: ManualClock(Fixture.requestDate).cacheClock)
     }
-    guard case .fileSystem(.open, let reported, let reason) = error else {
+    guard case .storage(.open, _) = error,
+      case .fileSystem(let reported, let reason)? = error.sqliteCacheError
+    else {
       Issue.record("expected a file-system error, got \(error)")
       return
     }
@@ -129,7 +136,12 @@ struct DatabaseFileTests {
       _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
     }
     let supported = SQLiteCustomerInfoCache.supportedSchemaVersion
-    #expect(error == .schemaTooNew(path: path, found: 42, supported: supported))
+    guard case .storage(.open, let failure) = error else {
+      Issue.record("expected a storage error, got \(error)")
+      return
+    }
+    #expect(failure.kind == .newerSchema)
+    #expect(error.sqliteCacheError == .newerSchema(path: path, found: 42, supported: supported))
     #expect(error.description.contains("schema version 42"))
     #expect(error.description.contains("this build's \(supported)"))
 
@@ -334,13 +346,13 @@ struct DatabaseFileTests {
         $0.damageHandling = .fail
       }
     }
-    guard case .damagedDatabase(let reported, nil, let cause) = error else {
-      Issue.record("expected damagedDatabase without a move, got \(error)")
+    guard case .damaged(let reported, nil, let cause)? = error.sqliteCacheError else {
+      Issue.record("expected a damaged file left in place, got \(error)")
       return
     }
     #expect(reported == path)
     #expect(cause.resultCode == SQLITE_NOTADB)
-    #expect(error.description == "\(path): damaged (\(cause.message))")
+    #expect(error.description == "open: \(path): damaged (\(cause.message))")
     #expect(StoreTest.bytes(path) == Self.notADatabase)
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["cache.sqlite"])
@@ -353,8 +365,8 @@ struct DatabaseFileTests {
     let error = try #require(throws: CacheError.self) {
       _ = try CacheInspector.health(path: path)
     }
-    guard case .damagedDatabase(_, nil, _) = error else {
-      Issue.record("expected damagedDatabase, got \(error)")
+    guard case .damaged(_, nil, _)? = error.sqliteCacheError else {
+      Issue.record("expected a damaged file, got \(error)")
       return
     }
     #expect(StoreTest.bytes(path) == Self.notADatabase)
@@ -391,12 +403,5 @@ struct DatabaseFileTests {
     // The file does hold the scope hashes, so the check above looked at real content.
     let walAndFile = [cache.path, cache.path + "-wal"].compactMap(StoreTest.bytes).reduce(Data(), +)
     #expect(walAndFile.range(of: Data(scopes[0].key.bytes)) != nil)
-  }
-}
-
-extension CacheError {
-  /// The SQLite error behind a storage failure.
-  var sqliteCause: SQLiteError? {
-    if case .storage(_, let cause) = self { cause } else { nil }
   }
 }

@@ -35,7 +35,8 @@ struct StoreWriteTests {
       Issue.record("expected a storage error, got \(error)")
       return
     }
-    #expect(cause.resultCode == SQLITE_CONSTRAINT)
+    #expect(cause.kind == .other)
+    #expect(error.sqliteCause?.resultCode == SQLITE_CONSTRAINT)
     #expect(error.description.hasPrefix("store snapshot: "))
 
     // Memory and file both still hold the previous snapshot and its bookkeeping.
@@ -74,7 +75,8 @@ struct StoreWriteTests {
       Issue.record("expected a storage error, got \(error)")
       return
     }
-    #expect(cause.resultCode == SQLITE_FULL)
+    #expect(cause.kind == .full)
+    #expect(error.sqliteCause?.resultCode == SQLITE_FULL)
     #expect(try cache.load(Fixture.scopeA)?.snapshot?.jsonData == good.jsonData)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
   }
@@ -312,7 +314,8 @@ struct CloseAndDiagnosticsTests {
       Issue.record("expected a flush error, got \(error)")
       return
     }
-    #expect(cause.isBusy)
+    #expect(cause.kind == .other)
+    #expect(error.sqliteCause?.isBusy == true)
     try otherProcess.execute("ROLLBACK")
     #expect(throws: CacheError.closed) { try cache.flush() }
   }

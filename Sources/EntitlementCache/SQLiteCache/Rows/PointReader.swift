@@ -134,7 +134,7 @@ enum ReadFailure: Error {
   /// The error a read's caller throws or reports for it.
   var cacheError: CacheError {
     switch self {
-    case .storage(let error): .storage(.load, error)
+    case .storage(let error): .sqlite(.load, error)
     case .snapshot(let error): .unreadableSnapshot(error)
     case .closed: .closed
     case .invalid(let error): error
