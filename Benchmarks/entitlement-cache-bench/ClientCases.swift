@@ -46,7 +46,7 @@ struct ClientCases {
       path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
     let client = try EntitlementClient(
       cache: cache, fetcher: SilentFetcher(), identity: try Self.identity(workload, name),
-      configuration: Self.configuration, runtime: SystemClientRuntime(clock: cache.clock))
+      configuration: Self.configuration, runtime: SystemClientRuntime())
     // The first publish reads the scope, which makes it resident.
     client.start()
     guard client.currentState?.access(to: Workload.entitlement)?.isGranted == true,
@@ -89,7 +89,7 @@ struct ClientCases {
     let cacheConfiguration = Workload.configuration
     let clientConfiguration = Self.configuration
     let clock = CacheClock.fixed(Workload.now)
-    let runtime = SystemClientRuntime(clock: clock)
+    let runtime = SystemClientRuntime()
     let fetcher = SilentFetcher()
     let stored = try Self.stored(identity.scope, in: workload)
     var sink = Sink()
@@ -143,7 +143,7 @@ struct ClientCases {
     let identity = try Self.identity(workload, name)
     let client = try EntitlementClient(
       cache: cache, fetcher: SilentFetcher(), identity: identity,
-      configuration: Self.configuration, runtime: SystemClientRuntime(clock: cache.clock))
+      configuration: Self.configuration, runtime: SystemClientRuntime())
     client.start()
     let json = SnapshotJSON.make(entitlements: workload.entitlementCount)
     let later = json.replacingOccurrences(

@@ -212,7 +212,7 @@ enum Profile {
     let client = try EntitlementClient(
       cache: cache, fetcher: SilentFetcher(),
       identity: try ClientCases.identity(workload, "profile client"),
-      configuration: ClientCases.configuration, runtime: SystemClientRuntime(clock: cache.clock))
+      configuration: ClientCases.configuration, runtime: SystemClientRuntime())
     client.start()
     var sink = Sink()
     clientProfileLoop(client, &sink, count: count)
@@ -250,7 +250,7 @@ enum Profile {
     _ workload: Workload, _ identity: ClientIdentity, count: Int
   ) throws -> Int {
     let clock = CacheClock.fixed(Workload.now)
-    let runtime = SystemClientRuntime(clock: clock)
+    let runtime = SystemClientRuntime()
     var granted = 0
     for _ in 0..<count {
       let cache = try SQLiteCustomerInfoCache(

@@ -53,7 +53,7 @@ public final class SimulatedRuntime: ClientRuntime, Sendable {
     manualClock.owner.withLock { $0 = { [weak self] duration in self?.advance(by: duration) } }
   }
 
-  /// The virtual clocks, to give the cache too.
+  /// The virtual clocks, to give the cache: the client reads the time from its cache.
   public var clock: CacheClock { manualClock.cacheClock }
 
   /// The executor every client task runs on.

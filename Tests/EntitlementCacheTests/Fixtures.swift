@@ -59,6 +59,7 @@ protocol ForwardingCustomerInfoCache: CustomerInfoCache {
 }
 
 extension ForwardingCustomerInfoCache {
+  var clock: CacheClock { base.clock }
   func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
     try base.load(scope)
   }

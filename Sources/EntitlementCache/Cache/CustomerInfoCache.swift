@@ -6,6 +6,10 @@
 /// scope captured when the request started, and a late response for user A lands under A
 /// even if the app has switched to user B.
 public protocol CustomerInfoCache: Sendable {
+  /// The wall clock and boot clock every read decides with. The refresh client reads time
+  /// only through this, so the cache and the client can never disagree about what time it is.
+  var clock: CacheClock { get }
+
   /// The stored snapshot and bookkeeping of `scope`, or nil when nothing is stored.
   func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo?
 

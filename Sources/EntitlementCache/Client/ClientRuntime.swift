@@ -4,16 +4,14 @@
   import Foundation
 #endif
 
-/// Where the refresh client reads the time, waits, runs its tasks and draws random numbers.
+/// Where the refresh client waits, runs its tasks and draws random numbers. It reads the time
+/// from its cache's ``CustomerInfoCache/clock``, never from here.
 ///
 /// Apps use ``SystemClientRuntime``. Tests and `entitlement-cache simulate` use the
 /// `SimulatedRuntime` of the `EntitlementCacheTesting` product: a virtual clock that moves
-/// only when told, and an executor that runs the client's tasks one at a time, so a run is the
+/// only when told (give it to the cache), and an executor that runs the client's tasks one at a time, so a run is the
 /// same byte for byte every time and no test sleeps on the real clock.
 public protocol ClientRuntime: Sendable {
-  /// The clocks the client evaluates with. Give the cache the same clock.
-  var clock: CacheClock { get }
-
   /// Suspends for `duration` of elapsed time (a clock that keeps counting while the device
   /// sleeps and that nobody can set).
   ///
@@ -50,13 +48,8 @@ extension ClientRuntime {
 /// The runtime of an app: the system clocks, `ContinuousClock` for waits (it counts across
 /// sleep), the global executor and the system's cryptographic random number generator.
 public struct SystemClientRuntime: ClientRuntime {
-  /// The wall clock and boot clock the client evaluates with.
-  public let clock: CacheClock
-
-  /// The system runtime, evaluating with `clock` (by default ``CacheClock/system``).
-  public init(clock: CacheClock = .system) {
-    self.clock = clock
-  }
+  /// The system runtime.
+  public init() {}
 
   /// Sleeps on `ContinuousClock`.
   public func sleep(for duration: Duration) async throws {

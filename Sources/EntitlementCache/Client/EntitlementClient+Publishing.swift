@@ -75,7 +75,7 @@ extension EntitlementClient {
     return state
   }
 
-  /// Republishes at the next boundary, on the runtime's clock (``Duration/boundaryDelay(_:)``).
+  /// Republishes at the next boundary, a wait on the runtime (``Duration/boundaryDelay(_:)``).
   func scheduleBoundary(_ core: inout ClientCore, after wait: TimeInterval?) {
     core.boundaryTimer?.cancel()
     core.boundaryTimer = nil
@@ -165,7 +165,7 @@ extension EntitlementClient {
     case (.stale, .foreground): return true
     case (_, .background):
       let clock = ClockReading(
-        now: runtime.clock.now(), boot: runtime.clock.bootInstant(),
+        now: cache.clock.now(), boot: cache.clock.bootInstant(),
         bookkeeping: info.bookkeeping, tolerance: .infinity)
       return clock.elapsed >= configuration.backgroundStaleAfter.seconds
     }

@@ -284,7 +284,7 @@ extension EntitlementClient {
       let delay = core.retry.nextDelay(
         initial: configuration.retryInitialDelay, maximum: configuration.retryMaxDelay,
         randomFraction: runtime.randomFraction())
-      core.retry.notBefore = runtime.clock.now().addingTimeInterval(delay.seconds)
+      core.retry.notBefore = cache.clock.now().addingTimeInterval(delay.seconds)
       guard core.phase == .foreground else { return }
       core.retry.token &+= 1
       let token = core.retry.token

@@ -59,11 +59,11 @@ public final class EntitlementClient: Sendable {
   /// Purchase flows only refresh.
   ///
   /// - Parameters:
-  ///   - cache: Where snapshots are kept. The client needs nothing else of it.
+  ///   - cache: Where snapshots are kept, and the clock the client reads the time from.
   ///   - fetcher: The SDK's network.
   ///   - identity: The app and its current app-user ID.
   ///   - configuration: Watched entitlements, staleness, retries.
-  ///   - runtime: Clocks, waits, executor and randomness; give the cache the same clock.
+  ///   - runtime: Waits, executor and randomness. The time is the cache's ``CustomerInfoCache/clock``.
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration.
   public convenience init(
     cache: any CustomerInfoCache, fetcher: any CustomerInfoFetcher, identity: ClientIdentity,
@@ -81,11 +81,12 @@ public final class EntitlementClient: Sendable {
   /// initializer does not compile.
   ///
   /// - Parameters:
-  ///   - cache: Where snapshots and the purchase queue are kept.
+  ///   - cache: Where snapshots and the purchase queue are kept, and the clock the client
+  ///     reads the time from.
   ///   - fetcher: The SDK's network.
   ///   - identity: The app and its current app-user ID.
   ///   - configuration: Watched entitlements, staleness, retries.
-  ///   - runtime: Clocks, waits, executor and randomness; give the cache the same clock.
+  ///   - runtime: Waits, executor and randomness. The time is the cache's ``CustomerInfoCache/clock``.
   ///   - poster: The SDK's network for purchases.
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a bad configuration.
   public convenience init(
@@ -151,7 +152,7 @@ public final class EntitlementClient: Sendable {
   public func state(fetchPolicy: FetchPolicy = .cachedOrFetched) async -> ClientState {
     let published = publish()
     let (identity, phase, backingOff) = core.withLock { core in
-      (core.identity, core.phase, core.retry.isBackingOff(now: runtime.clock.now()))
+      (core.identity, core.phase, core.retry.isBackingOff(now: cache.clock.now()))
     }
     // The publish read the cache already; read again only if the user switched meanwhile.
     let current =

@@ -78,9 +78,11 @@ final class Purchases: Sendable {
 
   init(
     apiKey: String, appUserID: String, installationID: String, cacheFile: String,
-    transport: any HTTPTransport, runtime: any ClientRuntime = SystemClientRuntime()
+    transport: any HTTPTransport, clock: CacheClock = .system,
+    runtime: any ClientRuntime = SystemClientRuntime()
   ) throws {
-    let cache = try SQLiteCustomerInfoCache(path: cacheFile, clock: runtime.clock)
+    // The client reads the time from its cache: the one clock of the whole stack.
+    let cache = try SQLiteCustomerInfoCache(path: cacheFile, clock: clock)
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = ["pro"]
     client = try EntitlementClient(

@@ -66,7 +66,8 @@ struct SDKIntegrationTests {
     transport.queue(status: 200, body: ClientFixture.json())
     let purchases = try Purchases(
       apiKey: "sdk_live_123", appUserID: "alice", installationID: "install-1",
-      cacheFile: directory.path("purchases.sqlite"), transport: transport, runtime: runtime)
+      cacheFile: directory.path("purchases.sqlite"), transport: transport, clock: runtime.clock,
+      runtime: runtime)
     let model = ProAccessModel()
     let watching = Task { await model.watch(purchases) }
     await settle(runtime) { model.message == "Pro" }
@@ -102,7 +103,8 @@ struct SDKIntegrationTests {
     transport.queue(status: 200, body: free)
     let purchases = try Purchases(
       apiKey: "sdk_live_123", appUserID: "alice", installationID: "install-1",
-      cacheFile: directory.path("purchases.sqlite"), transport: transport, runtime: runtime)
+      cacheFile: directory.path("purchases.sqlite"), transport: transport, clock: runtime.clock,
+      runtime: runtime)
     let model = ProAccessModel()
     let watching = Task { await model.watch(purchases) }
     await settle(runtime) { model.message == "Upgrade to Pro" }

@@ -97,6 +97,7 @@ struct BrokenCacheConformanceTests {
 /// scope stored last: "the previous user's access shows after switching users".
 final class LeakyScopesCache: CustomerInfoCache {
   let base: any CustomerInfoCache
+  var clock: CacheClock { base.clock }
   private let lastStored = Mutex<CacheScope?>(nil)
 
   init(_ base: any CustomerInfoCache) {
@@ -175,7 +176,7 @@ struct StoresEveryAnswerCache: ForwardingCustomerInfoCache {
 /// snapshots and their bookkeeping, each read evaluated against the clock, but no read ever
 /// recorded as a device time seen, and any policy trusted.
 final class NaiveEvaluatorCache: CustomerInfoCache {
-  private let clock: CacheClock
+  let clock: CacheClock
   private let scopes = Mutex<[CacheScope: CachedCustomerInfo]>([:])
 
   init(clock: CacheClock) {

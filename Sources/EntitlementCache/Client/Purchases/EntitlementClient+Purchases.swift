@@ -245,7 +245,7 @@ extension EntitlementClient {
   /// once and find it not due, forever.
   private func notYetDue(_ entry: QueuedPurchase) -> Date? {
     guard entry.state == .pending, let due = entry.nextAttemptAt else { return nil }
-    let wait = due.timeIntervalSince(runtime.clock.now())
+    let wait = due.timeIntervalSince(cache.clock.now())
     let longest = configuration.purchaseRetryMaxDelay.seconds * 1.25
     guard Duration.ceilingMilliseconds(wait) > .zero, wait <= longest else { return nil }
     return due
@@ -296,7 +296,7 @@ extension EntitlementClient {
     case .failure(let failure):
       // To the millisecond, as the file keeps it, so both caches hold the same instant.
       let at = Date(
-        unixMilliseconds: runtime.clock.now().addingTimeInterval(
+        unixMilliseconds: cache.clock.now().addingTimeInterval(
           purchaseRetryDelay(afterAttempt: started.attempts).seconds
         ).unixMilliseconds)
       change = .retry(failure, at: at)
@@ -383,7 +383,7 @@ extension EntitlementClient {
   /// Called holding the core lock, with no pass running.
   private func scheduleDrainWakeUp(_ core: inout ClientCore, at due: Date) {
     guard core.phase == .foreground, !core.stopped else { return }
-    let delay = Duration.ceilingMilliseconds(due.timeIntervalSince(runtime.clock.now()))
+    let delay = Duration.ceilingMilliseconds(due.timeIntervalSince(cache.clock.now()))
     core.purchaseRetry?.cancel()
     core.purchaseRetry = spawn(&core) { [weak self, runtime] in
       do { try await runtime.sleep(for: delay) } catch { return }
