@@ -8,8 +8,8 @@
 /// one, the clock that counts since boot across sleep (DESIGN §5.1 rule 6).
 ///
 /// Apps use ``system``. Tests inject a `ManualClock` from the `EntitlementCacheTesting`
-/// product; the command-line tool's `--now` uses ``fixed(_:)``, which has no boot clock, so a
-/// what-if answer follows the date alone.
+/// product. The command-line tool's `--now` uses a clock stopped at that date with no boot
+/// clock, so a what-if answer follows the date alone.
 public struct CacheClock: Sendable {
   /// Returns the device's wall clock: the time a person can set.
   public let now: @Sendable () -> Date
@@ -47,7 +47,7 @@ public struct CacheClock: Sendable {
   }
 
   /// A wall clock stopped at `date`, with no boot clock: a what-if answer follows `date` alone.
-  public static func fixed(_ date: Date) -> CacheClock {
+  package static func fixed(_ date: Date) -> CacheClock {
     CacheClock(now: { date }, bootInstant: { nil })
   }
 }

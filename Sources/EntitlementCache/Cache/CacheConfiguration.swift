@@ -7,7 +7,7 @@
 /// How a ``SQLiteCustomerInfoCache`` opens, stores and prunes. Every knob has a default.
 public struct CacheConfiguration: Sendable {
   /// What to do with a file that is not a database or is damaged.
-  public enum DamageHandling: Sendable, Hashable {
+  package enum DamageHandling: Sendable, Hashable {
     /// Move it aside (never erase it), start a new empty database, and report it in
     /// ``SQLiteCustomerInfoCache/damageReport``. Reads answer `offlineUnavailable` until a
     /// refresh writes a new snapshot. The default for apps.
@@ -31,7 +31,7 @@ public struct CacheConfiguration: Sendable {
   /// Create the file when it does not exist. Default true.
   public var createIfMissing = true
   /// What to do with a damaged file. Default ``DamageHandling/moveAside``.
-  public var damageHandling: DamageHandling = .moveAside
+  package var damageHandling: DamageHandling = .moveAside
   /// Default ``Durability/normal``.
   public var durability: Durability = .normal
   /// How long a statement waits for another process's lock. Default 5 s.
@@ -50,12 +50,12 @@ public struct CacheConfiguration: Sendable {
   /// at most this many bindings and two months of tokens.
   public var maxFinalPurchases = 1_000
   /// Run the retention rules when the cache opens. Default true.
-  public var pruneOnOpen = true
+  package var pruneOnOpen = true
   /// Write the high-water marks and last-use times that reads raise in memory to the file,
   /// lazily with the next write and when the cache is deinitialized. Default true. Inspection
   /// tools that read with an overridden clock set it false, so a what-if read at a future
   /// time never moves the file's trusted time (which would expire access for the real app).
-  public var persistsReadTimeBookkeeping = true
+  package var persistsReadTimeBookkeeping = true
   /// How often a read checks whether another connection or process wrote to the file, in
   /// seconds. Default 0.05 s, so such a write is seen within 100 ms; 0 checks on every read.
   public var crossProcessCheckInterval: TimeInterval = 0.05
@@ -89,7 +89,7 @@ public struct CacheConfiguration: Sendable {
   /// field. ``SQLiteCustomerInfoCache/init(path:configuration:clock:)`` calls it first.
   ///
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)``.
-  public func validate() throws(CacheError) {
+  package func validate() throws(CacheError) {
     try Self.check("busyTimeout", busyTimeout, within: 0...Self.longestBusyTimeout)
     try Self.check(
       "crossProcessCheckInterval", crossProcessCheckInterval,

@@ -124,10 +124,6 @@ extension CustomerInfoCache {
     try recordRefreshFailure(for: scope, reason: nil)
   }
 
-  /// A handle bound to one scope, for code that should not see scopes at all.
-  public func bound(to scope: CacheScope) -> ScopedCustomerInfoCache<Self> {
-    ScopedCustomerInfoCache(cache: self, scope: scope)
-  }
 }
 
 /// A snapshot as stored, with its bookkeeping.
@@ -150,66 +146,5 @@ public struct CachedCustomerInfo: Sendable, Hashable {
     self.snapshot = snapshot
     self.bookkeeping = bookkeeping
     self.verdict = verdict
-  }
-}
-
-/// A cache bound to one scope: the reads and writes an SDK's current user session makes.
-///
-/// ```swift
-/// let session = cache.bound(to: scope)
-/// if session.hasActiveEntitlement("pro") { showPro() }
-/// ```
-public struct ScopedCustomerInfoCache<Cache: CustomerInfoCache>: Sendable {
-  /// The underlying cache.
-  public let cache: Cache
-  /// The scope every call uses.
-  public let scope: CacheScope
-
-  /// The decision for one entitlement now.
-  public func access(to entitlement: String, policy: OfflinePolicy? = nil) -> AccessDecision {
-    cache.access(to: entitlement, for: scope, policy: policy)
-  }
-
-  /// Whether `entitlement` is usable now.
-  public func hasActiveEntitlement(_ entitlement: String) -> Bool {
-    cache.access(to: entitlement, for: scope, policy: nil).isGranted
-  }
-
-  /// The keys usable now, offline included.
-  public var activeEntitlementKeys: Set<String> {
-    cache.activeEntitlementKeys(for: scope, policy: nil)
-  }
-
-  /// The stored CustomerInfo re-evaluated now.
-  public func evaluatedCustomerInfo(policy: OfflinePolicy? = nil) throws(CacheError)
-    -> EvaluatedCustomerInfo?
-  {
-    try cache.evaluatedCustomerInfo(for: scope, policy: policy)
-  }
-
-  /// Stores a successful refresh.
-  public func store(_ snapshot: CustomerInfoSnapshot) throws(CacheError) {
-    try cache.store(snapshot, for: scope)
-  }
-
-  /// Stores a server's answer unless that would take the scope backwards
-  /// (``CustomerInfoCache/storeAnswer(_:for:)``).
-  public func storeAnswer(_ snapshot: CustomerInfoSnapshot) throws(CacheError) -> StoreOutcome {
-    try cache.storeAnswer(snapshot, for: scope)
-  }
-
-  /// Records a failed refresh.
-  public func recordRefreshFailure(reason: String? = nil) throws(CacheError) {
-    try cache.recordRefreshFailure(for: scope, reason: reason)
-  }
-
-  /// The stored snapshot and bookkeeping, or nil when nothing is stored.
-  public func load() throws(CacheError) -> CachedCustomerInfo? {
-    try cache.load(scope)
-  }
-
-  /// Deletes everything stored for the scope.
-  public func remove() throws(CacheError) {
-    try cache.remove(scope)
   }
 }

@@ -2,9 +2,9 @@
 /// the current app-user ID.
 public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
   /// The SDK key.
-  public let sdkKey: String
+  package let sdkKey: String
   /// The installation ID.
-  public let installationID: String
+  package let installationID: String
   /// The store environment.
   public let environment: StoreEnvironment
   /// The app-user ID, sent with requests and never stored raw.
@@ -30,7 +30,7 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
   /// The same app, another app-user ID.
   ///
   /// - Throws: ``ScopeError`` when `appUserID` is empty.
-  public func switching(to appUserID: String) throws(ScopeError) -> ClientIdentity {
+  package func switching(to appUserID: String) throws(ScopeError) -> ClientIdentity {
     try ClientIdentity(
       sdkKey: sdkKey, installationID: installationID, environment: environment,
       appUserID: appUserID)

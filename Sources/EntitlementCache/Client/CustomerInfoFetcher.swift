@@ -37,7 +37,7 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomR
   public var flow: RefreshFlow
 
   /// A request for `appUserID` under `scope`.
-  public init(scope: CacheScope, appUserID: String, nonce: [UInt8], flow: RefreshFlow) {
+  package init(scope: CacheScope, appUserID: String, nonce: [UInt8], flow: RefreshFlow) {
     self.scope = scope
     self.appUserID = appUserID
     self.nonce = nonce
@@ -104,7 +104,7 @@ public enum FetchFailure: Error, Sendable, Hashable, CustomStringConvertible {
 
   /// The failure as the cache records it for support engineers, and as the purchase queue
   /// keeps its last failure: `transient`, `transient_503`, `rejected_401`.
-  public var recordedReason: String {
+  package var recordedReason: String {
     switch self {
     case .transient(nil): "transient"
     case .transient(let status?): "transient_\(status)"

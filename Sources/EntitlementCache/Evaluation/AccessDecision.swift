@@ -138,7 +138,7 @@ public struct AccessEvidence: Sendable, Hashable {
   public var pendingPurchase: Bool
 
   /// Creates evidence.
-  public init(
+  package init(
     freshness: Freshness? = nil, verification: OpenEnum<VerificationStatus>? = nil,
     isComputedOffline: Bool? = nil, storedAt: Date? = nil, verifiedAt: Date? = nil,
     validUntil: Date? = nil, source: OpenEnum<EntitlementSource>? = nil,

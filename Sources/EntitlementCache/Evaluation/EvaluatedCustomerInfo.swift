@@ -35,7 +35,7 @@ public struct EvaluatedCustomerInfo: Sendable, Hashable {
   public var timeToNextBoundary: TimeInterval?
 
   /// Served from cache after a failed refresh.
-  public var isComputedOffline: Bool { freshness == .offline }
+  package var isComputedOffline: Bool { freshness == .offline }
 
   /// The keys usable right now, offline included.
   public var activeEntitlementKeys: Set<String> {

@@ -41,7 +41,7 @@ public struct OfflinePolicy: Sendable, Hashable {
   /// ``UnavailableReason/unverified``. Default false: verification is informational, shown in
   /// the evidence. With ``CacheConfiguration/trustRoots`` set, `verified` is the library's own
   /// check of the server's signature, made again on every read from disk; without them it is
-  /// only the body's claim, which is why ``CacheConfiguration/validate()`` refuses this
+  /// only the body's claim, which is why ``OfflinePolicy/validate(trustRoots:)`` refuses this
   /// without trust roots.
   public var requireVerified: Bool
 

@@ -40,16 +40,16 @@ import Synchronization
 /// before taking it, so a clock never runs under the lock.
 public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// The policy reads use when they do not pass one.
-  public let policy: OfflinePolicy
+  package let policy: OfflinePolicy
   /// The largest snapshot ``store(_:for:)`` accepts, in bytes, as
   /// ``CacheConfiguration/snapshotSizeLimit`` is for the SQLite cache.
-  public let snapshotSizeLimit: Int
+  package let snapshotSizeLimit: Int
   /// The clock every read and write uses.
   public let clock: CacheClock
   /// The pinned roots, as ``CacheConfiguration/trustRoots`` is for the SQLite cache: with them
   /// the library decides each snapshot's verification when it is stored. Nothing is read back
   /// from a file here, so nothing is checked again.
-  public let trustRoots: TrustRoots?
+  package let trustRoots: TrustRoots?
 
   /// The scopes and the purchase queue, under one lock, so a read sees the scope and whether
   /// it has a purchase to post at one instant.
@@ -122,15 +122,15 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///
   /// What is kept is the snapshot, which is its bytes decoded, as a read of the SQLite cache's
   /// file gives them: a CustomerInfo built in code with dates finer than a millisecond is
-  /// decided on its dates as encoded (``CustomerInfoSnapshot/init(_:sizeLimit:)``).
+  /// decided on its dates as encoded.
   ///
   /// - Parameters:
   ///   - snapshot: The server's validated snapshot.
   ///   - scope: The scope the request was made for, captured when it started.
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
-  ///   ``snapshotSizeLimit`` or its device access cannot be kept; the previous snapshot is
-  ///   then still readable.
-  ///   With ``trustRoots``, ``CacheError/unverifiedSnapshot(_:)`` when it failed verification
+  ///   the size limit given at ``init(policy:snapshotSizeLimit:clock:trustRoots:)`` or its
+  ///   device access cannot be kept; the previous snapshot is then still readable.
+  ///   With trust roots, ``CacheError/unverifiedSnapshot(_:)`` when it failed verification
   ///   and the stored snapshot is verified.
   public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
     if case .refusedUnverified(let failure?) = try write(snapshot, for: scope, conditional: false) {
@@ -142,8 +142,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// ``CustomerInfoCache/storeAnswer(_:for:)``), decided under the same lock as the write.
   ///
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
-  ///   ``snapshotSizeLimit`` or its device access cannot be kept; the previous snapshot is
-  ///   then still readable.
+  ///   the size limit given at ``init(policy:snapshotSizeLimit:clock:trustRoots:)`` or its
+  ///   device access cannot be kept; the previous snapshot is then still readable.
   public func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope)
     throws(CacheError) -> StoreOutcome
   {
@@ -275,7 +275,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Parameters:
   ///   - entitlement: The entitlement key, such as `pro`.
   ///   - scope: The scope to read.
-  ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
+  ///   - policy: The policy for this read; nil for the cache's own policy.
   /// - Returns: `offlineUnavailable(.noSnapshot)` when nothing is stored, and
   ///   `offlineUnavailable(.unreadable)` when the policy is out of range: fail-closed, and
   ///   distinct from `denied`.
@@ -306,7 +306,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Parameters:
   ///   - scope: The scope to read.
-  ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
+  ///   - policy: The policy for this read; nil for the cache's own policy.
   public func activeEntitlementKeys(
     for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> Set<String> {
@@ -333,7 +333,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Parameters:
   ///   - scope: The scope to read.
-  ///   - policy: The policy for this read; nil for ``InMemoryCustomerInfoCache/policy``.
+  ///   - policy: The policy for this read; nil for the cache's own policy.
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
   public func evaluatedCustomerInfo(
     for scope: CacheScope, policy: OfflinePolicy? = nil

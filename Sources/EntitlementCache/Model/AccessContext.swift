@@ -17,7 +17,7 @@ public struct AccessContext: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates an access context.
-  public init(token: AccessToken, expiresAt: Date, unknownFields: [String: JSONValue] = [:]) {
+  package init(token: AccessToken, expiresAt: Date, unknownFields: [String: JSONValue] = [:]) {
     self.token = token
     self.expiresAt = expiresAt
     self.unknownFields = unknownFields

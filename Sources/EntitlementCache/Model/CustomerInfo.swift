@@ -28,7 +28,7 @@ public struct CustomerInfo: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates a CustomerInfo.
-  public init(
+  package init(
     requestDate: Date, verification: OpenEnum<VerificationStatus> = .known(.notRequested),
     entitlements: [String: EntitlementInfo] = [:], purchases: [PurchaseInfo] = [],
     unclaimedPurchases: [UnclaimedPurchase] = [], accessContext: AccessContext? = nil,

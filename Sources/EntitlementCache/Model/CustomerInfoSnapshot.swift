@@ -78,7 +78,7 @@ public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
   ///
   /// - Throws: ``SnapshotError`` when the encoding is over `sizeLimit` bytes or an unknown field
   ///   holds a number JSON cannot express.
-  public init(_ customerInfo: CustomerInfo, sizeLimit: Int = defaultSizeLimit)
+  package init(_ customerInfo: CustomerInfo, sizeLimit: Int = defaultSizeLimit)
     throws(SnapshotError)
   {
     let encoder = JSONEncoder()

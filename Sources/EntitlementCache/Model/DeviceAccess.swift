@@ -25,7 +25,7 @@ public struct DeviceAccessInfo: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates device access information.
-  public init(
+  package init(
     status: OpenEnum<DeviceAccessStatus>, reason: OpenEnum<DeviceBlockReason>? = nil,
     expiresAt: Date? = nil, nextAllowedAt: Date? = nil, changeBudget: DeviceChangeBudget? = nil,
     devices: [DeviceSummary] = [], unknownFields: [String: JSONValue] = [:]
@@ -77,8 +77,9 @@ public struct DeviceChangeBudget: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates a change budget.
-  public init(remaining: Int, limit: Int, windowDays: Int, unknownFields: [String: JSONValue] = [:])
-  {
+  package init(
+    remaining: Int, limit: Int, windowDays: Int, unknownFields: [String: JSONValue] = [:]
+  ) {
     self.remaining = remaining
     self.limit = limit
     self.windowDays = windowDays
@@ -114,7 +115,7 @@ public struct DeviceSummary: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates a device summary.
-  public init(
+  package init(
     id: String, label: String? = nil, lastSeenAt: Date? = nil,
     unknownFields: [String: JSONValue] = [:]
   ) {

@@ -27,7 +27,7 @@ public struct EntitlementInfo: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates an entitlement.
-  public init(
+  package init(
     status: OpenEnum<EntitlementStatus>, expiresAt: Date? = nil,
     gracePeriodExpiresAt: Date? = nil, verifiedAt: Date? = nil, productId: String? = nil,
     source: OpenEnum<EntitlementSource>? = nil, willRenew: Bool? = nil,

@@ -26,7 +26,7 @@ public struct PurchaseInfo: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates a purchase.
-  public init(
+  package init(
     id: String, productId: String? = nil, store: String? = nil, purchasedAt: Date? = nil,
     ownership: OpenEnum<PurchaseOwnership>? = nil, ownershipType: OpenEnum<OwnershipType>? = nil,
     canClaim: Bool? = nil, conflict: Bool? = nil, unknownFields: [String: JSONValue] = [:]
@@ -83,7 +83,7 @@ public struct UnclaimedPurchase: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue]
 
   /// Creates an unclaimed purchase.
-  public init(
+  package init(
     purchaseId: String, productId: String? = nil, entitlements: [String],
     claimHint: OpenEnum<ClaimHint>, unknownFields: [String: JSONValue] = [:]
   ) {

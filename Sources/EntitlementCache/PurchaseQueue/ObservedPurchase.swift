@@ -9,10 +9,10 @@ public struct ObservedPurchase: Sendable, Hashable, CustomStringConvertible {
   public var token: PurchaseToken
 
   /// The longest transaction or product ID the queue keeps, in UTF-8 bytes.
-  public static let identifierLimit = 256
+  package static let identifierLimit = 256
   /// The largest token the queue keeps, in bytes: a StoreKit signed transaction is a few
   /// kilobytes, an app receipt with a long history a few hundred.
-  public static let tokenSizeLimit = 1 << 20
+  package static let tokenSizeLimit = 1 << 20
 
   /// A purchase to enqueue.
   public init(transactionID: String, productID: String, token: PurchaseToken) {

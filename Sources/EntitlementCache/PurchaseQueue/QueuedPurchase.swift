@@ -64,7 +64,7 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
   public static let expiryAge: TimeInterval = 30 * 86_400
   /// This long after a final entry reached its state, retention deletes it when it synced,
   /// and otherwise drops its token and keeps the rest, so the transaction stays bound to its
-  /// observer (see ``SQLiteCustomerInfoCache/prune()``).
+  /// observer. The SQLite cache prunes when it opens.
   public static let retentionAge: TimeInterval = 30 * 86_400
 
   /// An entry as a cache of an SDK's own stores and returns it.

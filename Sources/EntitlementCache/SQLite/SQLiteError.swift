@@ -7,7 +7,7 @@ import CSQLite
 /// bytes, and errors end up in logs.
 public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What the library was doing, such as `"open"`, `"prepare"` or `"step"`.
-  public var operation: String
+  package var operation: String
   /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...).
   public var resultCode: Int32
   /// The extended result code (`SQLITE_BUSY_SNAPSHOT`, `SQLITE_CORRUPT_INDEX`, ...).
@@ -15,10 +15,10 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   /// SQLite's own explanation.
   public var message: String
   /// The statement involved, if any. Never includes bound values.
-  public var sql: String?
+  package var sql: String?
 
   /// Creates an error from explicit parts.
-  public init(
+  package init(
     operation: String, extendedResultCode: Int32, message: String, sql: String? = nil
   ) {
     self.operation = operation
@@ -29,7 +29,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// True when the file is not a database or its content is damaged.
-  public var isDamage: Bool {
+  package var isDamage: Bool {
     resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
   }
 
@@ -38,7 +38,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   package var isReadOnly: Bool { resultCode == SQLITE_READONLY }
 
   /// True when another connection holds a lock that the busy timeout did not outwait.
-  public var isBusy: Bool {
+  package var isBusy: Bool {
     resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED
   }
 

@@ -18,7 +18,7 @@ public enum SQLiteCacheError: Error, Sendable, Hashable, CustomStringConvertible
   case fileSystem(path: String, reason: String)
 
   /// What kind of storage failure this is.
-  public var kind: StorageFailure.Kind {
+  package var kind: StorageFailure.Kind {
     switch self {
     case .sqlite(let error): error.storageFailureKind
     case .newerSchema: .newerSchema

@@ -5,17 +5,17 @@
 #endif
 
 /// What a pruning pass deleted.
-public struct PruneReport: Sendable, Hashable {
+package struct PruneReport: Sendable, Hashable {
   /// Scopes that could no longer grant anything and were unused for the retention period.
-  public var expired: Int
+  package var expired: Int
   /// Scopes deleted, least recently used first, to stay within the scope cap.
-  public var overCap: Int
+  package var overCap: Int
   /// Purchase-queue entries still unsent ``QueuedPurchase/expiryAge`` after they were
   /// observed, now ``PurchaseState/expired`` (kept for diagnostics).
-  public var expiredPurchases = 0
+  package var expiredPurchases = 0
   /// Final purchase-queue entries deleted: ``QueuedPurchase/retentionAge`` after they reached
   /// their state, or the oldest beyond ``CacheConfiguration/maxFinalPurchases``.
-  public var deletedPurchases = 0
+  package var deletedPurchases = 0
 }
 
 extension SQLiteCustomerInfoCache {
@@ -32,7 +32,7 @@ extension SQLiteCustomerInfoCache {
   /// Runs at open unless ``CacheConfiguration/pruneOnOpen`` is false. Cheap: the age test
   /// uses an index and only old scopes are evaluated.
   @discardableResult
-  public func prune() throws(CacheError) -> PruneReport {
+  package func prune() throws(CacheError) -> PruneReport {
     let now = clock.now()
     let boot = clock.bootInstant()
     let cutoff = now.addingTimeInterval(-configuration.retention)
@@ -55,7 +55,7 @@ extension SQLiteCustomerInfoCache {
   /// Deletes every scope whose snapshot can no longer grant anything under `policy` now,
   /// whatever its age, and returns how many were deleted.
   @discardableResult
-  public func purgeUnusable(policy: OfflinePolicy? = nil) throws(CacheError) -> Int {
+  package func purgeUnusable(policy: OfflinePolicy? = nil) throws(CacheError) -> Int {
     // A policy out of range could call every scope unusable: checked before anything goes.
     let rules = try resolve(policy).get()
     let now = clock.now()

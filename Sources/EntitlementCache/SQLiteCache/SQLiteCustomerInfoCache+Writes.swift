@@ -216,8 +216,8 @@ extension SQLiteCustomerInfoCache {
   /// Persists read-time bookkeeping (the raised high-water marks and last-use times) that reads
   /// keep in memory. Every write does this too; call it when the app goes to the background.
   ///
-  /// Does nothing when there is nothing to persist, or when
-  /// ``CacheConfiguration/persistsReadTimeBookkeeping`` is false: no transaction is opened,
+  /// Does nothing when there is nothing to persist, or for a support tool's read-only look at
+  /// the file: no transaction is opened,
   /// so releasing a cache that only read never waits for another process's write lock.
   public func flush() throws(CacheError) {
     try write(.flush, scope: nil, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }

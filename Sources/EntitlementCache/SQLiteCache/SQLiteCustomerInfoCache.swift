@@ -29,7 +29,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The database file.
   public let path: String
   /// How the cache was opened.
-  public let configuration: CacheConfiguration
+  package let configuration: CacheConfiguration
   /// Set when the file was found damaged, at open or by a later write, and moved aside.
   public var damageReport: DamageReport? { damage.withLock { $0 } }
   /// The clock every read and write uses.
@@ -62,11 +62,11 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// applies the retention rules.
   ///
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a configuration value
-  ///   out of range (see ``CacheConfiguration/validate()``), before the file is touched;
+  ///   out of range, before the file is touched;
   ///   otherwise ``CacheError/storage(_:_:)`` with a ``SQLiteCacheError`` inside:
   ///   ``SQLiteCacheError/newerSchema(path:found:supported:)`` for a file from a newer
   ///   build (left untouched), ``SQLiteCacheError/damaged(path:movedTo:cause:)`` for a
-  ///   damaged file when ``CacheConfiguration/damageHandling`` is `.fail`,
+  ///   damaged file that a support tool opened without moving it aside,
   ///   ``SQLiteCacheError/missing(path:)`` when the file does not exist and
   ///   ``CacheConfiguration/createIfMissing`` is false, and failed SQLite or file-system calls.
   public init(
@@ -132,7 +132,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   }
 
   /// The schema version this build writes.
-  public static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
+  package static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
 }
 
 /// A read that could not use the file, or whose policy was out of range: ``SQLiteCustomerInfoCache/access(to:for:policy:)``

@@ -71,7 +71,7 @@ public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
   ///
   /// - Throws: ``ScopeError`` when a part is empty or the environment is not `production`,
   ///   `sandbox` or `local`.
-  public init(
+  package init(
     sdkKey: String, installationID: String, environment: String, appUserID: String
   ) throws(ScopeError) {
     guard let parsed = StoreEnvironment(rawValue: environment) else {
@@ -101,7 +101,7 @@ public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
 /// Why a scope could not be built.
 public struct ScopeError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What is wrong, without the offending value.
-  public var problem: String
+  package var problem: String
   /// `invalid scope: ...`.
   public var description: String { "invalid scope: \(problem)" }
 }

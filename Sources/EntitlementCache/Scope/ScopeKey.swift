@@ -4,7 +4,7 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
   private let words: (UInt64, UInt64, UInt64, UInt64)
 
   /// Reads a 32-byte digest; nil for any other length.
-  public init?(bytes: some Collection<UInt8>) {
+  package init?(bytes: some Collection<UInt8>) {
     guard bytes.count == 32 else { return nil }
     self.init(digest: Array(bytes))
   }
@@ -18,7 +18,7 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The 32 bytes, most significant first.
-  public var bytes: [UInt8] {
+  package var bytes: [UInt8] {
     withUnsafeBytes { Array($0) }
   }
 
@@ -40,7 +40,7 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The first 12 hexadecimal digits, enough to tell scopes apart on screen.
-  public var hexPrefix: String { String(hex.prefix(12)) }
+  package var hexPrefix: String { String(hex.prefix(12)) }
 
   /// The full hexadecimal hash.
   public var description: String { hex }

@@ -11,7 +11,8 @@
 public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible,
   CustomDebugStringConvertible, CustomReflectable
 {
-  /// The intermediate key's 64-byte Ed25519 signature over ``ResponseVerifier/message(nonce:requestDate:scopeHash:body:)``.
+  /// The intermediate key's 64-byte Ed25519 signature over the
+  /// signed message (see <doc:TrustedSnapshots>).
   public var signature: [UInt8]
   /// The intermediate key's certificate: `key (32 B) ‖ notAfter (Int64 ms, big-endian) ‖ root
   /// signature (64 B)`, 104 bytes.

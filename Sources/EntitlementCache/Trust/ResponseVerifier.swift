@@ -35,7 +35,7 @@ public enum ResponseVerifier {
   /// The bytes a response signature covers: the domain tag, the nonce (16 bytes, or none),
   /// `requestDate` as Int64 milliseconds big-endian, the 32-byte scope hash, and SHA-256 of
   /// the body.
-  public static func message(
+  package static func message(
     nonce: [UInt8], requestDate: Date, scopeHash: [UInt8], body: Data
   ) -> [UInt8] {
     message(
@@ -53,7 +53,7 @@ public enum ResponseVerifier {
 
   /// The bytes a root signs to certify an intermediate key: the domain tag, the key and
   /// `notAfter` as Int64 milliseconds big-endian.
-  public static func intermediateMessage(key: [UInt8], notAfter: Int64) -> [UInt8] {
+  package static func intermediateMessage(key: [UInt8], notAfter: Int64) -> [UInt8] {
     intermediateTag + key + bigEndian(notAfter)
   }
 

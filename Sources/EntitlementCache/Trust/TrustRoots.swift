@@ -4,7 +4,7 @@ import Synchronization
 /// an intermediate key one of them certified signed it.
 public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {
   /// The pinned 32-byte public keys.
-  public let publicKeys: [[UInt8]]
+  package let publicKeys: [[UInt8]]
   /// Certificates already found certified by these roots. A server signs with one
   /// intermediate for months, so every read from disk would otherwise check the same root
   /// signature again: half of its verification cost.

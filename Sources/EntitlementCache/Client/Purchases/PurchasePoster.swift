@@ -45,7 +45,7 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
   public var nonce: [UInt8]
 
   /// A post of `transactionID` as `appUserID`.
-  public init(
+  package init(
     scope: CacheScope, appUserID: String, transactionID: String, productID: String,
     token: PurchaseToken, attempt: Int, nonce: [UInt8] = []
   ) {
