@@ -19,16 +19,18 @@ public protocol CustomerInfoCache: Sendable {
   /// all; after a failure the previous snapshot is still readable.
   func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
 
-  /// Stores a server's answer for `scope` unless that would take the scope backwards: an
+  /// Stores a server's answer for `scope` unless that would take the scope backwards: a late
   /// answer whose `requestDate` is older than the stored snapshot's is discarded, and one that
-  /// failed verification never replaces a verified snapshot.
+  /// failed verification never replaces a verified snapshot (the rules in full:
+  /// ``StoreOutcome/deciding(_:over:)``).
   ///
   /// Both rules are decided against what is stored at the moment of the write, in the same
   /// transaction or under the same lock, so two processes or two instances refreshing one
   /// scope can never store an older answer over a newer one. The refresh client stores every
   /// answer through this. The default implementation reads, compares, then calls
-  /// ``store(_:for:)``: correct for a cache that one instance alone writes, and the place to
-  /// provide an atomic version for one that several can.
+  /// ``store(_:for:)``: correct for a cache that one instance alone writes. A cache that
+  /// several can write implements it inside its own transaction, deciding with
+  /// ``StoreOutcome/deciding(_:over:)``.
   ///
   /// - Returns: What happened: ``StoreOutcome/stored``, ``StoreOutcome/discardedOlder`` or
   ///   ``StoreOutcome/refusedUnverified(_:)``; only `stored` changed anything.
@@ -75,19 +77,8 @@ extension CustomerInfoCache {
     } catch .unreadableSnapshot {
       loaded = nil
     }
-    let stored = loaded.flatMap { loaded -> StoredAnswer? in
-      guard let info = loaded.snapshot?.customerInfo else { return nil }
-      return StoredAnswer(
-        requestDate: info.requestDate, verification: info.verification,
-        isVerifiedByTrustRoots: loaded.verdict == .verified)
-    }
-    // A cache reports a verdict only when it has trust roots.
-    if let refusal = ConditionalStore.refusal(
-      of: snapshot, verdict: nil, over: stored, hasTrustRoots: loaded?.verdict != nil,
-      conditional: true)
-    {
-      return refusal
-    }
+    let outcome = StoreOutcome.deciding(snapshot, over: loaded)
+    guard outcome == .stored else { return outcome }
     do {
       try store(snapshot, for: scope)
     } catch .unverifiedSnapshot(let reason) {

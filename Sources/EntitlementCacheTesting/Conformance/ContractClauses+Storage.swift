@@ -332,6 +332,20 @@ extension ContractContext {
     // The plain store is the unconditional one: a support action may go back.
     try run.store(older)
     equal(try run.load()?.snapshot?.jsonData, older.jsonData, "store(_:for:) stores an older one")
+
+    // A stored date far beyond any late answer (a body dated in the future) is what is wrong:
+    // the next genuine answer replaces it rather than the scope freezing on it for good.
+    let farFuture = try ContractSnapshot.granting(
+      "pro", requestDate: T.at(400 * T.day), until: T.at(500 * T.day))
+    try run.store(farFuture)
+    let genuine = try ContractSnapshot.granting(
+      "gold", requestDate: T.at(2 * T.minute), until: T.at(T.day))
+    equal(
+      try run.cache.storeAnswer(genuine, for: scope), .stored,
+      "an answer after one dated 400 days ahead")
+    equal(
+      try run.load()?.snapshot?.jsonData, genuine.jsonData,
+      "the genuine answer replaces the one dated in the future")
   }
 
   /// `after` holds what `before` held: the same snapshot and bookkeeping, except that the

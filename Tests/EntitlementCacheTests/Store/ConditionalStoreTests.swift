@@ -72,6 +72,12 @@ struct ConditionalStoreTests {
     #expect(refusal(of: older, verdict: nil, over: stored) == .discardedOlder)
     #expect(refusal(of: same, verdict: nil, over: stored) == nil)
     #expect(refusal(of: older, verdict: nil, over: nil) == nil)
+    // An hour older is still a late answer; a second more is not: the stored date is wrong.
+    let window = ConditionalStore.lateAnswerWindow
+    let hourOlder = try Self.answer(at: start.addingTimeInterval(-window))
+    let beyondTheHour = try Self.answer(at: start.addingTimeInterval(-window - 1))
+    #expect(refusal(of: hourOlder, verdict: nil, over: stored) == .discardedOlder)
+    #expect(refusal(of: beyondTheHour, verdict: nil, over: stored) == nil)
     // A snapshot that does not hold back (failed with trust roots) keeps nothing out.
     #expect(refusal(of: older, verdict: nil, over: stored, hasTrustRoots: true) == nil)
     let verifiedByRoots = StoredAnswer(
@@ -84,5 +90,27 @@ struct ConditionalStoreTests {
         == .refusedUnverified(.signatureMismatch))
     #expect(
       refusal(of: later, verdict: .verified, over: verifiedByRoots, hasTrustRoots: true) == nil)
+  }
+
+  /// A body dated in year 9999 (a server clock that jumped, or a forged date without trust
+  /// roots) was stored; every genuine answer after it is "older". Each cache lets the next
+  /// genuine answer replace it, rather than keep the scope frozen on the bad date for good.
+  @Test("a snapshot dated in year 9999 does not hold back the next genuine answer")
+  func farFutureDateDoesNotFreezeTheScope() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let caches: [any CustomerInfoCache] = [
+      try SQLiteCustomerInfoCache(path: directory.path("cache.sqlite"), clock: clock.cacheClock),
+      InMemoryCustomerInfoCache(clock: clock.cacheClock),
+    ]
+    let farFuture = try #require(ISO8601.parse("9999-12-31T00:00:00Z"))
+    for cache in caches {
+      #expect(try cache.storeAnswer(Self.answer(at: farFuture), for: Fixture.scopeA) == .stored)
+      clock.advance(by: .seconds(60))
+      let genuine = clock.now
+      #expect(try cache.storeAnswer(Self.answer(at: genuine), for: Fixture.scopeA) == .stored)
+      #expect(try cache.load(Fixture.scopeA)?.snapshot?.customerInfo.requestDate == genuine)
+      #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    }
   }
 }
