@@ -26,6 +26,27 @@ public struct CacheConfiguration: Sendable {
     case full
   }
 
+  /// When the operating system lets the app read the database file, on Apple platforms: the
+  /// data protection class SQLite creates the file and its companions with
+  /// (`SQLITE_OPEN_FILEPROTECTION_*`). Other platforms have no such classes and ignore it.
+  public enum FileProtection: Sendable, Hashable {
+    /// Readable only while the device is unlocked. A prewarmed launch, a background fetch or
+    /// a push handled while the device is locked finds the file unavailable.
+    case complete
+    /// A file already open stays readable when the device locks; opening needs it unlocked.
+    case completeUnlessOpen
+    /// Readable from the device's first unlock after a reboot until the next reboot: what
+    /// background work needs. The default.
+    case completeUntilFirstUserAuthentication
+    /// Always readable.
+    case none
+  }
+
+  /// The file's data protection class on Apple platforms; ignored elsewhere. Default
+  /// ``FileProtection/completeUntilFirstUserAuthentication``. Before the first unlock even
+  /// that class is not readable: reads answer ``UnavailableReason/storageUnavailable`` then.
+  public var fileProtection: FileProtection = .completeUntilFirstUserAuthentication
+
   /// The policy reads use when they do not pass one. Default ``OfflinePolicy/conservative``.
   public var policy: OfflinePolicy = .conservative
   /// Create the file when it does not exist. Default true.

@@ -84,6 +84,10 @@ public enum UnavailableReason: String, Sendable, Hashable, CaseIterable {
   case deviceAccessExpired = "device_access_expired"
   /// The stored snapshot could not be read (damaged file or storage error).
   case unreadable
+  /// The storage exists but cannot be opened or read yet: permissions, or data protection
+  /// before the device's first unlock. Never read as "no snapshot": the cache tries again
+  /// shortly, and when the app says protected data became available.
+  case storageUnavailable = "storage_unavailable"
   /// The policy requires a verified snapshot and this one is not: see
   /// ``AccessEvidence/verificationFailure`` for why.
   case unverified

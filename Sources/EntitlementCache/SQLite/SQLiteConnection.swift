@@ -23,6 +23,8 @@ final class SQLiteConnection {
     var busyTimeoutMilliseconds: Int32 = 5_000
     /// The registered VFS to open through; nil for the default.
     var vfs: String?
+    /// Further `SQLITE_OPEN_*` flags, such as a file protection class.
+    var extraFlags: Int32 = 0
   }
 
   let handle: SQLiteConnectionHandle
@@ -43,7 +45,7 @@ final class SQLiteConnection {
     var handle: SQLiteConnectionHandle?
     // NOMUTEX: callers serialize access with their own lock, so SQLite's per-connection mutex
     // would be a second lock on every call.
-    var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+    var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | options.extraFlags
     flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     let code = sqlite3_open_v2(path, &handle, flags, options.vfs)
     guard code == SQLITE_OK, let handle else {

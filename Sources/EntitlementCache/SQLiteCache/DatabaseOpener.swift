@@ -20,6 +20,27 @@ struct DatabaseOpener {
     var damage: DamageReport?
   }
 
+  /// Both connections and the writer's `data_version` when they opened, so a write by another
+  /// connection before the first check is noticed too.
+  struct Ready {
+    var writer: SQLiteConnection
+    var reader: SQLiteConnection
+    var damage: DamageReport?
+    var dataVersion: Int64
+  }
+
+  /// Opens the file (``open()``) and reads the writer's `data_version`.
+  func ready() throws(CacheError) -> Ready {
+    let opened = try open()
+    do {
+      let version = try opened.writer.scalarInt("PRAGMA data_version")
+      return Ready(
+        writer: opened.writer, reader: opened.reader, damage: opened.damage, dataVersion: version)
+    } catch {
+      throw .sqlite(.open, error)
+    }
+  }
+
   private enum Failure: Error {
     case damaged(SQLiteError)
     case other(CacheError)
@@ -64,6 +85,7 @@ struct DatabaseOpener {
     // Validated at open: finite and within Int32 milliseconds, so neither conversion traps.
     options.busyTimeoutMilliseconds = Int32(configuration.busyTimeout * 1000)
     options.vfs = configuration.vfsName
+    options.extraFlags = configuration.fileProtection.openFlags
     let writer: SQLiteConnection
     let version: Int
     do {
@@ -146,5 +168,22 @@ struct DatabaseOpener {
     let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
     try connection.execute("PRAGMA synchronous = \(synchronous)")
     try connection.execute("PRAGMA foreign_keys = ON")
+  }
+}
+
+extension CacheConfiguration.FileProtection {
+  /// The `SQLITE_OPEN_FILEPROTECTION_*` flag of the class; 0 where the platform has none.
+  var openFlags: Int32 {
+    #if canImport(Darwin)
+      // The values of Apple's sqlite3.h, which only Apple's SDKs define.
+      switch self {
+      case .complete: 0x0010_0000
+      case .completeUnlessOpen: 0x0020_0000
+      case .completeUntilFirstUserAuthentication: 0x0030_0000
+      case .none: 0x0040_0000
+      }
+    #else
+      0
+    #endif
   }
 }

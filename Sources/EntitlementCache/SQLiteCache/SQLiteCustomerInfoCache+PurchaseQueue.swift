@@ -124,8 +124,9 @@ extension SQLiteCustomerInfoCache: PurchaseQueueStore {
   func readQueue<T>(
     _ operation: CacheOperation, _ body: (SQLiteConnection) throws(SQLiteError) -> T
   ) throws(CacheError) -> T {
-    try writer.withLock { connection throws(CacheError) in
-      guard let open = connection else { throw .closed }
+    openAwaitedStorage()
+    return try writer.withLock { connection throws(CacheError) in
+      guard let open = connection else { throw awaitedStorageError(operation) ?? .closed }
       do throws(SQLiteError) {
         return try body(open)
       } catch {

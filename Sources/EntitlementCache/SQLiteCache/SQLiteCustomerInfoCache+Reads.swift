@@ -15,6 +15,18 @@ extension SQLiteCustomerInfoCache {
   public func access(
     to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> AccessDecision {
+    let decision = decide(entitlement, for: scope, policy: policy)
+    // A file that could not be opened yet is tried again here, at most every two seconds:
+    // only reads that found no file pay for it.
+    if case .offlineUnavailable(.storageUnavailable) = decision.state, openAwaitedStorage() {
+      return decide(entitlement, for: scope, policy: policy)
+    }
+    return decision
+  }
+
+  private func decide(
+    _ entitlement: String, for scope: CacheScope, policy: OfflinePolicy?
+  ) -> AccessDecision {
     let now = clock.now()
     var rules = configuration.policy
     if let policy {
@@ -35,8 +47,10 @@ extension SQLiteCustomerInfoCache {
       return path.decision(
         entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules)
     }
-    // Only an unreadable answer has a failure to report; the hot read tests the state's tag.
-    if case .offlineUnavailable(.unreadable) = decision.state,
+    // Only an answer that could not read has a failure to report; the hot read tests the
+    // state's tag.
+    if case .offlineUnavailable(let reason) = decision.state,
+      reason == .unreadable || reason == .storageUnavailable,
       let failure = reads.withLock({ $0.takeFailure(for: scope) })
     {
       report(failure, for: scope, at: now)
@@ -189,6 +203,18 @@ extension SQLiteCustomerInfoCache {
   /// (`whole`: and its body and details), reading the file when memory does not, after the
   /// cross-connection check when one is due. A read that fails is reported, and returned.
   private func withResident(
+    _ scope: CacheScope, whole: Bool, at now: Date,
+    _ body: (ScopeReader, ResidentScope) throws(ReadFailure) -> Void
+  ) -> ReadFailure? {
+    let failure = readResident(scope, whole: whole, at: now, body)
+    // A file that could not be opened yet is tried again, at most every two seconds.
+    if case .unavailable? = failure, openAwaitedStorage() {
+      return readResident(scope, whole: whole, at: now, body)
+    }
+    return failure
+  }
+
+  private func readResident(
     _ scope: CacheScope, whole: Bool, at now: Date,
     _ body: (ScopeReader, ResidentScope) throws(ReadFailure) -> Void
   ) -> ReadFailure? {

@@ -239,8 +239,9 @@ extension SQLiteCustomerInfoCache {
   ) throws(CacheError) {
     // After the lock is released, failed or not: an observer reads the cache.
     defer { if !onlyReadMarks { writeObservers.notify() } }
+    openAwaitedStorage()
     try writer.withLock { connection throws(CacheError) in
-      guard var open = connection else { throw .closed }
+      guard var open = connection else { throw awaitedStorageError(operation) ?? .closed }
       // Counted whether the write committed or failed: a mark that moves for nothing costs an
       // observer one read, one that stays put for a write would hide it.
       defer { committedWrites.add(1, ordering: .relaxed) }

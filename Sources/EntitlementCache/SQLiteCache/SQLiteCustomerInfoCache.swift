@@ -57,9 +57,18 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   let committedWrites = Atomic<UInt64>(0)
   /// Who ``observeWrites(_:)`` registered.
   let writeObservers = WriteObservers()
+  /// Set while the file is there but cannot be opened yet; nil once open, and once closed.
+  /// A leaf, like `damage`.
+  let awaitingStorage: Locked<AwaitingStorage?>
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.
+  ///
+  /// A file that is there but cannot be opened yet (permissions, or data protection before
+  /// the device's first unlock) is no error: the cache is made without it, reads answer
+  /// ``UnavailableReason/storageUnavailable`` and writes throw a ``StorageFailure`` of kind
+  /// ``StorageFailure/Kind/unavailable``, until it opens (see
+  /// ``protectedDataDidBecomeAvailable()``). Nothing is created beside or over it.
   ///
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a configuration value
   ///   out of range, before the file is touched;
@@ -77,21 +86,28 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.path = path
     self.configuration = configuration
     self.clock = clock
-    let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
-    damage = Locked(opened.damage)
-    let dataVersion: Int64
+    // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
+    watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
+    let opened: DatabaseOpener.Ready
     do {
-      dataVersion = try opened.writer.scalarInt("PRAGMA data_version")
-    } catch {
-      throw .sqlite(.open, error)
+      opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
+    } catch .storage(.open, let failure) where failure.kind == .unavailable {
+      damage = Locked(nil)
+      writer = Locked(nil)
+      reads = Locked(
+        ScopeReader(
+          reader: nil, dataVersion: nil, writerSerial: nil, trustRoots: configuration.trustRoots,
+          unavailable: failure))
+      awaitingStorage = Locked(AwaitingStorage(failure: failure, lastAttempt: clock.now()))
+      return
     }
+    damage = Locked(opened.damage)
     writer = Locked(opened.writer)
     reads = Locked(
       ScopeReader(
-        reader: opened.reader, dataVersion: dataVersion, writerSerial: opened.writer.serial,
-        trustRoots: configuration.trustRoots))
-    // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
-    watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
+        reader: opened.reader, dataVersion: opened.dataVersion,
+        writerSerial: opened.writer.serial, trustRoots: configuration.trustRoots))
+    awaitingStorage = Locked(nil)
     if configuration.pruneOnOpen {
       try prune()
     }
@@ -109,6 +125,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// - Throws: ``CacheError/storage(_:_:)`` when the read marks could not be written. They
   ///   only ever hold retention and rollback hints: no snapshot is lost.
   public func close() throws(CacheError) {
+    // A closed cache never opens its file again.
+    awaitingStorage.withLock { $0 = nil }
     try writer.withLock { connection throws(CacheError) in
       guard let open = connection else { return }
       var flushFailure: CacheError?

@@ -1,3 +1,4 @@
+import EntitlementCacheTesting
 import Foundation
 import Testing
 
@@ -284,6 +285,15 @@ struct DecisionReasonTests {
     let connection = try SQLiteConnection(path: harness.directory.path("cache.sqlite"))
     try connection.execute("UPDATE scope SET device_block = 'not json'")
     record(try harness.secondInstance().access(to: "pro", for: Fixture.scopeA))
+    // A file that is there but cannot be opened yet, as before a device's first unlock.
+    let vfs = try TestVFS()
+    vfs.armFault(.open, at: 1, persistent: true)
+    var locked = CacheConfiguration()
+    locked.vfsName = vfs.name
+    let lockedCache = try SQLiteCustomerInfoCache(
+      path: harness.directory.path("cache.sqlite"), configuration: locked,
+      clock: ManualClock(Fixture.t0).cacheClock)
+    record(lockedCache.access(to: "pro", for: Fixture.scopeA))
     #expect(produced == Set(UnavailableReason.allCases))
   }
 }

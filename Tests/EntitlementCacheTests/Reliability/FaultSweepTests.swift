@@ -220,6 +220,15 @@ extension FaultSweepTests {
             try SQLiteCustomerInfoCache(path: path, configuration: plain, clock: clock.cacheClock)
               .close()
           }
+        case .success where injected > 0:
+          // A file that could not be opened yet is no error: the cache waited for it, and
+          // the next open completes it.
+          #expect(throws: Never.self, "reopen: \(context)") {
+            var plain = configuration
+            plain.vfsName = nil
+            try SQLiteCustomerInfoCache(path: path, configuration: plain, clock: clock.cacheClock)
+              .close()
+          }
         case .success:
           break
         }

@@ -10,8 +10,11 @@
 /// A class so the lock's closure mutates it in place; it is only ever used inside
 /// `SQLiteCustomerInfoCache.reads`, which serializes all access.
 final class ScopeReader {
-  /// Nil once the cache is closed.
+  /// Nil once the cache is closed, or while the file cannot be opened yet.
   private(set) var reader: SQLiteConnection?
+  /// Why there is no reader though the cache is not closed: the file is there but cannot be
+  /// opened yet. Reads answer ``UnavailableReason/storageUnavailable`` meanwhile.
+  private(set) var unavailable: StorageFailure?
   // Only ever touched under the lock, so the runtime's exclusivity check on each access would
   // only repeat what the lock guarantees; it costs more than the lookup itself.
   @exclusivity(unchecked) var residents = ResidentScopes()
@@ -32,10 +35,13 @@ final class ScopeReader {
   ///     connection before the first check is noticed too.
   ///   - writerSerial: That writer's serial.
   ///   - trustRoots: The cache's pinned roots, if any.
+  ///   - unavailable: Why there is no reader yet, when `reader` is nil.
   init(
-    reader: SQLiteConnection, dataVersion: Int64?, writerSerial: UInt64, trustRoots: TrustRoots?
+    reader: SQLiteConnection?, dataVersion: Int64?, writerSerial: UInt64?,
+    trustRoots: TrustRoots?, unavailable: StorageFailure? = nil
   ) {
     self.reader = reader
+    self.unavailable = unavailable
     self.dataVersion = dataVersion
     self.writerSerial = writerSerial
     self.trustRoots = trustRoots
@@ -65,13 +71,15 @@ final class ScopeReader {
     dataVersion = version
   }
 
-  /// Starts over on a new connection (the old file was damaged and moved aside), or on none
-  /// (the cache closed): nothing resident, marked or prepared belongs to it.
+  /// Starts over on a new connection (the old file was damaged and moved aside, or it could
+  /// not be opened before), or on none (the cache closed): nothing resident, marked or
+  /// prepared belongs to it.
   func replaceReader(
     with reader: SQLiteConnection?, dataVersion version: Int64?, writerSerial serial: UInt64?
   ) {
     pointReader.reset()
     self.reader = reader
+    unavailable = nil
     residents.removeAll()
     parsedBodies.removeAll()
     dataVersion = version
@@ -121,7 +129,7 @@ final class ScopeReader {
     } catch {
       failures[scope.key] = error
       return EntitlementEvaluator.unavailable(
-        key, .unreadable, clock: ClockReading(unstoredAt: now))
+        key, error.unavailableReason, clock: ClockReading(unstoredAt: now))
     }
   }
 
@@ -152,7 +160,7 @@ final class ScopeReader {
   /// details; with trust roots, always whole and checked (``WholeScopeRead``).
   @discardableResult
   func readResident(_ scope: CacheScope, whole: Bool = false) throws(ReadFailure) -> ResidentScope {
-    guard let reader else { throw .closed }
+    guard let reader else { throw unavailable.map(ReadFailure.unavailable) ?? .closed }
     var read: (scopeRow: ScopeRow?, entitlements: [String: EntitlementFacts])
     var details: ScopeDetails?
     let pendingWithoutRow: Bool
@@ -212,7 +220,7 @@ final class ScopeReader {
   private func readThrough(
     _ key: String, scope: CacheScope, resident: ResidentScope?
   ) throws(ReadFailure) -> ResidentScope {
-    guard let reader else { throw .closed }
+    guard let reader else { throw unavailable.map(ReadFailure.unavailable) ?? .closed }
     switch try pointReader.read(key, of: scope, matching: resident, on: reader) {
     case .matched(let resident):
       return resident

@@ -1,3 +1,5 @@
+import CSQLite
+
 /// The read-through of one key: one prepared statement returning the scope's scope row and at
 /// most one entitlement row (``ScopeSQL/pointRead``), mapped straight into a resident.
 ///
@@ -130,6 +132,22 @@ enum ReadFailure: Error {
   case closed
   /// The read's policy is out of range.
   case invalid(CacheError)
+  /// The file could not be opened yet (``UnavailableReason/storageUnavailable``).
+  case unavailable(StorageFailure)
+
+  /// The reason a decision gives for it: only storage that is there but cannot be used yet
+  /// is `storageUnavailable`; anything else is `unreadable`.
+  var unavailableReason: UnavailableReason {
+    switch self {
+    case .unavailable: .storageUnavailable
+    // A read of a file that is there failing in the operating system is what a protected
+    // file does while the device is locked: try again, never "damaged" or "empty".
+    case .storage(let error)
+    where error.storageFailureKind == .unavailable || error.resultCode == SQLITE_IOERR:
+      .storageUnavailable
+    case .storage, .snapshot, .closed, .invalid: .unreadable
+    }
+  }
 
   /// The error a read's caller throws or reports for it.
   var cacheError: CacheError {
@@ -138,6 +156,7 @@ enum ReadFailure: Error {
     case .snapshot(let error): .unreadableSnapshot(error)
     case .closed: .closed
     case .invalid(let error): error
+    case .unavailable(let failure): .storage(.load, failure)
     }
   }
 }
