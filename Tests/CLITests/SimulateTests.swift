@@ -611,7 +611,7 @@ enum SimScript {
     let script = SimScript.make(
       server: """
         { "alice": [ \(SimScript.answer(requestDate: "2026-11-30T12:00:00Z", proUntil: "2026-11-30T12:30:00Z")),
-                     \(SimScript.answer(requestDate: "2026-11-30T11:59:00Z")) ] }
+                     \(SimScript.answer(requestDate: "2026-11-29T12:00:00Z")) ] }
         """,
       steps: [
         SimScript.step("+0s", "start"), SimScript.step("+0s", "background"),

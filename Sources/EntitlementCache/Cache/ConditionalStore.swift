@@ -9,7 +9,8 @@ public enum StoreOutcome: Sendable, Hashable {
   /// The answer is now the scope's snapshot.
   case stored
   /// The stored snapshot's `requestDate` is later: storing the answer would take the scope
-  /// backwards, so nothing changed.
+  /// backwards, so nothing changed. (A stored date more than a day ahead of both the answer
+  /// and the device's clock holds nothing back: see ``deciding(_:over:at:)``.)
   case discardedOlder
   /// The answer failed verification and the stored snapshot is verified: nothing changed.
   /// The reason is the library's when the cache has trust roots; nil when the answer's body
@@ -23,14 +24,25 @@ extension StoreOutcome {
   ///
   /// A cache of your own that several processes write calls this inside its own transaction,
   /// with what it read there, so that no other write lands between the decision and the
-  /// store. An answer is discarded as older when the stored `requestDate` is later by at most
-  /// an hour, the most a late answer to an earlier request can trail; a stored date later
-  /// than that is itself wrong (dated in the future), and the answer replaces it. An answer
-  /// whose body claims `failed` is refused over a verified snapshot. When the stored snapshot
-  /// has a verdict (the cache has trust roots), only a verified one holds an answer back.
-  public static func deciding(_ answer: CustomerInfoSnapshot, over stored: CachedCustomerInfo?)
-    -> StoreOutcome
-  {
+  /// store.
+  ///
+  /// - An answer whose `requestDate` is older than the stored snapshot's is discarded, unless
+  ///   the stored date is more than a day ahead of both the answer and `now`: no server gave
+  ///   that date (a body dated in the future, a server clock that jumped), and holding every
+  ///   later answer back against it would freeze the scope for good.
+  /// - An unsigned answer whose body claims `failed` is refused over a verified snapshot. A
+  ///   signed one is for trust roots to judge: a cache of your own that has them verifies the
+  ///   answer itself before it stores.
+  /// - When the stored snapshot has a verdict (the cache has trust roots), only a verified one
+  ///   holds an answer back.
+  ///
+  /// - Parameters:
+  ///   - answer: The server's answer.
+  ///   - stored: What the scope holds, read in the transaction that will store.
+  ///   - now: The device's time now, by the cache's clock.
+  public static func deciding(
+    _ answer: CustomerInfoSnapshot, over stored: CachedCustomerInfo?, at now: Date
+  ) -> StoreOutcome {
     let claims = stored.flatMap { stored -> StoredAnswer? in
       guard let info = stored.snapshot?.customerInfo else { return nil }
       return StoredAnswer(
@@ -40,7 +52,7 @@ extension StoreOutcome {
     // A cache reports a verdict only when it has trust roots.
     return ConditionalStore.refusal(
       of: answer, verdict: nil, over: claims, hasTrustRoots: stored?.verdict != nil,
-      conditional: true) ?? .stored
+      conditional: true, now: now) ?? .stored
   }
 }
 
@@ -56,27 +68,26 @@ struct StoredAnswer: Sendable {
 }
 
 /// The one rule book of a conditional store: never an older answer over a newer one (unless
-/// the stored date is beyond any late answer, ``lateAnswerWindow``), never a failed
-/// verification over a verified snapshot. Every cache of the package decides with it,
+/// the stored date is one no server gave, ``implausibleLead``), never a failed verification
+/// over a verified snapshot. Every cache of the package decides with it,
 /// inside its write.
 enum ConditionalStore {
-  /// How much older than the stored snapshot an answer can be and still be a late answer to
-  /// an earlier request, which the stored one rightly holds back.
+  /// How far ahead of both an answer and the device's clock a stored `requestDate` must be
+  /// before it is taken for wrong rather than for newer.
   ///
-  /// A server produces an answer when it gets the request, and the answer is stored when it
-  /// arrives: two answers reach the cache out of order only by the time one spent in flight,
-  /// which the refresh client bounds with its fetch timeout (a minute by default). An answer
-  /// older by more than an hour is no late answer: the stored date is what is wrong (a body
-  /// dated in the future, a server clock that jumped), and holding every later answer back
-  /// against it would freeze the scope for good.
-  static let lateAnswerWindow: TimeInterval = 3600
+  /// An answer older than the stored one is normally a late answer to an earlier request, or
+  /// an old one replayed, and must not take the scope back, however old it is. A stored date
+  /// ahead of the device's clock is normal too, when that clock is slow. Ahead of both by more
+  /// than a day, it is no date a server gave: a body dated in the future, a server clock that
+  /// jumped. Honouring it would keep every genuine answer out for good.
+  static let implausibleLead: TimeInterval = 86_400
 
   /// Why `answer`, whose verdict with trust roots is `verdict`, must not replace `stored`; nil
   /// when it may. A plain store (`conditional` false) applies only "a failed verification never
   /// replaces a verified snapshot" as the trust roots decide it.
   static func refusal(
     of answer: CustomerInfoSnapshot, verdict: TrustVerdict?, over stored: StoredAnswer?,
-    hasTrustRoots: Bool, conditional: Bool
+    hasTrustRoots: Bool, conditional: Bool, now: Date
   ) -> StoreOutcome? {
     guard let stored else { return nil }
     if let failure = verdict?.failure, stored.isVerifiedByTrustRoots {
@@ -85,8 +96,12 @@ enum ConditionalStore {
     // With trust roots only a verified snapshot holds a later answer back, so a failed one (a
     // forged answer dated in the future, say) cannot keep every genuine answer out.
     guard conditional, !hasTrustRoots || stored.isVerifiedByTrustRoots else { return nil }
-    let lead = stored.requestDate.timeIntervalSince(answer.customerInfo.requestDate)
-    if lead > 0, lead <= lateAnswerWindow { return .discardedOlder }
+    let answered = answer.customerInfo.requestDate
+    if answered < stored.requestDate,
+      stored.requestDate.timeIntervalSince(max(answered, now)) <= implausibleLead
+    {
+      return .discardedOlder
+    }
     // Without trust roots only the bodies' claims can be compared, and only for an answer
     // that came unsigned: a signed one is the trust roots' to judge.
     let storedIsVerified =

@@ -22,7 +22,7 @@ public protocol CustomerInfoCache: Sendable {
   /// Stores a server's answer for `scope` unless that would take the scope backwards: a late
   /// answer whose `requestDate` is older than the stored snapshot's is discarded, and one that
   /// failed verification never replaces a verified snapshot (the rules in full:
-  /// ``StoreOutcome/deciding(_:over:)``).
+  /// ``StoreOutcome/deciding(_:over:at:)``).
   ///
   /// Both rules are decided against what is stored at the moment of the write, in the same
   /// transaction or under the same lock, so two processes or two instances refreshing one
@@ -30,7 +30,7 @@ public protocol CustomerInfoCache: Sendable {
   /// answer through this. The default implementation reads, compares, then calls
   /// ``store(_:for:)``: correct for a cache that one instance alone writes. A cache that
   /// several can write implements it inside its own transaction, deciding with
-  /// ``StoreOutcome/deciding(_:over:)``.
+  /// ``StoreOutcome/deciding(_:over:at:)``.
   ///
   /// - Returns: What happened: ``StoreOutcome/stored``, ``StoreOutcome/discardedOlder`` or
   ///   ``StoreOutcome/refusedUnverified(_:)``; only `stored` changed anything.
@@ -77,7 +77,7 @@ extension CustomerInfoCache {
     } catch .unreadableSnapshot {
       loaded = nil
     }
-    let outcome = StoreOutcome.deciding(snapshot, over: loaded)
+    let outcome = StoreOutcome.deciding(snapshot, over: loaded, at: clock.now())
     guard outcome == .stored else { return outcome }
     do {
       try store(snapshot, for: scope)

@@ -195,7 +195,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       }
       if let refusal = ConditionalStore.refusal(
         of: snapshot, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
-        conditional: conditional)
+        conditional: conditional, now: now)
       {
         return refusal
       }

@@ -82,7 +82,7 @@ extension SQLiteCustomerInfoCache {
         }
         if let refused = ConditionalStore.refusal(
           of: snapshot, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
-          conditional: conditional)
+          conditional: conditional, now: now)
         {
           refusal = refused
           return { _ in }

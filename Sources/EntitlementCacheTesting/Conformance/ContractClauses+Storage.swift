@@ -308,6 +308,10 @@ extension ContractContext {
     equal(try run.cache.storeAnswer(older, for: scope), .discardedOlder, "an older answer")
     expectUnchanged(try run.load(), stored, "a discarded answer")
     equal(run.access("gold").state, .denied(.notEntitled), "nothing of a discarded answer")
+    // However old: a year-old answer, replayed or cached, is discarded too.
+    let yearOld = try ContractSnapshot.granting(
+      "gold", requestDate: T.at(-365 * T.day), until: T.at(T.day))
+    equal(try run.cache.storeAnswer(yearOld, for: scope), .discardedOlder, "a year-old answer")
 
     // A failed verification, claimed by an unsigned body, over a verified snapshot.
     let failed = try ContractSnapshot.make(
@@ -333,8 +337,9 @@ extension ContractContext {
     try run.store(older)
     equal(try run.load()?.snapshot?.jsonData, older.jsonData, "store(_:for:) stores an older one")
 
-    // A stored date far beyond any late answer (a body dated in the future) is what is wrong:
-    // the next genuine answer replaces it rather than the scope freezing on it for good.
+    // A stored date more than a day ahead of both the answer and the clock (a body dated in
+    // the future) is what is wrong: the next genuine answer replaces it rather than the scope
+    // freezing on it for good.
     let farFuture = try ContractSnapshot.granting(
       "pro", requestDate: T.at(400 * T.day), until: T.at(500 * T.day))
     try run.store(farFuture)

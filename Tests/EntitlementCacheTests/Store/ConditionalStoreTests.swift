@@ -63,7 +63,7 @@ struct ConditionalStoreTests {
     ) -> StoreOutcome? {
       ConditionalStore.refusal(
         of: answer, verdict: verdict, over: stored, hasTrustRoots: hasTrustRoots,
-        conditional: true)
+        conditional: true, now: start)
     }
     let stored = StoredAnswer(
       requestDate: start, verification: .known(.verified), isVerifiedByTrustRoots: false)
@@ -72,12 +72,18 @@ struct ConditionalStoreTests {
     #expect(refusal(of: older, verdict: nil, over: stored) == .discardedOlder)
     #expect(refusal(of: same, verdict: nil, over: stored) == nil)
     #expect(refusal(of: older, verdict: nil, over: nil) == nil)
-    // An hour older is still a late answer; a second more is not: the stored date is wrong.
-    let window = ConditionalStore.lateAnswerWindow
-    let hourOlder = try Self.answer(at: start.addingTimeInterval(-window))
-    let beyondTheHour = try Self.answer(at: start.addingTimeInterval(-window - 1))
-    #expect(refusal(of: hourOlder, verdict: nil, over: stored) == .discardedOlder)
-    #expect(refusal(of: beyondTheHour, verdict: nil, over: stored) == nil)
+    // However old an answer is, a stored date the device's clock has reached holds it back.
+    let yearOlder = try Self.answer(at: start.addingTimeInterval(-365 * 86_400))
+    #expect(refusal(of: yearOlder, verdict: nil, over: stored) == .discardedOlder)
+    // A stored date ahead of both the answer and the clock holds it back up to a day ahead;
+    // a second more, and it is no date a server gave.
+    let lead = ConditionalStore.implausibleLead
+    for (ahead, outcome) in [(lead, StoreOutcome?.some(.discardedOlder)), (lead + 1, nil)] {
+      let future = StoredAnswer(
+        requestDate: start.addingTimeInterval(ahead), verification: .known(.verified),
+        isVerifiedByTrustRoots: false)
+      #expect(refusal(of: same, verdict: nil, over: future) == outcome, "\(ahead) s ahead")
+    }
     // A snapshot that does not hold back (failed with trust roots) keeps nothing out.
     #expect(refusal(of: older, verdict: nil, over: stored, hasTrustRoots: true) == nil)
     let verifiedByRoots = StoredAnswer(
