@@ -93,7 +93,8 @@ public struct CacheConfiguration: Sendable {
   public var trustRoots: TrustRoots?
 
   /// Called on the reading thread, outside the cache's locks, each time a read cannot use the
-  /// file and answers `offlineUnavailable(.unreadable)`: for an SDK's log. The report names no
+  /// file and answers `offlineUnavailable(.unreadable)` or `(.storageUnavailable)`: for an
+  /// SDK's log. The report names no
   /// token and no raw identity. Default none; ``SQLiteCustomerInfoCache/lastReadFailure`` keeps
   /// the latest either way.
   public var onReadFailure: (@Sendable (ReadFailureReport) -> Void)?

@@ -82,7 +82,8 @@ public enum UnavailableReason: String, Sendable, Hashable, CaseIterable {
   case snapshotTooOld = "snapshot_too_old"
   /// The server-issued device access expiry has passed.
   case deviceAccessExpired = "device_access_expired"
-  /// The stored snapshot could not be read (damaged file or storage error).
+  /// The stored snapshot could not be read: a damaged file, a body that no longer decodes, a
+  /// storage error, or a closed cache.
   case unreadable
   /// The storage exists but cannot be opened or read yet: permissions, or data protection
   /// before the device's first unlock. Never read as "no snapshot": the cache tries again

@@ -54,6 +54,14 @@ enum DatabaseFile {
   }
 
   /// The size of a file in bytes; nil when it does not exist.
+  /// Whether `path` names a regular file (following a symbolic link): what a database that
+  /// is only refused for now is, where a directory or a device is a mistake that waiting
+  /// does not mend.
+  static func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+  }
+
   static func size(_ path: String) -> Int? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }

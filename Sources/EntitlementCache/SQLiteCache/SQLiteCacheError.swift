@@ -49,15 +49,26 @@ public enum SQLiteCacheError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension SQLiteError {
-  /// The kind of storage failure a failed call is, from its result code.
+  /// The kind of storage failure a failed call is, from its extended result code.
+  ///
+  /// Unavailable is what a file that is there but refused gives: a plain `SQLITE_CANTOPEN`
+  /// (not a directory, not a path that cannot be made whole, which stay errors), or an I/O
+  /// error reading it, taking its locks or mapping its shared memory. A write's I/O error is
+  /// not among them: that may be a failing disk.
   var storageFailureKind: StorageFailure.Kind {
     switch resultCode {
     case SQLITE_FULL: .full
     case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
-    case SQLITE_CANTOPEN, SQLITE_AUTH, SQLITE_PERM: .unavailable
+    case SQLITE_CANTOPEN where extendedResultCode == SQLITE_CANTOPEN: .unavailable
+    case SQLITE_IOERR where Self.refusedAccess.contains(extendedResultCode): .unavailable
     default: .other
     }
   }
+
+  /// `SQLITE_IOERR_READ`, `SHORT_READ`, `FSTAT`, `RDLOCK`, `ACCESS`, `LOCK`, `SHMOPEN`,
+  /// `SHMSIZE`, `SHMLOCK` and `SHMMAP`, whose macros Swift cannot import.
+  private static let refusedAccess: Set<Int32> = Set(
+    [1, 2, 7, 9, 13, 15, 18, 19, 20, 21].map { SQLITE_IOERR | Int32($0 << 8) })
 }
 
 extension CacheError {

@@ -32,57 +32,74 @@ extension SQLiteCustomerInfoCache {
   /// When the file opens, observers of ``observeWrites(_:)`` are told, so a refresh client
   /// publishes the real state at once.
   ///
-  /// - Returns: Whether the cache has its file open now (true when it already had).
+  /// - Returns: Whether the cache has its file open now (true when it already had; false
+  ///   once it is closed).
   @discardableResult
   public func protectedDataDidBecomeAvailable() -> Bool {
-    openAwaitedStorage(force: true)
+    if openAwaitedStorage(force: true) { return true }
+    return awaitingStorage.withLock { $0 == nil } && writer.withLock { $0 != nil }
   }
 
-  /// Opens the file if the cache is waiting for it and an attempt is due (or `force`); true
-  /// when the file is open afterwards. Takes the writer's lock, then the reads lock: the
-  /// lock order. Called with neither held.
+  /// Opens the file if the cache is waiting for it and an attempt is due (or `force`).
+  ///
+  /// One caller per interval makes the attempt: it is claimed, under the leaf lock, before
+  /// anything else is locked. Then it takes the writer's lock and, inside it, the reads lock:
+  /// the lock order. A read passes `waitingForWrites` false, so it never waits for a write:
+  /// the attempt is dropped when a write holds the lock. Called with no lock held.
+  ///
+  /// - Returns: Whether this call opened the file.
   @discardableResult
-  func openAwaitedStorage(force: Bool = false) -> Bool {
+  func openAwaitedStorage(force: Bool = false, waitingForWrites: Bool = true) -> Bool {
     let now = clock.now()
-    guard let awaiting = awaitingStorage.withLock({ $0 }) else {
-      return writer.withLock { $0 != nil }
-    }
-    guard force || awaiting.isDue(at: now) else { return false }
-    let opened = writer.withLock { connection -> Bool in
-      // Another thread opened it, or the cache was closed, while this one waited.
-      guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else {
-        return connection != nil
-      }
-      let ready: DatabaseOpener.Ready
-      do {
-        ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
-      } catch {
-        awaitingStorage.withLock { state in
-          guard state != nil else { return }
-          if case .storage(_, let failure)? = error as? CacheError { state?.failure = failure }
-          state?.lastAttempt = now
-        }
-        return false
-      }
-      reads.withLock {
-        $0.replaceReader(
-          with: ready.reader, dataVersion: ready.dataVersion, writerSerial: ready.writer.serial)
-      }
-      damage.withLock { $0 = ready.damage }
-      connection = ready.writer
-      awaitingStorage.withLock { $0 = nil }
+    let claimed = awaitingStorage.withLock { state -> Bool in
+      guard let awaiting = state, force || awaiting.isDue(at: now) else { return false }
+      state?.lastAttempt = now
       return true
     }
-    if opened {
-      // What reads answered changed for every scope: tell observers as a write would.
-      committedWrites.add(1, ordering: .relaxed)
-      writeObservers.notify()
-    }
-    return opened
+    guard claimed else { return false }
+    let opened =
+      waitingForWrites
+      ? writer.withLock { openClaimed(&$0) }
+      : (writer.withLockIfAvailable { openClaimed(&$0) } ?? false)
+    guard opened else { return false }
+    // As the first open does. Retention only: a failure here loses nothing, and the next
+    // open prunes again.
+    if configuration.pruneOnOpen { _ = try? prune() }
+    // What reads answered changed for every scope: tell observers as a write would.
+    committedWrites.add(1, ordering: .relaxed)
+    writeObservers.notify()
+    return true
   }
 
+  /// The claimed attempt, under the writer's lock: opens the file into `connection`.
+  private func openClaimed(_ connection: inout SQLiteConnection?) -> Bool {
+    // Opened by another caller, or closed, while this one waited for the lock.
+    guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else { return false }
+    let ready: DatabaseOpener.Ready
+    do {
+      ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
+    } catch {
+      if case .storage(_, let failure)? = error as? CacheError {
+        awaitingStorage.withLock { $0?.failure = failure }
+        reads.withLock { $0.stillUnavailable(failure) }
+      }
+      return false
+    }
+    reads.withLock {
+      $0.replaceReader(
+        with: ready.reader, dataVersion: ready.dataVersion, writerSerial: ready.writer.serial)
+    }
+    damage.withLock { $0 = ready.damage }
+    connection = ready.writer
+    awaitingStorage.withLock { $0 = nil }
+    return true
+  }
+
+  /// Whether the cache is waiting for its file to open.
+  var isAwaitingStorage: Bool { awaitingStorage.withLock { $0 != nil } }
+
   /// The error a write throws while the file cannot be opened; nil when it is open or closed.
-  func awaitedStorageError(_ operation: CacheOperation) -> CacheError? {
+  package func awaitedStorageError(_ operation: CacheOperation) -> CacheError? {
     awaitingStorage.withLock { $0 }.map { .storage(operation, $0.failure) }
   }
 }

@@ -11,14 +11,18 @@ extension SQLiteCustomerInfoCache {
   ///
   /// From memory after the scope's first read: one lock, one table probe and the
   /// evaluation. The first read of a scope, or of a key not yet seen, costs one prepared
-  /// statement. Never throws: a storage failure answers `offlineUnavailable(.unreadable)`.
+  /// statement. Never throws: a file that cannot be opened or read yet answers
+  /// `offlineUnavailable(.storageUnavailable)`, any other storage failure
+  /// `offlineUnavailable(.unreadable)`.
   public func access(
     to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> AccessDecision {
     let decision = decide(entitlement, for: scope, policy: policy)
     // A file that could not be opened yet is tried again here, at most every two seconds:
     // only reads that found no file pay for it.
-    if case .offlineUnavailable(.storageUnavailable) = decision.state, openAwaitedStorage() {
+    if case .offlineUnavailable(.storageUnavailable) = decision.state,
+      openAwaitedStorage(waitingForWrites: false)
+    {
       return decide(entitlement, for: scope, policy: policy)
     }
     return decision
@@ -208,7 +212,7 @@ extension SQLiteCustomerInfoCache {
   ) -> ReadFailure? {
     let failure = readResident(scope, whole: whole, at: now, body)
     // A file that could not be opened yet is tried again, at most every two seconds.
-    if case .unavailable? = failure, openAwaitedStorage() {
+    if case .unavailable? = failure, openAwaitedStorage(waitingForWrites: false) {
       return readResident(scope, whole: whole, at: now, body)
     }
     return failure
@@ -261,7 +265,15 @@ extension SQLiteCustomerInfoCache {
     guard watch.isDue else { return nil }
     let asked = writer.withLockIfAvailable { connection -> (Int64?, UInt64)? in
       guard let connection else { return nil }
-      return (try? connection.scalarInt("PRAGMA data_version"), connection.serial)
+      do throws(SQLiteError) {
+        return (try connection.scalarInt("PRAGMA data_version"), connection.serial)
+      } catch let error where error.storageFailureKind == .unavailable {
+        // Refused, as a locked device refuses: nothing says the file changed, so what memory
+        // holds still answers; the next check asks again.
+        return nil
+      } catch {
+        return (nil, connection.serial)
+      }
     }
     // Busy or not, the attempt counts: retrying on every read while a write holds the lock
     // cost each read a failed try-lock, a system call, for as long as the write lasted. The

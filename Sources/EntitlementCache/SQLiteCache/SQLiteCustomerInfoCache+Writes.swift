@@ -52,6 +52,8 @@ extension SQLiteCustomerInfoCache {
       throw .invalidSnapshot(
         SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
     }
+    // Before the stored snapshot is judged: a file that opens now holds what it is judged by.
+    openAwaitedStorage()
     // Times are stored to the millisecond; memory must hold exactly what the file holds.
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()?.truncatedToMilliseconds
@@ -220,6 +222,8 @@ extension SQLiteCustomerInfoCache {
   /// the file: no transaction is opened,
   /// so releasing a cache that only read never waits for another process's write lock.
   public func flush() throws(CacheError) {
+    // A cache still waiting for its file has read nothing from it: nothing to persist.
+    guard !isAwaitingStorage else { return }
     try write(.flush, scope: nil, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
   }
 
@@ -325,8 +329,11 @@ extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
   /// This instance's writes, and `PRAGMA data_version` of its writer connection, which moves
   /// with every commit of another connection (another instance, another process) and ignores
   /// this one's own: one statement step, no read of any row. Nil while this instance is
-  /// writing (its writer is busy) and once it is closed.
+  /// writing (its writer is busy), while it waits for its file, and once it is closed. A
+  /// cache waiting for its file tries to open it here too, at most every two seconds, so a
+  /// client's periodic check notices the device's unlock.
   public func changeMark() -> UInt64? {
+    openAwaitedStorage(waitingForWrites: false)
     let own = committedWrites.load(ordering: .relaxed)
     let asked = writer.withLockIfAvailable { connection -> (Int64, UInt64)? in
       guard let connection, let version = try? connection.scalarInt("PRAGMA data_version")

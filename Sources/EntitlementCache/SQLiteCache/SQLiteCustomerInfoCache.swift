@@ -36,7 +36,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   public let clock: CacheClock
 
   /// The most recent read that could not use the file, why, and when: what explains an
-  /// `unreadable` answer. Also passed to ``CacheConfiguration/onReadFailure`` as it happens.
+  /// `unreadable` or `storageUnavailable` answer. Also passed to ``CacheConfiguration/onReadFailure`` as it happens.
   public var lastReadFailure: ReadFailureReport? { readFailure.withLock { $0 } }
 
   // Lock order: `writer`, then `reads`; never the other way round. A write holds `writer` for
@@ -44,7 +44,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   // install its result. Nothing takes `writer` while holding `reads`: the cross-process check
   // asks the writer connection, with a try-lock, before a read takes `reads` (see
   // `otherConnectionsVersion()`), so no interleaving of reads and writes can deadlock.
-  // `damage` and `readFailure` are leaves: nothing is locked while they are held.
+  // `damage`, `readFailure` and `awaitingStorage` are leaves: nothing is locked while they
+  // are held.
   /// The writer connection; nil once the cache is closed.
   let writer: Locked<SQLiteConnection?>
   /// The read path: the reader connection and everything resident in memory.
@@ -91,7 +92,11 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     let opened: DatabaseOpener.Ready
     do {
       opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
-    } catch .storage(.open, let failure) where failure.kind == .unavailable {
+    } catch .storage(let operation, let failure) where failure.kind == .unavailable {
+      guard DatabaseFile.isRegularFile(path) else {
+        // A directory or a device where the file should be: a mistake waiting cannot mend.
+        throw .storage(operation, StorageFailure(.other, underlying: failure.underlying))
+      }
       damage = Locked(nil)
       writer = Locked(nil)
       reads = Locked(
@@ -128,7 +133,11 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     // A closed cache never opens its file again.
     awaitingStorage.withLock { $0 = nil }
     try writer.withLock { connection throws(CacheError) in
-      guard let open = connection else { return }
+      guard let open = connection else {
+        // Never opened: a closed cache answers as closed, not as waiting.
+        reads.withLock { $0.replaceReader(with: nil, dataVersion: nil, writerSerial: nil) }
+        return
+      }
       var flushFailure: CacheError?
       do throws(SQLiteError) {
         try attemptWrite(on: open, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
@@ -154,7 +163,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
 }
 
 /// A read that could not use the file, or whose policy was out of range: ``SQLiteCustomerInfoCache/access(to:for:policy:)``
-/// answered `offlineUnavailable(.unreadable)` or ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)``
+/// answered `offlineUnavailable(.unreadable)` or `(.storageUnavailable)`, or ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)``
 /// came back empty. Names no token, no raw identity and no bound value.
 public struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
   /// The first hexadecimal digits of the scope's hash, as `entitlement-cache scopes` shows.

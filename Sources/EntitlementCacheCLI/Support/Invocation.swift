@@ -197,6 +197,12 @@ package struct Invocation {
     } catch {
       throw CLIError(error, path: path)
     }
+    // An app waits for such a file; the tool says so and stops, as for any storage error.
+    if case .storage(_, let failure)? = cache.awaitedStorageError(.open) {
+      throw CLIError.storage(
+        "\(path): cannot be opened now (\(failure)); the file is unavailable, not damaged, "
+          + "and was left untouched")
+    }
     if let damage = cache.damageReport {
       Console.warning(
         "\(path): not a usable database (\(damage.cause.message)); moved aside to "

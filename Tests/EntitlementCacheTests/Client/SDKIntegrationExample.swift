@@ -75,6 +75,7 @@ struct BackendPoster: PurchasePoster {
 /// 3. The SDK's entry point: one cache file, one client, the flows the app calls.
 final class Purchases: Sendable {
   let client: EntitlementClient
+  private let cache: SQLiteCustomerInfoCache
 
   init(
     apiKey: String, appUserID: String, installationID: String, cacheFile: String,
@@ -82,7 +83,8 @@ final class Purchases: Sendable {
     runtime: any ClientRuntime = SystemClientRuntime()
   ) throws {
     // The client reads the time from its cache: the one clock of the whole stack.
-    let cache = try SQLiteCustomerInfoCache(path: cacheFile, clock: clock)
+    // Launched before the first unlock, it answers storage_unavailable until the file opens.
+    cache = try SQLiteCustomerInfoCache(path: cacheFile, clock: clock)
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = ["pro"]
     client = try EntitlementClient(
@@ -100,6 +102,7 @@ final class Purchases: Sendable {
   func applicationDidBecomeActive() { client.didEnterForeground() }
   func applicationDidEnterBackground() { client.didEnterBackground() }
   func networkBecameReachable() { client.networkAvailable() }
+  func protectedDataDidBecomeAvailable() { cache.protectedDataDidBecomeAvailable() }
 
   // 5. The flows an app calls. Each answers the state after its refresh.
   func logIn(_ appUserID: String) async throws -> ClientState { try await client.logIn(appUserID) }

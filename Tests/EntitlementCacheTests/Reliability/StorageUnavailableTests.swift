@@ -21,12 +21,15 @@ struct StorageUnavailableTests {
     return cache.path
   }
 
+  /// A cache over `path` through `vfs` that asks for other connections' writes on every read,
+  /// so each read meets the file as it is now.
   static func cache(
     _ path: String, vfs: TestVFS, clock: ManualClock
   ) throws -> SQLiteCustomerInfoCache {
     var configuration = CacheConfiguration()
     configuration.vfsName = vfs.name
     configuration.pruneOnOpen = false
+    configuration.crossProcessCheckInterval = 0
     return try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)
   }
@@ -104,9 +107,42 @@ struct StorageUnavailableTests {
     try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     try cache.close()
-    // A closed cache never opens its file again.
+    #expect(!cache.protectedDataDidBecomeAvailable())
+  }
+
+  @Test("a cache closed while it waits for its file is closed, and never opens it")
+  func closedWhileWaiting() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try Self.storedFile(in: directory, clock: clock)
+    let vfs = try TestVFS()
+    vfs.armFault(.open, at: 1, persistent: true)
+    let cache = try Self.cache(path, vfs: vfs, clock: clock)
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
+    )
+    try cache.flush()  // nothing read, nothing to persist: no error
+    try cache.close()
+    vfs.disarm()
+    clock.advance(by: .seconds(60))
     #expect(!cache.protectedDataDidBecomeAvailable())
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
+    #expect(throws: CacheError.closed) { try cache.load(Fixture.scopeA) }
+    #expect(throws: CacheError.closed) {
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    }
+  }
+
+  @Test("a path that is a directory is an error at open, not storage to wait for")
+  func directoryIsAnError() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    let error = try #require(throws: CacheError.self) {
+      _ = try SQLiteCustomerInfoCache(
+        path: path, clock: ManualClock(Fixture.requestDate).cacheClock)
+    }
+    #expect(error.storageFailureKind != .unavailable, "\(error)")
   }
 
   @Test("a file that cannot be read answers storage_unavailable, and the next read after it does")
@@ -121,7 +157,9 @@ struct StorageUnavailableTests {
     // SQLite's page cache answers without reading while nothing changed; the shared-memory
     // lock each read transaction takes is what a locked device refuses first.
     vfs.armFault(.shm, at: 1, persistent: true)
-    // What memory holds still answers: the scope is resident.
+    // What memory holds still answers, though each read's check for other connections'
+    // writes is refused too: nothing says the file changed.
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     // A read that must go to the file finds it unreadable, not empty.
     cache.dropResidentState(for: Fixture.scopeA)

@@ -86,6 +86,12 @@ final class ScopeReader {
     writerSerial = serial
   }
 
+  /// Records why the file still cannot be opened, for the reads that answer meanwhile.
+  func stillUnavailable(_ failure: StorageFailure) {
+    guard reader == nil, unavailable != nil else { return }
+    unavailable = failure
+  }
+
   /// Forgets the bodies reads decoded (the benchmarks' first-read case).
   func forgetParsedBodies() {
     parsedBodies.removeAll()

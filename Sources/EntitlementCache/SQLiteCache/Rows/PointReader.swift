@@ -1,5 +1,3 @@
-import CSQLite
-
 /// The read-through of one key: one prepared statement returning the scope's scope row and at
 /// most one entitlement row (``ScopeSQL/pointRead``), mapped straight into a resident.
 ///
@@ -140,11 +138,9 @@ enum ReadFailure: Error {
   var unavailableReason: UnavailableReason {
     switch self {
     case .unavailable: .storageUnavailable
-    // A read of a file that is there failing in the operating system is what a protected
+    // A read of a file that is there refused by the operating system is what a protected
     // file does while the device is locked: try again, never "damaged" or "empty".
-    case .storage(let error)
-    where error.storageFailureKind == .unavailable || error.resultCode == SQLITE_IOERR:
-      .storageUnavailable
+    case .storage(let error) where error.storageFailureKind == .unavailable: .storageUnavailable
     case .storage, .snapshot, .closed, .invalid: .unreadable
     }
   }
