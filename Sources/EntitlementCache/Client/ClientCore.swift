@@ -35,6 +35,9 @@ struct ClientCore {
   /// purchases this client can post as. Only hashes reach the file, so after a relaunch a
   /// user's entries wait until that user is current again.
   var knownObservers: [ScopeKey: ClientIdentity] = [:]
+  /// Purchases observed while the cache's storage was unavailable, with their observers, in
+  /// the order observed: enqueued by the next drain pass that finds the storage open.
+  var heldPurchases: [(purchase: ObservedPurchase, observer: ClientIdentity)] = []
   /// The drain pass running and the one queued behind it.
   var drain = DrainPasses()
   /// The wake-up for the earliest backed-off purchase.

@@ -216,3 +216,55 @@ struct StorageUnavailableClientTests {
     harness.runtime.runUntilIdle()
   }
 }
+
+/// A purchase completed while the device is still locked.
+@Suite("A purchase observed while the storage is unavailable")
+struct HeldPurchaseTests {
+  @Test(
+    "it is held in memory and said so, then queued and posted as its observer once the file opens")
+  func heldThenQueued() throws {
+    let vfs = try TestVFS()
+    let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
+    let harness = try ClientHarness(
+      posts: true,
+      cache: { clock, directory in
+        let path = directory.path("cache.sqlite")
+        try SQLiteCustomerInfoCache(path: path, clock: clock).close()
+        vfs.armFault(.open, at: 1, persistent: true)
+        var configuration = CacheConfiguration()
+        configuration.vfsName = vfs.name
+        let cache = try SQLiteCustomerInfoCache(
+          path: path, configuration: configuration, clock: clock)
+        opened.withLock { $0 = cache }
+        return cache
+      })
+    let cache = try #require(opened.withLock { $0 })
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+
+    let purchase = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+    let result = try #require(purchase.result ?? nil)
+    #expect(result.heldInMemory == ["tx1"])
+    #expect(!result.isSettled)
+    #expect(harness.poster.requests.isEmpty)
+
+    // Unlocked: the file opens, the held purchase is queued as alice and posted.
+    vfs.disarm()
+    #expect(cache.protectedDataDidBecomeAvailable())
+    harness.runtime.runUntilIdle()
+    #expect(harness.poster.waiting.map(\.transactionID) == ["tx1"])
+    #expect(harness.poster.waiting.map(\.appUserID) == ["alice"])
+    let queued = try cache.queuedPurchases(observedBy: ClientFixture.identity("alice").scope)
+    #expect(queued.map(\.transactionID) == ["tx1"])
+    harness.poster.failEveryWaiting()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+  }
+}

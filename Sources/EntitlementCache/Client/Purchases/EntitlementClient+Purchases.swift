@@ -18,8 +18,12 @@ extension EntitlementClient {
   /// delivered again after it synced is listed there too, so the app can finish it; one that
   /// expired unsent is queued again (its 30 days start over).
   ///
+  /// While the cache's storage is unavailable (a device before its first unlock), the
+  /// purchase is held in memory and listed in ``PurchaseSyncResult/heldInMemory``; the first
+  /// drain of the queue that finds the storage open enqueues it, as the user who observed it.
+  ///
   /// - Throws: ``CacheError`` when the purchase could not be enqueued (a bad ID or token, or
-  ///   storage); nothing was posted then.
+  ///   storage other than unavailable); nothing was posted then.
   @discardableResult
   public func purchaseCompleted(_ purchase: ObservedPurchase) async throws(CacheError)
     -> PurchaseSyncResult
@@ -28,8 +32,14 @@ extension EntitlementClient {
     var boundElsewhere: [String] = []
     var alreadySynced: [QueuedPurchase] = []
     if let purchaseQueue {
-      let outcome = try ownWrite { () throws(CacheError) in
-        try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
+      let outcome: EnqueueOutcome
+      do {
+        outcome = try ownWrite { () throws(CacheError) in
+          try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
+        }
+      } catch .storage(_, let failure) where failure.kind == .unavailable {
+        core.withLock { $0.heldPurchases.append((purchase, identity)) }
+        return await syncedResult(.purchase, alreadySynced: [], boundElsewhere: [])
       }
       switch outcome {
       case .queued(let entry):
@@ -113,9 +123,14 @@ extension EntitlementClient {
     let synced = log.all.map(\.purchase).filter {
       $0.observer == identity.scope.key && $0.state == .synced
     }
+    let held = core.withLock { core in
+      core.heldPurchases.filter { $0.observer.scope == identity.scope }.map(\.purchase)
+    }
     var result = PurchaseSyncResult(
       synced: alreadySynced + synced, pending: [], conflicts: [], rejected: [], expired: [],
-      boundToAnotherUser: boundElsewhere, storageError: nil, state: state(of: identity))
+      boundToAnotherUser: boundElsewhere, storageError: nil,
+      heldInMemory: held.map(\.transactionID),
+      state: state(of: identity))
     do throws(CacheError) {
       for entry in try purchaseQueue?.queuedPurchases(observedBy: identity.scope) ?? [] {
         switch entry.state {
@@ -185,6 +200,32 @@ extension EntitlementClient {
     if spawned == nil { pass.finish() }
   }
 
+  /// Enqueues the purchases held while the storage was unavailable, each as its observer, in
+  /// the order observed; stops at the first the storage still refuses. One the queue refuses
+  /// for good cannot happen here (its ID and token were checked before the storage was), and
+  /// is dropped rather than retried for ever.
+  private func enqueueHeldPurchases(into queue: any PurchaseQueueStore) {
+    while let next = core.withLock({ $0.heldPurchases.first }) {
+      let outcome: EnqueueOutcome?
+      do {
+        outcome = try ownWrite { () throws(CacheError) in
+          try queue.enqueue(next.purchase, observedBy: next.observer.scope)
+        }
+      } catch .storage(_, let failure) where failure.kind == .unavailable {
+        return
+      } catch {
+        outcome = nil
+      }
+      core.withLock { core in
+        core.heldPurchases.removeFirst()
+        core.knownObservers[next.observer.scope.key] = next.observer
+      }
+      if case .queued(let entry)? = outcome {
+        tell(PurchaseUpdate(appUserID: next.observer.appUserID, purchase: entry))
+      }
+    }
+  }
+
   /// Ends `pass`: starts the one queued behind it or, with none, arms the wake-up for the
   /// earliest backed-off entry, in the same step that clears the running pass, so the wake-up
   /// cannot fire into the pass that is ending and be spent on it. Then republishes, since the
@@ -209,6 +250,7 @@ extension EntitlementClient {
   /// wait for it, in order). Returns the earliest backed-off entry's due time, for the wake-up.
   private func drain(_ pass: DrainPass) async -> Date? {
     guard let purchaseQueue else { return nil }
+    enqueueHeldPurchases(into: purchaseQueue)
     let observers: [ClientIdentity] = core.withLock { core in
       let current = core.identity
       return [current]

@@ -22,11 +22,16 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   public var boundToAnotherUser: [String]
   /// The queue could not be read or written; what is listed is what was known before.
   public var storageError: CacheError?
+  /// Transactions of the current user observed while the cache's storage was unavailable (a
+  /// device before its first unlock): the client holds them in memory and enqueues them as
+  /// their observer once the storage opens. Do not finish them in the store yet: if the app
+  /// ends first, the store delivers them again.
+  public var heldInMemory: [String] = []
   /// The current user's state after it all.
   public var state: ClientState
 
   /// Whether every entry of the current user is settled: none pending and no conflict.
-  public var isSettled: Bool { pending.isEmpty && conflicts.isEmpty }
+  public var isSettled: Bool { pending.isEmpty && conflicts.isEmpty && heldInMemory.isEmpty }
 }
 
 /// A purchase the server says belongs to another app user.
