@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import EntitlementCache
+
 /// Bad input and bad files: one line on stderr, the documented exit code, nothing changed.
 @Suite struct StorageErrorTests {
   let workspace: Workspace
@@ -170,6 +172,9 @@ import Testing
 
   @Test func newerSchemaIsLeftUntouched() throws {
     try workspace.put()
+    // A build that changed what this one reads records a read floor beyond it.
+    try SQLiteConnection(path: workspace.db).execute(
+      "UPDATE schema_compatibility SET read_version = 99")
     // PRAGMA user_version is the 4-byte big-endian integer at offset 60 of the header.
     var bytes = try #require(FileManager.default.contents(atPath: workspace.db))
     bytes.replaceSubrange(60..<64, with: [0, 0, 0, 99])
@@ -186,5 +191,28 @@ import Testing
     let doctor = try workspace.run("doctor", ["--json"])
     #expect(doctor.status == 3)
     #expect(try doctor.json()["schemaVersion"] as? Int == 99)
+  }
+
+  /// A build one version newer that only added a table, and recorded that this build still
+  /// reads its file: `check` answers, `put` is refused, and the file is left as it was.
+  @Test func newerSchemaWithinTheReadFloorIsReadNotWritten() throws {
+    try workspace.put()
+    let newer = SQLiteCustomerInfoCache.supportedSchemaVersion + 1
+    try SQLiteConnection(path: workspace.db).execute(
+      """
+      CREATE TABLE loyalty (points INTEGER);
+      UPDATE schema_compatibility SET read_version = \(newer - 1);
+      PRAGMA user_version = \(newer);
+      """)
+    let bytes = try #require(FileManager.default.contents(atPath: workspace.db))
+    let check = try workspace.run("check", Sample.scope() + ["--entitlement", "pro"])
+    #expect(check.status == 0, "\(check.stderr)")
+    let put = try workspace.run("put", Sample.scope(), stdin: Sample.json)
+    #expect(put.status == 3)
+    #expect(put.stderr.contains("written by schema version \(newer), newer than this build's"))
+    #expect(FileManager.default.contents(atPath: workspace.db) == bytes)
+    let doctor = try workspace.run("doctor")
+    #expect(doctor.status == 0)
+    #expect(doctor.stdout.contains("schema version  \(newer), readable from \(newer - 1)"))
   }
 }

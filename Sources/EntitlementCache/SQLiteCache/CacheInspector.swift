@@ -57,6 +57,10 @@ package struct DatabaseHealth: Sendable, Hashable {
   package var schemaVersion: Int
   /// The schema version this build writes.
   package var supportedSchemaVersion: Int
+  /// The oldest schema version that still reads the file correctly
+  /// (`schema_compatibility.read_version`); nil for a file from before it was recorded
+  /// (schema 6 or earlier).
+  package var readableFrom: Int?
   /// `PRAGMA integrity_check` output: `["ok"]` for a healthy file.
   package var integrity: [String]
   /// The journal mode (`wal` once a cache has opened the file).
@@ -83,9 +87,15 @@ package struct DatabaseHealth: Sendable, Hashable {
   /// before trusted snapshots (schema 4 or earlier); nil when damage stops the count.
   package var verificationCounts: [TrustVerdict?: Int]?
 
-  /// Whether the integrity check passed and the schema is one this build knows.
+  /// Whether the integrity check passed and this build reads the schema: its own or an
+  /// older one, or a newer one whose read floor it meets.
   package var isHealthy: Bool {
-    integrity == ["ok"] && schemaVersion <= supportedSchemaVersion
+    integrity == ["ok"] && isReadable
+  }
+
+  /// Whether this build reads the file's schema.
+  package var isReadable: Bool {
+    schemaVersion <= supportedSchemaVersion || (readableFrom ?? .max) <= supportedSchemaVersion
   }
 }
 
@@ -289,10 +299,19 @@ extension SQLiteCustomerInfoCache {
         scopeCount = nil
       }
       let purchaseCounts = try purchaseCounts(on: connection, integrity: integrity)
+      let hasFloor =
+        try connection.scalarInt(
+          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+            + "AND name = 'schema_compatibility'") > 0
+      let readableFrom =
+        hasFloor
+        ? (try? connection.scalarInt(
+          "SELECT read_version FROM schema_compatibility WHERE id = 1")).map { Int($0) } : nil
       let verificationCounts =
         version >= 5 ? try verificationCounts(on: connection, integrity: integrity) : [:]
       return DatabaseHealth(
         schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
+        readableFrom: readableFrom,
         integrity: integrity,
         journalMode: try connection.scalarText("PRAGMA journal_mode") ?? "unknown",
         pageSize: Int(try connection.scalarInt("PRAGMA page_size")),

@@ -18,6 +18,9 @@ struct DatabaseOpener {
     var writer: SQLiteConnection
     var reader: SQLiteConnection
     var damage: DamageReport?
+    /// Set when the file is from a newer schema that this build can still read: every
+    /// write is refused with it, and nothing was configured or migrated.
+    var readOnly: SQLiteCacheError?
   }
 
   /// Both connections and the writer's `data_version` when they opened, so a write by another
@@ -26,6 +29,7 @@ struct DatabaseOpener {
     var writer: SQLiteConnection
     var reader: SQLiteConnection
     var damage: DamageReport?
+    var readOnly: SQLiteCacheError?
     var dataVersion: Int64
   }
 
@@ -35,7 +39,8 @@ struct DatabaseOpener {
     do {
       let version = try opened.writer.scalarInt("PRAGMA data_version")
       return Ready(
-        writer: opened.writer, reader: opened.reader, damage: opened.damage, dataVersion: version)
+        writer: opened.writer, reader: opened.reader, damage: opened.damage,
+        readOnly: opened.readOnly, dataVersion: version)
     } catch {
       throw .sqlite(.open, error)
     }
@@ -102,10 +107,8 @@ struct DatabaseOpener {
       return .failure(classify(error, .open, closing: writer))
     }
     let supported = Migrator.embedded.latestVersion
-    guard version <= supported else {
-      leaveUntouchedOnClose(writer)
-      return .failure(
-        .other(.sqlite(.open, .newerSchema(path: path, found: version, supported: supported))))
+    if version > supported {
+      return openNewer(writer, version: version, options: options)
     }
     do {
       try configure(writer)
@@ -116,10 +119,9 @@ struct DatabaseOpener {
       try Migrator.embedded.migrate(writer)
     } catch {
       switch error {
-      case .schemaTooNew(let found, let supported):
-        leaveUntouchedOnClose(writer)
-        return .failure(
-          .other(.sqlite(.open, .newerSchema(path: path, found: found, supported: supported))))
+      case .schemaTooNew(let found, _):
+        // Migrated by a newer build between the check above and the migration.
+        return openNewer(writer, version: found, options: options)
       case .storage(let error):
         return .failure(classify(error, .migrate, closing: writer))
       }
@@ -129,6 +131,32 @@ struct DatabaseOpener {
       // The reader only reads; query_only turns a stray write into an error.
       try reader.execute("PRAGMA query_only = 1")
       return .success(Opened(writer: writer, reader: reader))
+    } catch {
+      return .failure(classify(error, .open))
+    }
+  }
+
+  /// Opens a file a newer build wrote, for reading only, when its read floor
+  /// (`schema_compatibility.read_version`) is at or below this build's version: nothing is
+  /// configured, migrated or written, and neither connection checkpoints when it closes.
+  /// Beyond the floor, or with none recorded, the file is refused, untouched.
+  private func openNewer(
+    _ writer: SQLiteConnection, version: Int, options: SQLiteConnection.Options
+  ) -> Result<Opened, Failure> {
+    let supported = Migrator.embedded.latestVersion
+    let newer = SQLiteCacheError.newerSchema(path: path, found: version, supported: supported)
+    leaveUntouchedOnClose(writer)
+    let floor = try? writer.scalarInt(
+      "SELECT read_version FROM schema_compatibility WHERE id = 1")
+    guard let floor, floor <= supported else {
+      return .failure(.other(.sqlite(.open, newer)))
+    }
+    do {
+      try writer.execute("PRAGMA query_only = 1")
+      let reader = try SQLiteConnection(path: path, options: options)
+      try reader.execute("PRAGMA query_only = 1")
+      leaveUntouchedOnClose(reader)
+      return .success(Opened(writer: writer, reader: reader, readOnly: newer))
     } catch {
       return .failure(classify(error, .open))
     }

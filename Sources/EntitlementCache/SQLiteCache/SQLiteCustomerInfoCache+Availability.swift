@@ -62,9 +62,9 @@ extension SQLiteCustomerInfoCache {
       ? writer.withLock { openClaimed(&$0) }
       : (writer.withLockIfAvailable { openClaimed(&$0) } ?? false)
     guard opened else { return false }
-    // As the first open does. Retention only: a failure here loses nothing, and the next
+    // As the first open does (never on a newer build's file, which is only read). Retention only: a failure here loses nothing, and the next
     // open prunes again.
-    if configuration.pruneOnOpen { _ = try? prune() }
+    if configuration.pruneOnOpen, readOnlySchema.withLock({ $0 == nil }) { _ = try? prune() }
     // What reads answered changed for every scope: tell observers as a write would.
     committedWrites.add(1, ordering: .relaxed)
     writeObservers.notify()
@@ -90,6 +90,7 @@ extension SQLiteCustomerInfoCache {
         with: ready.reader, dataVersion: ready.dataVersion, writerSerial: ready.writer.serial)
     }
     damage.withLock { $0 = ready.damage }
+    readOnlySchema.withLock { $0 = ready.readOnly }
     connection = ready.writer
     awaitingStorage.withLock { $0 = nil }
     return true

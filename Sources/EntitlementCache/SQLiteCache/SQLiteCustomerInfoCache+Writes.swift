@@ -222,8 +222,9 @@ extension SQLiteCustomerInfoCache {
   /// the file: no transaction is opened,
   /// so releasing a cache that only read never waits for another process's write lock.
   public func flush() throws(CacheError) {
-    // A cache still waiting for its file has read nothing from it: nothing to persist.
-    guard !isAwaitingStorage else { return }
+    // A cache still waiting for its file has read nothing from it: nothing to persist. A
+    // newer build's file is never written: what reads learned stays in memory.
+    guard !isAwaitingStorage, readOnlySchema.withLock({ $0 == nil }) else { return }
     try write(.flush, scope: nil, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
   }
 
@@ -246,6 +247,7 @@ extension SQLiteCustomerInfoCache {
     openAwaitedStorage()
     try writer.withLock { connection throws(CacheError) in
       guard var open = connection else { throw awaitedStorageError(operation) ?? .closed }
+      if let newer = readOnlySchema.withLock({ $0 }) { throw .sqlite(operation, newer) }
       // Counted whether the write committed or failed: a mark that moves for nothing costs an
       // observer one read, one that stays put for a write would hide it.
       defer { committedWrites.add(1, ordering: .relaxed) }

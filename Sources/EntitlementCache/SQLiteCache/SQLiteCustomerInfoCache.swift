@@ -61,9 +61,17 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// Set while the file is there but cannot be opened yet; nil once open, and once closed.
   /// A leaf, like `damage`.
   let awaitingStorage: Locked<AwaitingStorage?>
+  /// Set when the file is from a newer schema this build can still read: why every write is
+  /// refused. A leaf.
+  let readOnlySchema: Locked<SQLiteCacheError?>
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.
+  ///
+  /// A file from a newer version of the app is read when that version recorded that this
+  /// build still reads it correctly: reads answer as they would there, and every write throws
+  /// a ``StorageFailure`` of kind ``StorageFailure/Kind/newerSchema``, leaving the file as it
+  /// is. Without such a record the file is refused, untouched.
   ///
   /// A file that is there but cannot be opened yet (permissions, or data protection before
   /// the device's first unlock) is no error: the cache is made without it, reads answer
@@ -104,6 +112,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
           reader: nil, dataVersion: nil, writerSerial: nil, trustRoots: configuration.trustRoots,
           unavailable: failure))
       awaitingStorage = Locked(AwaitingStorage(failure: failure, lastAttempt: clock.now()))
+      readOnlySchema = Locked(nil)
       return
     }
     damage = Locked(opened.damage)
@@ -113,7 +122,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
         reader: opened.reader, dataVersion: opened.dataVersion,
         writerSerial: opened.writer.serial, trustRoots: configuration.trustRoots))
     awaitingStorage = Locked(nil)
-    if configuration.pruneOnOpen {
+    readOnlySchema = Locked(opened.readOnly)
+    if configuration.pruneOnOpen, opened.readOnly == nil {
       try prune()
     }
   }
@@ -139,10 +149,13 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
         return
       }
       var flushFailure: CacheError?
-      do throws(SQLiteError) {
-        try attemptWrite(on: open, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
-      } catch {
-        flushFailure = .sqlite(.flush, error)
+      // A newer build's file is never written, read marks included.
+      if readOnlySchema.withLock({ $0 == nil }) {
+        do throws(SQLiteError) {
+          try attemptWrite(on: open, onlyReadMarks: true) { _, _ throws(SQLiteError) in { _ in } }
+        } catch {
+          flushFailure = .sqlite(.flush, error)
+        }
       }
       reads.withLock { $0.replaceReader(with: nil, dataVersion: nil, writerSerial: nil) }
       connection = nil

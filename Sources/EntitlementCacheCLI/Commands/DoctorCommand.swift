@@ -33,6 +33,7 @@ enum DoctorCommand: Command {
       ("integrity", .array(health.integrity.map(JSONOutput.string))),
       ("schemaVersion", .integer(health.schemaVersion)),
       ("supportedSchemaVersion", .integer(health.supportedSchemaVersion)),
+      ("readableFromSchemaVersion", health.readableFrom.map(JSONOutput.integer) ?? .null),
       ("journalMode", .string(health.journalMode)),
       ("pageSize", .integer(health.pageSize)),
       ("pageCount", .integer(health.pageCount)),
@@ -99,7 +100,12 @@ enum DoctorCommand: Command {
   private static func text(_ health: DatabaseHealth, path: String) -> String {
     var verdict = health.isHealthy ? "healthy" : "DAMAGED"
     if health.schemaVersion > health.supportedSchemaVersion {
-      verdict = "written by a newer schema than this build knows"
+      verdict =
+        health.isReadable
+        ? (health.integrity == ["ok"]
+          ? "healthy; written by a newer schema, which this build reads and never writes"
+          : verdict)
+        : "written by a newer schema than this build knows"
     }
     var rows: [[String]] = []
     for (index, line) in health.integrity.prefix(10).enumerated() {
@@ -111,7 +117,9 @@ enum DoctorCommand: Command {
     rows += [
       [
         "schema version",
-        "\(health.schemaVersion) (this build writes \(health.supportedSchemaVersion))",
+        "\(health.schemaVersion)"
+          + (health.readableFrom.map { ", readable from \($0)" } ?? "")
+          + " (this build writes \(health.supportedSchemaVersion))",
       ],
       ["journal mode", health.journalMode],
       [

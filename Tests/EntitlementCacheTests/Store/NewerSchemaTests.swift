@@ -1,0 +1,98 @@
+import EntitlementCacheTesting
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// A file a newer version of the app wrote, met by this build after a rollback (TestFlight, a
+/// phased release, a restored backup): read when that version recorded that this build still
+/// reads it correctly, never written, never migrated, moved or erased.
+@Suite("A file from a newer schema")
+struct NewerSchemaTests {
+  static let supported = SQLiteCustomerInfoCache.supportedSchemaVersion
+
+  /// A file holding a snapshot that grants `pro`, then changed as a build one version newer
+  /// would: a column and a table added, the version raised, and the read floor set to
+  /// `readFloor`.
+  static func newerFile(
+    in directory: TemporaryDirectory, clock: ManualClock, readFloor: Int
+  ) throws -> String {
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    try cache.close()
+    let connection = try SQLiteConnection(path: cache.path)
+    try connection.execute(
+      """
+      ALTER TABLE scope ADD COLUMN loyalty_tier TEXT;
+      CREATE TABLE loyalty (scope_id INTEGER, points INTEGER);
+      UPDATE schema_compatibility SET read_version = \(readFloor);
+      PRAGMA user_version = \(supported + 1);
+      """)
+    return cache.path
+  }
+
+  @Test("a newer file whose read floor this build meets is read, and never written")
+  func readableNewerFile() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported)
+    let before = try #require(StoreTest.bytes(path))
+    clock.advance(by: .seconds(60))
+
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(
+      try cache.evaluatedCustomerInfo(for: Fixture.scopeA)?.decisions["pro"]?.isGranted == true)
+    #expect(try cache.load(Fixture.scopeA)?.snapshot != nil)
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.noSnapshot))
+
+    let refused = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    }
+    guard case .storage(.store, let failure) = refused else {
+      Issue.record("expected a storage failure, got \(refused)")
+      return
+    }
+    #expect(failure.kind == .newerSchema)
+    #expect(
+      failure.underlying as? SQLiteCacheError
+        == .newerSchema(path: path, found: Self.supported + 1, supported: Self.supported))
+    #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
+    #expect(throws: CacheError.self) { try cache.remove(Fixture.scopeA) }
+    // What reads learned stays in memory: no flush, no error.
+    try cache.flush()
+    try cache.close()
+    #expect(StoreTest.bytes(path) == before)
+    let check = try SQLiteConnection(path: path)
+    #expect(try check.scalarInt("PRAGMA user_version") == Int64(Self.supported + 1))
+  }
+
+  @Test("a newer file that changed what this build reads is refused, untouched")
+  func unreadableNewerFile() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported + 1)
+    let before = try #require(StoreTest.bytes(path))
+    let error = try #require(throws: CacheError.self) {
+      _ = try Fixture.cache(in: directory, clock: clock)
+    }
+    guard case .storage(.open, let failure) = error else {
+      Issue.record("expected a storage failure, got \(error)")
+      return
+    }
+    #expect(failure.kind == .newerSchema)
+    #expect(StoreTest.bytes(path) == before)
+  }
+
+  @Test("every migration from the read floor's own on records the floor")
+  func everyMigrationRecordsTheFloor() {
+    let floorMigration = Migrator.embedded.migrations.first { $0.name == "schema_compatibility" }
+    #expect(floorMigration != nil)
+    for migration in Migrator.embedded.migrations
+    where migration.version >= (floorMigration?.version ?? 0) {
+      #expect(
+        migration.sql.contains("schema_compatibility"), "\(migration.version) \(migration.name)")
+    }
+  }
+}
