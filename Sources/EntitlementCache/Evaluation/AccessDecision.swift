@@ -89,6 +89,9 @@ public enum UnavailableReason: String, Sendable, Hashable, CaseIterable {
   /// before the device's first unlock. Never read as "no snapshot": the cache tries again
   /// shortly, and when the app says protected data became available.
   case storageUnavailable = "storage_unavailable"
+  /// The file was written by a newer version of the app that changed what this build
+  /// reads: it is left untouched, and this build answers nothing from it.
+  case newerSchema = "newer_schema"
   /// The policy requires a verified snapshot and this one is not: see
   /// ``AccessEvidence/verificationFailure`` for why.
   case unverified

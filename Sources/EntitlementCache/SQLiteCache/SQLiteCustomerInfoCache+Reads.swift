@@ -54,7 +54,7 @@ extension SQLiteCustomerInfoCache {
     // Only an answer that could not read has a failure to report; the hot read tests the
     // state's tag.
     if case .offlineUnavailable(let reason) = decision.state,
-      reason == .unreadable || reason == .storageUnavailable,
+      reason == .unreadable || reason == .storageUnavailable || reason == .newerSchema,
       let failure = reads.withLock({ $0.takeFailure(for: scope) })
     {
       report(failure, for: scope, at: now)

@@ -69,9 +69,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// applies the retention rules.
   ///
   /// A file from a newer version of the app is read when that version recorded that this
-  /// build still reads it correctly: reads answer as they would there, and every write throws
-  /// a ``StorageFailure`` of kind ``StorageFailure/Kind/newerSchema``, leaving the file as it
-  /// is. Without such a record the file is refused, untouched.
+  /// build still reads it correctly: reads answer as they would there. Otherwise reads answer
+  /// ``UnavailableReason/newerSchema``. Either way every write throws a ``StorageFailure`` of
+  /// kind ``StorageFailure/Kind/newerSchema`` and the file is left as it is.
   ///
   /// A file that is there but cannot be opened yet (permissions, or data protection before
   /// the device's first unlock) is no error: the cache is made without it, reads answer
@@ -82,8 +82,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a configuration value
   ///   out of range, before the file is touched;
   ///   otherwise ``CacheError/storage(_:_:)`` with a ``SQLiteCacheError`` inside:
-  ///   ``SQLiteCacheError/newerSchema(path:found:supported:)`` for a file from a newer
-  ///   build (left untouched), ``SQLiteCacheError/damaged(path:movedTo:cause:)`` for a
+  ///   ``SQLiteCacheError/damaged(path:movedTo:cause:)`` for a
   ///   damaged file that a support tool opened without moving it aside,
   ///   ``SQLiteCacheError/missing(path:)`` when the file does not exist and
   ///   ``CacheConfiguration/createIfMissing`` is false, and failed SQLite or file-system calls.
@@ -100,7 +99,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     let opened: DatabaseOpener.Ready
     do {
       opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
-    } catch .storage(let operation, let failure) where failure.kind == .unavailable {
+    } catch .storage(let operation, let failure)
+      where failure.kind == .unavailable || failure.kind == .newerSchema
+    {
       guard DatabaseFile.isRegularFile(path) else {
         // A directory or a device where the file should be: a mistake waiting cannot mend.
         throw .storage(operation, StorageFailure(.other, underlying: failure.underlying))

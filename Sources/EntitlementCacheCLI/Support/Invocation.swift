@@ -199,6 +199,7 @@ package struct Invocation {
     }
     // An app waits for such a file; the tool says so and stops, as for any storage error.
     if case .storage(_, let failure)? = cache.awaitedStorageError(.open) {
+      guard failure.kind == .unavailable else { throw CLIError.storage(failure.description) }
       throw CLIError.storage(
         "\(path): cannot be opened now (\(failure)); the file is unavailable, not damaged, "
           + "and was left untouched")

@@ -294,6 +294,13 @@ struct DecisionReasonTests {
       path: harness.directory.path("cache.sqlite"), configuration: locked,
       clock: ManualClock(Fixture.t0).cacheClock)
     record(lockedCache.access(to: "pro", for: Fixture.scopeA))
+    // A file from a newer schema that changed what this build reads.
+    let newerPath = harness.directory.path("newer.sqlite")
+    let newer = try SQLiteConnection(path: newerPath)
+    try newer.execute("CREATE TABLE future (x); PRAGMA user_version = 99")
+    let newerCache = try SQLiteCustomerInfoCache(
+      path: newerPath, clock: ManualClock(Fixture.t0).cacheClock)
+    record(newerCache.access(to: "pro", for: Fixture.scopeA))
     #expect(produced == Set(UnavailableReason.allCases))
   }
 }

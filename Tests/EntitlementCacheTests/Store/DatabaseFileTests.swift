@@ -125,6 +125,21 @@ struct DatabaseFileTests {
     try connection.execute("PRAGMA user_version = \(version)")
   }
 
+  /// Opens a cache on a file from a newer schema beyond its read floor: reads answer
+  /// `newerSchema`, and a write's error names both versions.
+  static func refusedNewerFile(
+    in directory: TemporaryDirectory
+  ) throws -> CacheError {
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.newerSchema))
+    let error = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    }
+    try cache.close()
+    return error
+  }
+
   @Test(arguments: [false, true])
   func newerSchemaIsRefusedNamingBothVersionsAndTheFileIsUnchanged(wal: Bool) throws {
     let directory = try TemporaryDirectory()
@@ -132,11 +147,9 @@ struct DatabaseFileTests {
     try Self.futureFile(path, version: 42, wal: wal)
     let before = try #require(StoreTest.bytes(path))
 
-    let error = try #require(throws: CacheError.self) {
-      _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
-    }
+    let error = try Self.refusedNewerFile(in: directory)
     let supported = SQLiteCustomerInfoCache.supportedSchemaVersion
-    guard case .storage(.open, let failure) = error else {
+    guard case .storage(.store, let failure) = error else {
       Issue.record("expected a storage error, got \(error)")
       return
     }
@@ -165,9 +178,7 @@ struct DatabaseFileTests {
     let before = try #require(StoreTest.bytes(path))
     let log = try #require(StoreTest.bytes(path + "-wal"))
 
-    #expect(throws: CacheError.self) {
-      _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
-    }
+    _ = try Self.refusedNewerFile(in: directory)
     // Closing the connection that read the version would otherwise copy the log into the file
     // and delete it. SQLite's rebuildable index (-shm) may remain beside them.
     #expect(StoreTest.bytes(path) == before)

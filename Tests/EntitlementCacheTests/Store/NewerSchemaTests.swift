@@ -68,16 +68,22 @@ struct NewerSchemaTests {
     #expect(try check.scalarInt("PRAGMA user_version") == Int64(Self.supported + 1))
   }
 
-  @Test("a newer file that changed what this build reads is refused, untouched")
+  @Test("a newer file that changed what this build reads answers newer_schema, untouched")
   func unreadableNewerFile() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
     let path = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported + 1)
     let before = try #require(StoreTest.bytes(path))
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    let decision = cache.access(to: "pro", for: Fixture.scopeA)
+    // Never "no snapshot", never a grant from rows whose meaning changed.
+    #expect(decision.state == .offlineUnavailable(.newerSchema))
+    #expect(cache.lastReadFailure != nil)
     let error = try #require(throws: CacheError.self) {
-      _ = try Fixture.cache(in: directory, clock: clock)
+      try cache.recordRefreshFailure(for: Fixture.scopeA)
     }
-    guard case .storage(.open, let failure) = error else {
+    try cache.close()
+    guard case .storage(.recordRefreshFailure, let failure) = error else {
       Issue.record("expected a storage failure, got \(error)")
       return
     }

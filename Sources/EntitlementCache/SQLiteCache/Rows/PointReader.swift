@@ -137,7 +137,8 @@ enum ReadFailure: Error {
   /// is `storageUnavailable`; anything else is `unreadable`.
   var unavailableReason: UnavailableReason {
     switch self {
-    case .unavailable: .storageUnavailable
+    case .unavailable(let failure):
+      failure.kind == .newerSchema ? .newerSchema : .storageUnavailable
     // A read of a file that is there refused by the operating system is what a protected
     // file does while the device is locked: try again, never "damaged" or "empty".
     case .storage(let error) where error.storageFailureKind == .unavailable: .storageUnavailable
