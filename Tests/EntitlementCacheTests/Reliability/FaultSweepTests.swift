@@ -43,11 +43,13 @@ struct FaultSweepTests {
     }
   }
 
-  /// Every call kind with its own error code; writes also as a full disk; the calls a write
+  /// Every call kind with its own error code; writes also as a full disk, once and for good;
+  /// the calls a write
   /// cannot do without also failing for good; running out of memory at each allocation.
   static let faults: [Fault] =
     TestVFS.Call.allCases.map { Fault(call: $0) } + [
       Fault(call: .write, code: SQLITE_FULL),
+      Fault(call: .write, code: SQLITE_FULL, persistent: true),
       Fault(call: .write, persistent: true),
       Fault(call: .sync, persistent: true),
       Fault(call: .read, persistent: true),
@@ -117,6 +119,9 @@ struct FaultSweepTests {
           failures += 1
           #expect(outcome.injected > 0, "failed with no fault injected: \(context): \(error)")
           #expect(!error.isDamage, "a fault read as damage: \(context): \(error)")
+          if fault.code == SQLITE_FULL, case .storage(_, let failure) = error {
+            #expect(failure.kind == .full, "a full disk not said to be full: \(context): \(error)")
+          }
           try run.expect(expected.before, context: "\(context), after \(error)")
           // The same instance then makes the write it could not make.
           #expect(throws: Never.self, "retry: \(context)") { try run.perform() }
