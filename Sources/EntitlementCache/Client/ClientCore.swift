@@ -38,6 +38,8 @@ struct ClientCore {
   /// Purchases observed while the cache's storage was unavailable, with their observers, in
   /// the order observed: enqueued by the next drain pass that finds the storage open.
   var heldPurchases: [(purchase: ObservedPurchase, observer: ClientIdentity)] = []
+  /// When a write signal may next start a drain for them, after an attempt that failed.
+  var heldPurchasesRetryAt: Date?
   /// The drain pass running and the one queued behind it.
   var drain = DrainPasses()
   /// The wake-up for the earliest backed-off purchase.

@@ -100,10 +100,7 @@ extension EntitlementClient {
       // are left to the flow that made them, so none of them starts another pass.
       guard let self, self.ownWrites.load(ordering: .acquiring) == 0 else { return }
       // Storage that opened is when purchases held in memory can be queued.
-      self.core.withLock { core in
-        guard !core.heldPurchases.isEmpty else { return }
-        _ = self.requestDrain(&core, startedAfterThisCall: true, postingBackedOff: false)
-      }
+      self.drainHeldPurchasesIfDue()
       self.publish(reschedulingWhenUnchanged: false)
     }
     writeObservation.withLock { $0 = observation }

@@ -170,11 +170,15 @@ extension EntitlementClient {
     _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,
     requestNonce: [UInt8]?
   ) -> RefreshOutcome {
-    ownWrite {
+    let outcome = ownWrite {
       writes.withLock { _ in
         applyHoldingWriteLock(answer, for: flight, requestNonce: requestNonce)
       }
     }
+    // The client leaves its own writes' signals to itself, and this one may be what opened
+    // the storage: queue what was held meanwhile.
+    drainHeldPurchasesIfDue()
+    return outcome
   }
 
   private func applyHoldingWriteLock(

@@ -40,9 +40,15 @@ struct Migrator {
       throw .schemaTooNew(found: found, supported: latestVersion)
     }
     for migration in migrations where migration.version > found {
+      // Set when a newer build migrated the file since the first read: refused as then.
+      var newer: Int?
       do {
         try connection.writeTransaction { () throws(SQLiteError) in
           let current = Int(try connection.scalarInt("PRAGMA user_version"))
+          guard current <= latestVersion else {
+            newer = current
+            return
+          }
           guard current < migration.version else { return }
           try connection.execute(migration.sql)
           // PRAGMA takes no bound parameters; the version is an integer from our own build.
@@ -51,6 +57,7 @@ struct Migrator {
       } catch {
         throw .storage(error)
       }
+      if let newer { throw .schemaTooNew(found: newer, supported: latestVersion) }
     }
   }
 }

@@ -138,16 +138,30 @@ struct DatabaseOpener {
 
   /// Opens a file a newer build wrote, for reading only, when its read floor
   /// (`schema_compatibility.read_version`) is at or below this build's version: nothing is
-  /// configured, migrated or written, and neither connection checkpoints when it closes.
-  /// Beyond the floor, or with none recorded, the file is refused, untouched.
+  /// migrated or written (both connections are `query_only`), and a log the newer build left
+  /// is not checkpointed when they close; an empty one has nothing to copy. Beyond the
+  /// floor, or with none recorded, the file is refused, untouched. A failure to read the floor
+  /// (the file refused for now, a lock) is that failure, never a refusal of the schema, and
+  /// never read as damage: a newer build's file is never moved aside.
   private func openNewer(
     _ writer: SQLiteConnection, version: Int, options: SQLiteConnection.Options
   ) -> Result<Opened, Failure> {
     let supported = Migrator.embedded.latestVersion
     let newer = SQLiteCacheError.newerSchema(path: path, found: version, supported: supported)
     leaveUntouchedOnClose(writer)
-    let floor = try? writer.scalarInt(
-      "SELECT read_version FROM schema_compatibility WHERE id = 1")
+    let floor: Int64?
+    do {
+      let hasFloor =
+        try writer.scalarInt(
+          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+            + "AND name = 'schema_compatibility'") > 0
+      floor =
+        hasFloor
+        ? try writer.scalarText("SELECT read_version FROM schema_compatibility WHERE id = 1")
+          .flatMap { Int64($0) } : nil
+    } catch {
+      return .failure(.other(.sqlite(.open, error)))
+    }
     guard let floor, floor <= supported else {
       return .failure(.other(.sqlite(.open, newer)))
     }
@@ -158,7 +172,7 @@ struct DatabaseOpener {
       leaveUntouchedOnClose(reader)
       return .success(Opened(writer: writer, reader: reader, readOnly: newer))
     } catch {
-      return .failure(classify(error, .open))
+      return .failure(.other(.sqlite(.open, error)))
     }
   }
 

@@ -37,7 +37,11 @@ extension SQLiteCustomerInfoCache {
   @discardableResult
   public func protectedDataDidBecomeAvailable() -> Bool {
     if openAwaitedStorage(force: true) { return true }
-    return awaitingStorage.withLock { $0 == nil } && writer.withLock { $0 != nil }
+    let isOpen = awaitingStorage.withLock { $0 == nil } && writer.withLock { $0 != nil }
+    // An open file may have refused reads and writes while the device was locked again:
+    // observers are told it may answer now, as when it opens.
+    if isOpen { writeObservers.notify() }
+    return isOpen
   }
 
   /// Opens the file if the cache is waiting for it and an attempt is due (or `force`).
@@ -52,7 +56,10 @@ extension SQLiteCustomerInfoCache {
   func openAwaitedStorage(force: Bool = false, waitingForWrites: Bool = true) -> Bool {
     let now = clock.now()
     let claimed = awaitingStorage.withLock { state -> Bool in
-      guard let awaiting = state, force || awaiting.isDue(at: now) else { return false }
+      // A newer build's file does not become readable by waiting: only the app's call tries.
+      guard let awaiting = state,
+        force || (awaiting.failure.kind != .newerSchema && awaiting.isDue(at: now))
+      else { return false }
       state?.lastAttempt = now
       return true
     }
@@ -62,8 +69,8 @@ extension SQLiteCustomerInfoCache {
       ? writer.withLock { openClaimed(&$0) }
       : (writer.withLockIfAvailable { openClaimed(&$0) } ?? false)
     guard opened else { return false }
-    // As the first open does (never on a newer build's file, which is only read). Retention only: a failure here loses nothing, and the next
-    // open prunes again.
+    // As the first open does (never on a newer build's file, which is only read). Retention
+    // only: a failure here loses nothing, and the next open prunes again.
     if configuration.pruneOnOpen, readOnlySchema.withLock({ $0 == nil }) { _ = try? prune() }
     // What reads answered changed for every scope: tell observers as a write would.
     committedWrites.add(1, ordering: .relaxed)

@@ -12,7 +12,8 @@ extension SQLiteCustomerInfoCache {
   /// From memory after the scope's first read: one lock, one table probe and the
   /// evaluation. The first read of a scope, or of a key not yet seen, costs one prepared
   /// statement. Never throws: a file that cannot be opened or read yet answers
-  /// `offlineUnavailable(.storageUnavailable)`, any other storage failure
+  /// `offlineUnavailable(.storageUnavailable)`, a newer build's file this one does not read
+  /// `offlineUnavailable(.newerSchema)`, any other storage failure
   /// `offlineUnavailable(.unreadable)`.
   public func access(
     to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil

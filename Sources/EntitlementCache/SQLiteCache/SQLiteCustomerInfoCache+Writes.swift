@@ -242,11 +242,17 @@ extension SQLiteCustomerInfoCache {
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
-    // After the lock is released, failed or not: an observer reads the cache.
-    defer { if !onlyReadMarks { writeObservers.notify() } }
+    // After the lock is released, failed or not: an observer reads the cache. Not for a write
+    // refused before it touched anything, the file not being open: observers would only wake
+    // each other with their own refused attempts.
+    var touchedTheFile = true
+    defer { if !onlyReadMarks, touchedTheFile { writeObservers.notify() } }
     openAwaitedStorage()
     try writer.withLock { connection throws(CacheError) in
-      guard var open = connection else { throw awaitedStorageError(operation) ?? .closed }
+      guard var open = connection else {
+        touchedTheFile = false
+        throw awaitedStorageError(operation) ?? .closed
+      }
       if let newer = readOnlySchema.withLock({ $0 }) { throw .sqlite(operation, newer) }
       // Counted whether the write committed or failed: a mark that moves for nothing costs an
       // observer one read, one that stays put for a write would hide it.

@@ -36,7 +36,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   public let clock: CacheClock
 
   /// The most recent read that could not use the file, why, and when: what explains an
-  /// `unreadable` or `storageUnavailable` answer. Also passed to ``CacheConfiguration/onReadFailure`` as it happens.
+  /// `unreadable`, `storageUnavailable` or `newerSchema` answer. Also passed to
+  /// ``CacheConfiguration/onReadFailure`` as it happens.
   public var lastReadFailure: ReadFailureReport? { readFailure.withLock { $0 } }
 
   // Lock order: `writer`, then `reads`; never the other way round. A write holds `writer` for
@@ -44,8 +45,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   // install its result. Nothing takes `writer` while holding `reads`: the cross-process check
   // asks the writer connection, with a try-lock, before a read takes `reads` (see
   // `otherConnectionsVersion()`), so no interleaving of reads and writes can deadlock.
-  // `damage`, `readFailure` and `awaitingStorage` are leaves: nothing is locked while they
-  // are held.
+  // `damage`, `readFailure`, `awaitingStorage` and `readOnlySchema` are leaves: nothing is
+  // locked while they are held.
   /// The writer connection; nil once the cache is closed.
   let writer: Locked<SQLiteConnection?>
   /// The read path: the reader connection and everything resident in memory.
@@ -176,9 +177,10 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   package static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
 }
 
-/// A read that could not use the file, or whose policy was out of range: ``SQLiteCustomerInfoCache/access(to:for:policy:)``
-/// answered `offlineUnavailable(.unreadable)` or `(.storageUnavailable)`, or ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)``
-/// came back empty. Names no token, no raw identity and no bound value.
+/// A read that could not use the file, or whose policy was out of range:
+/// ``SQLiteCustomerInfoCache/access(to:for:policy:)`` answered `offlineUnavailable` with
+/// `unreadable`, `storageUnavailable` or `newerSchema`, or
+/// ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)`` came back empty. Names no token, no raw identity and no bound value.
 public struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
   /// The first hexadecimal digits of the scope's hash, as `entitlement-cache scopes` shows.
   public var scopeHashPrefix: String

@@ -8,7 +8,8 @@ enum DoctorCommand: Command {
     usage: "doctor [options]",
     discussion: """
       Opens the file read-only and never changes it. Exit status 3 when the file is
-      damaged, is not a database, or was written by a newer schema than this build knows.
+      damaged, is not a database, or was written by a newer schema than this build reads
+      (a newer schema whose read floor this build meets is healthy).
       """,
     flags: CommonFlags.general,
     notes: [CommonFlags.databaseNote],

@@ -60,8 +60,8 @@ struct StorageUnavailableTests {
       try cache.evaluatedCustomerInfo(for: Fixture.scopeA)
     }
     #expect(viewError.storageFailureKind == .unavailable, "\(viewError)")
-    // A write is refused, typed, and changes nothing (observers hear of the attempt, as of
-    // every write).
+    // A write is refused, typed, and changes nothing; observers hear nothing of a write that
+    // never touched the file.
     let refused = try #require(throws: CacheError.self) {
       try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
     }
@@ -76,6 +76,7 @@ struct StorageUnavailableTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cache.sqlite"])
     #expect(cache.damageReport == nil)
     let notifiedBefore = notified.load(ordering: .relaxed)
+    #expect(notifiedBefore == 0)
 
     // Unlocked: the next read within two seconds of the last attempt still waits...
     vfs.disarm()
@@ -254,6 +255,19 @@ struct HeldPurchaseTests {
     #expect(result.heldInMemory == ["tx1"])
     #expect(!result.isSettled)
     #expect(harness.poster.requests.isEmpty)
+    // The store delivers the unfinished transaction again: it is held once.
+    let again = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+    #expect(again.result??.heldInMemory == ["tx1"])
+    // Bob logs in before the device unlocks: alice's purchase stays hers.
+    _ = harness.run { client in try? await client.logIn("bob") }
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
 
     // Unlocked: the file opens, the held purchase is queued as alice and posted.
     vfs.disarm()
@@ -263,6 +277,45 @@ struct HeldPurchaseTests {
     #expect(harness.poster.waiting.map(\.appUserID) == ["alice"])
     let queued = try cache.queuedPurchases(observedBy: ClientFixture.identity("alice").scope)
     #expect(queued.map(\.transactionID) == ["tx1"])
+    harness.poster.failEveryWaiting()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+  }
+
+  @Test("a refresh's own write that opens the file queues what was held")
+  func openedByTheClientsOwnWrite() throws {
+    let vfs = try TestVFS()
+    let harness = try ClientHarness(
+      posts: true,
+      cache: { clock, directory in
+        let path = directory.path("cache.sqlite")
+        try SQLiteCustomerInfoCache(path: path, clock: clock).close()
+        vfs.armFault(.open, at: 1, persistent: true)
+        var configuration = CacheConfiguration()
+        configuration.vfsName = vfs.name
+        return try SQLiteCustomerInfoCache(path: path, configuration: configuration, clock: clock)
+      })
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+    let purchase = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+    #expect(purchase.result??.heldInMemory == ["tx1"])
+
+    // Unlocked; no one tells the cache. The next refresh's store opens the file.
+    vfs.disarm()
+    harness.runtime.advance(by: .seconds(3))
+    _ = harness.run { client in await client.refresh() }
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes.last == "alice: stored")
+    #expect(harness.poster.waiting.map(\.transactionID) == ["tx1"])
     harness.poster.failEveryWaiting()
     harness.fetcher.failEveryWaiting()
     harness.runtime.runUntilIdle()

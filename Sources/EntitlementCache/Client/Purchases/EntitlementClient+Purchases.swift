@@ -38,7 +38,15 @@ extension EntitlementClient {
           try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
         }
       } catch .storage(_, let failure) where failure.kind == .unavailable {
-        core.withLock { $0.heldPurchases.append((purchase, identity)) }
+        core.withLock { core in
+          // The store delivers an unfinished transaction again: hold it once.
+          if !core.heldPurchases.contains(where: {
+            $0.purchase.transactionID == purchase.transactionID
+          }) {
+            core.heldPurchases.append((purchase, identity))
+          }
+        }
+        publish()
         return await syncedResult(.purchase, alreadySynced: [], boundElsewhere: [])
       }
       switch outcome {
@@ -201,9 +209,11 @@ extension EntitlementClient {
   }
 
   /// Enqueues the purchases held while the storage was unavailable, each as its observer, in
-  /// the order observed; stops at the first the storage still refuses. One the queue refuses
-  /// for good cannot happen here (its ID and token were checked before the storage was), and
-  /// is dropped rather than retried for ever.
+  /// the order observed, and tells each one's state. Stops at the first the storage still
+  /// refuses, whatever the failure (unavailable, full, busy, closed, a newer build's file):
+  /// it stays held, and a later attempt is made no sooner than the retry interval. Only a
+  /// purchase the queue refuses for itself is dropped, which cannot happen here, since its ID
+  /// and token were checked before the storage was.
   private func enqueueHeldPurchases(into queue: any PurchaseQueueStore) {
     while let next = core.withLock({ $0.heldPurchases.first }) {
       let outcome: EnqueueOutcome?
@@ -211,18 +221,56 @@ extension EntitlementClient {
         outcome = try ownWrite { () throws(CacheError) in
           try queue.enqueue(next.purchase, observedBy: next.observer.scope)
         }
+      } catch .invalidPurchase {
+        outcome = nil
       } catch .storage(_, let failure) where failure.kind == .unavailable {
+        // Still locked: the file opening is a write signal, which starts the next attempt.
         return
       } catch {
-        outcome = nil
+        // A full disk, a lock held elsewhere: such failures are write signals too, which
+        // would start the next attempt at once, so the next waits out the interval.
+        let retryAt = cache.clock.now().addingTimeInterval(Self.heldPurchaseRetryInterval)
+        core.withLock { $0.heldPurchasesRetryAt = retryAt }
+        return
       }
       core.withLock { core in
         core.heldPurchases.removeFirst()
+        core.heldPurchasesRetryAt = nil
         core.knownObservers[next.observer.scope.key] = next.observer
       }
-      if case .queued(let entry)? = outcome {
+      switch outcome {
+      case .queued(let entry)?, .alreadyQueued(let entry)?:
         tell(PurchaseUpdate(appUserID: next.observer.appUserID, purchase: entry))
+      case .boundToAnotherObserver?, nil:
+        break
       }
+    }
+  }
+
+  /// How long after an attempt to queue a held purchase failed for a reason other than the
+  /// storage being unavailable (a full disk, a lock held elsewhere) another write signal may
+  /// start the next. Without it, two clients on one cache instance would wake each other with
+  /// their failed attempts, which signal as writes do.
+  static let heldPurchaseRetryInterval: TimeInterval = 2
+
+  /// Starts a drain for the purchases held in memory, unless there are none or the last
+  /// attempt failed less than the retry interval ago (a clock set back allows it): then at the
+  /// interval's end, in the foreground. Called with
+  /// no lock held: after a foreign write signal (the storage opening), and after a refresh's
+  /// own write, which may be the one that opened it.
+  func drainHeldPurchasesIfDue() {
+    let now = cache.clock.now()
+    core.withLock { core in
+      guard !core.heldPurchases.isEmpty else { return }
+      if let retryAt = core.heldPurchasesRetryAt,
+        now < retryAt, now >= retryAt.addingTimeInterval(-Self.heldPurchaseRetryInterval)
+      {
+        // The signal may be the storage opening: try when the interval is over, unless a
+        // wake-up is armed already.
+        if core.purchaseRetry == nil { scheduleDrainWakeUp(&core, at: retryAt) }
+        return
+      }
+      _ = requestDrain(&core, startedAfterThisCall: true, postingBackedOff: false)
     }
   }
 

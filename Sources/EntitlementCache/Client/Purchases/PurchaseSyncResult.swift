@@ -30,7 +30,8 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   /// The current user's state after it all.
   public var state: ClientState
 
-  /// Whether every entry of the current user is settled: none pending and no conflict.
+  /// Whether every entry of the current user is settled: none pending, none held in memory,
+  /// and no conflict.
   public var isSettled: Bool { pending.isEmpty && conflicts.isEmpty && heldInMemory.isEmpty }
 }
 

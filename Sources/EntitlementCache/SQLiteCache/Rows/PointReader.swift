@@ -130,11 +130,13 @@ enum ReadFailure: Error {
   case closed
   /// The read's policy is out of range.
   case invalid(CacheError)
-  /// The file could not be opened yet (``UnavailableReason/storageUnavailable``).
+  /// The file could not be opened yet (``UnavailableReason/storageUnavailable``), or is a newer
+  /// build's that this one does not read (``UnavailableReason/newerSchema``).
   case unavailable(StorageFailure)
 
-  /// The reason a decision gives for it: only storage that is there but cannot be used yet
-  /// is `storageUnavailable`; anything else is `unreadable`.
+  /// The reason a decision gives for it: storage that is there but cannot be used yet is
+  /// `storageUnavailable`, a newer build's file beyond the read floor `newerSchema`; anything
+  /// else is `unreadable`.
   var unavailableReason: UnavailableReason {
     switch self {
     case .unavailable(let failure):
