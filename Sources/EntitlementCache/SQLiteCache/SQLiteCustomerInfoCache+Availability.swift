@@ -86,7 +86,7 @@ extension SQLiteCustomerInfoCache {
     do {
       ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
     } catch {
-      if case .storage(_, let failure)? = error as? CacheError {
+      if case .storage(_, let failure) = error {
         awaitingStorage.withLock { $0?.failure = failure }
         reads.withLock { $0.stillUnavailable(failure) }
       }
