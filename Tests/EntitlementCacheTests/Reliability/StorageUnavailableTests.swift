@@ -221,10 +221,8 @@ struct StorageUnavailableClientTests {
 /// A purchase completed while the device is still locked.
 @Suite("A purchase observed while the storage is unavailable")
 struct HeldPurchaseTests {
-  @Test(
-    "it is held in memory and said so, then queued and posted as its observer once the file opens")
-  func heldThenQueued() throws {
-    let vfs = try TestVFS()
+  /// A client that posts purchases, started over a cache file that cannot be opened yet.
+  static func lockedClient(_ vfs: TestVFS) throws -> (ClientHarness, SQLiteCustomerInfoCache) {
     let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
     let harness = try ClientHarness(
       posts: true,
@@ -244,25 +242,31 @@ struct HeldPurchaseTests {
     harness.runtime.runUntilIdle()
     harness.fetcher.failEveryWaiting()
     harness.runtime.runUntilIdle()
+    return (harness, cache)
+  }
 
+  /// Completes `transactionID` and fails the refresh after it; the result.
+  static func complete(_ transactionID: String, on harness: ClientHarness) -> PurchaseSyncResult? {
     let purchase = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+      try? await client.purchaseCompleted(PurchaseFixture.purchase(transactionID))
     }
     harness.runtime.runUntilIdle()
     harness.fetcher.failEveryWaiting()
     harness.runtime.runUntilIdle()
-    let result = try #require(purchase.result ?? nil)
+    return purchase.result ?? nil
+  }
+
+  @Test(
+    "it is held in memory and said so, then queued and posted as its observer once the file opens")
+  func heldThenQueued() throws {
+    let vfs = try TestVFS()
+    let (harness, cache) = try Self.lockedClient(vfs)
+    let result = try #require(Self.complete("tx1", on: harness))
     #expect(result.heldInMemory == ["tx1"])
     #expect(!result.isSettled)
     #expect(harness.poster.requests.isEmpty)
     // The store delivers the unfinished transaction again: it is held once.
-    let again = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
-    }
-    harness.runtime.runUntilIdle()
-    harness.fetcher.failEveryWaiting()
-    harness.runtime.runUntilIdle()
-    #expect(again.result??.heldInMemory == ["tx1"])
+    #expect(Self.complete("tx1", on: harness)?.heldInMemory == ["tx1"])
     // Bob logs in before the device unlocks: alice's purchase stays hers.
     _ = harness.run { client in try? await client.logIn("bob") }
     harness.runtime.runUntilIdle()
@@ -285,27 +289,8 @@ struct HeldPurchaseTests {
   @Test("a refresh's own write that opens the file queues what was held")
   func openedByTheClientsOwnWrite() throws {
     let vfs = try TestVFS()
-    let harness = try ClientHarness(
-      posts: true,
-      cache: { clock, directory in
-        let path = directory.path("cache.sqlite")
-        try SQLiteCustomerInfoCache(path: path, clock: clock).close()
-        vfs.armFault(.open, at: 1, persistent: true)
-        var configuration = CacheConfiguration()
-        configuration.vfsName = vfs.name
-        return try SQLiteCustomerInfoCache(path: path, configuration: configuration, clock: clock)
-      })
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.failEveryWaiting()
-    harness.runtime.runUntilIdle()
-    let purchase = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
-    }
-    harness.runtime.runUntilIdle()
-    harness.fetcher.failEveryWaiting()
-    harness.runtime.runUntilIdle()
-    #expect(purchase.result??.heldInMemory == ["tx1"])
+    let (harness, _) = try Self.lockedClient(vfs)
+    #expect(Self.complete("tx1", on: harness)?.heldInMemory == ["tx1"])
 
     // Unlocked; no one tells the cache. The next refresh's store opens the file.
     vfs.disarm()
