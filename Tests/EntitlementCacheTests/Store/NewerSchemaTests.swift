@@ -106,4 +106,32 @@ struct NewerSchemaTests {
       #expect(floor >= 1 && floor <= Int64(version), "after \(version): floor \(floor)")
     }
   }
+
+  @Test(
+    "a readable newer file whose log holds the newer build's last write: both left as they were")
+  func readableNewerFileWithAPendingLog() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let scratch = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported)
+    // The newer build's last write is still in its log when it stops, uncheckpointed.
+    let connection = try SQLiteConnection(path: scratch)
+    _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+    try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    try connection.execute("INSERT INTO loyalty VALUES (1, 250)")
+    let other = try TemporaryDirectory()
+    let path = other.path("cache.sqlite")
+    for suffix in ["", "-wal"] {
+      try FileManager.default.copyItem(atPath: scratch + suffix, toPath: path + suffix)
+    }
+    withExtendedLifetime(connection) {}
+    let file = try #require(StoreTest.bytes(path))
+    let log = try #require(StoreTest.bytes(path + "-wal"))
+    #expect(log.count > 32)
+
+    let cache = try Fixture.cache(in: other, clock: clock)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    try cache.close()
+    #expect(StoreTest.bytes(path) == file)
+    #expect(StoreTest.bytes(path + "-wal") == log)
+  }
 }
