@@ -14,36 +14,16 @@ struct DatabaseOpener {
   let configuration: CacheConfiguration
   let clock: CacheClock
 
+  /// Both connections, and the writer's `data_version` when they opened, so a write by
+  /// another connection before the first check is noticed too.
   struct Opened {
     var writer: SQLiteConnection
     var reader: SQLiteConnection
+    var dataVersion: Int64
     var damage: DamageReport?
     /// Set when the file is from a newer schema that this build can still read: every
-    /// write is refused with it, and nothing was configured or migrated.
+    /// write is refused with it, and nothing was migrated.
     var readOnly: SQLiteCacheError?
-  }
-
-  /// Both connections and the writer's `data_version` when they opened, so a write by another
-  /// connection before the first check is noticed too.
-  struct Ready {
-    var writer: SQLiteConnection
-    var reader: SQLiteConnection
-    var damage: DamageReport?
-    var readOnly: SQLiteCacheError?
-    var dataVersion: Int64
-  }
-
-  /// Opens the file (``open()``) and reads the writer's `data_version`.
-  func ready() throws(CacheError) -> Ready {
-    let opened = try open()
-    do {
-      let version = try opened.writer.scalarInt("PRAGMA data_version")
-      return Ready(
-        writer: opened.writer, reader: opened.reader, damage: opened.damage,
-        readOnly: opened.readOnly, dataVersion: version)
-    } catch {
-      throw .sqlite(.open, error)
-    }
   }
 
   private enum Failure: Error {
@@ -130,7 +110,8 @@ struct DatabaseOpener {
       let reader = try SQLiteConnection(path: path, options: options)
       // The reader only reads; query_only turns a stray write into an error.
       try reader.execute("PRAGMA query_only = 1")
-      return .success(Opened(writer: writer, reader: reader))
+      let version = try writer.scalarInt("PRAGMA data_version")
+      return .success(Opened(writer: writer, reader: reader, dataVersion: version))
     } catch {
       return .failure(classify(error, .open))
     }
@@ -170,7 +151,9 @@ struct DatabaseOpener {
       let reader = try SQLiteConnection(path: path, options: options)
       try reader.execute("PRAGMA query_only = 1")
       leaveUntouchedOnClose(reader)
-      return .success(Opened(writer: writer, reader: reader, readOnly: newer))
+      let version = try writer.scalarInt("PRAGMA data_version")
+      return .success(
+        Opened(writer: writer, reader: reader, dataVersion: version, readOnly: newer))
     } catch {
       return .failure(.other(.sqlite(.open, error)))
     }

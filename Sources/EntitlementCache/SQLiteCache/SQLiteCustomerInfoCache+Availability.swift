@@ -82,13 +82,12 @@ extension SQLiteCustomerInfoCache {
   private func openClaimed(_ connection: inout SQLiteConnection?) -> Bool {
     // Opened by another caller, or closed, while this one waited for the lock.
     guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else { return false }
-    let ready: DatabaseOpener.Ready
+    let ready: DatabaseOpener.Opened
     do {
-      ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
+      ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
     } catch {
       if case .storage(_, let failure) = error {
         awaitingStorage.withLock { $0?.failure = failure }
-        reads.withLock { $0.stillUnavailable(failure) }
       }
       return false
     }

@@ -319,15 +319,9 @@ extension SQLiteCustomerInfoCache {
         with: placeholder.reader, dataVersion: nil, writerSerial: placeholder.writer.serial)
       let opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock)
         .replaceDamaged(cause)
-      let version: Int64
-      do throws(SQLiteError) {
-        version = try opened.writer.scalarInt("PRAGMA data_version")
-      } catch {
-        throw .sqlite(.open, error)
-      }
       writerConnection = opened.writer
       state.replaceReader(
-        with: opened.reader, dataVersion: version, writerSerial: opened.writer.serial)
+        with: opened.reader, dataVersion: opened.dataVersion, writerSerial: opened.writer.serial)
       damage.withLock { $0 = opened.damage }
     }
   }

@@ -97,9 +97,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.clock = clock
     // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
     watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
-    let opened: DatabaseOpener.Ready
+    let opened: DatabaseOpener.Opened
     do {
-      opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).ready()
+      opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
     } catch .storage(let operation, let failure)
       where failure.kind == .unavailable || failure.kind == .newerSchema
     {
@@ -109,21 +109,22 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
       }
       damage = Locked(nil)
       writer = Locked(nil)
+      awaitingStorage = Locked(AwaitingStorage(failure: failure, lastAttempt: clock.now()))
       reads = Locked(
         ScopeReader(
           reader: nil, dataVersion: nil, writerSerial: nil, trustRoots: configuration.trustRoots,
-          unavailable: failure))
-      awaitingStorage = Locked(AwaitingStorage(failure: failure, lastAttempt: clock.now()))
+          awaitingStorage: awaitingStorage))
       readOnlySchema = Locked(nil)
       return
     }
     damage = Locked(opened.damage)
     writer = Locked(opened.writer)
+    awaitingStorage = Locked(nil)
     reads = Locked(
       ScopeReader(
         reader: opened.reader, dataVersion: opened.dataVersion,
-        writerSerial: opened.writer.serial, trustRoots: configuration.trustRoots))
-    awaitingStorage = Locked(nil)
+        writerSerial: opened.writer.serial, trustRoots: configuration.trustRoots,
+        awaitingStorage: awaitingStorage))
     readOnlySchema = Locked(opened.readOnly)
     if configuration.pruneOnOpen, opened.readOnly == nil {
       try prune()
@@ -145,11 +146,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     // A closed cache never opens its file again.
     awaitingStorage.withLock { $0 = nil }
     try writer.withLock { connection throws(CacheError) in
-      guard let open = connection else {
-        // Never opened: a closed cache answers as closed, not as waiting.
-        reads.withLock { $0.replaceReader(with: nil, dataVersion: nil, writerSerial: nil) }
-        return
-      }
+      guard let open = connection else { return }
       var flushFailure: CacheError?
       // A newer build's file is never written, read marks included.
       if readOnlySchema.withLock({ $0 == nil }) {

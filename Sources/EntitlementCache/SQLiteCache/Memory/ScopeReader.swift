@@ -12,9 +12,9 @@
 final class ScopeReader {
   /// Nil once the cache is closed, or while the file cannot be opened yet.
   private(set) var reader: SQLiteConnection?
-  /// Why there is no reader though the cache is not closed: the file is there but cannot be
-  /// opened yet. Reads answer ``UnavailableReason/storageUnavailable`` meanwhile.
-  private(set) var unavailable: StorageFailure?
+  /// The cache's record of a file it waits for: why there is no reader though the cache is
+  /// not closed. A leaf lock, taken only on a read that has no reader.
+  private let awaitingStorage: Locked<AwaitingStorage?>
   // Only ever touched under the lock, so the runtime's exclusivity check on each access would
   // only repeat what the lock guarantees; it costs more than the lookup itself.
   @exclusivity(unchecked) var residents = ResidentScopes()
@@ -35,13 +35,13 @@ final class ScopeReader {
   ///     connection before the first check is noticed too.
   ///   - writerSerial: That writer's serial.
   ///   - trustRoots: The cache's pinned roots, if any.
-  ///   - unavailable: Why there is no reader yet, when `reader` is nil.
+  ///   - awaitingStorage: The cache's record of a file it waits for.
   init(
     reader: SQLiteConnection?, dataVersion: Int64?, writerSerial: UInt64?,
-    trustRoots: TrustRoots?, unavailable: StorageFailure? = nil
+    trustRoots: TrustRoots?, awaitingStorage: Locked<AwaitingStorage?>
   ) {
     self.reader = reader
-    self.unavailable = unavailable
+    self.awaitingStorage = awaitingStorage
     self.dataVersion = dataVersion
     self.writerSerial = writerSerial
     self.trustRoots = trustRoots
@@ -79,17 +79,15 @@ final class ScopeReader {
   ) {
     pointReader.reset()
     self.reader = reader
-    unavailable = nil
     residents.removeAll()
     parsedBodies.removeAll()
     dataVersion = version
     writerSerial = serial
   }
 
-  /// Records why the file still cannot be opened, for the reads that answer meanwhile.
-  func stillUnavailable(_ failure: StorageFailure) {
-    guard reader == nil, unavailable != nil else { return }
-    unavailable = failure
+  /// Why a read has no reader: the file the cache waits for, or a closed cache.
+  private var noReaderFailure: ReadFailure {
+    awaitingStorage.withLock { $0 }.map { .unavailable($0.failure) } ?? .closed
   }
 
   /// Forgets the bodies reads decoded (the benchmarks' first-read case).
@@ -166,7 +164,7 @@ final class ScopeReader {
   /// details; with trust roots, always whole and checked (``WholeScopeRead``).
   @discardableResult
   func readResident(_ scope: CacheScope, whole: Bool = false) throws(ReadFailure) -> ResidentScope {
-    guard let reader else { throw unavailable.map(ReadFailure.unavailable) ?? .closed }
+    guard let reader else { throw noReaderFailure }
     var read: (scopeRow: ScopeRow?, entitlements: [String: EntitlementFacts])
     var details: ScopeDetails?
     let pendingWithoutRow: Bool
@@ -226,7 +224,7 @@ final class ScopeReader {
   private func readThrough(
     _ key: String, scope: CacheScope, resident: ResidentScope?
   ) throws(ReadFailure) -> ResidentScope {
-    guard let reader else { throw unavailable.map(ReadFailure.unavailable) ?? .closed }
+    guard let reader else { throw noReaderFailure }
     switch try pointReader.read(key, of: scope, matching: resident, on: reader) {
     case .matched(let resident):
       return resident
