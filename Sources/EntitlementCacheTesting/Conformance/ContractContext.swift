@@ -13,6 +13,7 @@ struct ContractContext {
   let clause: CustomerInfoCacheContract.Clause
   let makeCache: CustomerInfoCacheContract.Factory
   let snapshotSizeLimit: Int?
+  let storageOutage: StorageOutage?
   let location: SourceLocation
 
   /// A new cache on a new manual clock at `date`; with `bootSession`, the clock has a boot

@@ -40,19 +40,26 @@ public struct CustomerInfoCacheContract: Sendable {
   /// The largest snapshot, in bytes, the caches accept; nil when they have no cap, which
   /// skips the oversized writes of ``Clause/rejectedWrite``.
   public let snapshotSizeLimit: Int?
+  /// How to refuse the caches' storage and give it back; nil when it cannot be refused,
+  /// which leaves ``Clause/storageUnavailable`` with nothing to check.
+  public let storageOutage: StorageOutage?
 
   /// A contract for the caches `makeCache` opens.
   ///
   /// - Parameters:
   ///   - snapshotSizeLimit: The largest snapshot the caches accept, in bytes; by default
   ///     `CustomerInfoSnapshot.defaultSizeLimit`, the SQLite cache's default. Nil for none.
+  ///   - storageOutage: How to refuse the caches' storage and give it back, for a cache
+  ///     whose storage can be refused (a file protected until the device's first unlock).
   ///   - makeCache: Opens a new, empty cache on the clock given. It is called once or more
   ///     per clause, from the calling test's task.
   public init(
     snapshotSizeLimit: Int? = CustomerInfoSnapshot.defaultSizeLimit,
+    storageOutage: StorageOutage? = nil,
     makeCache: @escaping Factory
   ) {
     self.snapshotSizeLimit = snapshotSizeLimit
+    self.storageOutage = storageOutage
     self.makeCache = makeCache
   }
 
@@ -128,6 +135,10 @@ public struct CustomerInfoCacheContract: Sendable {
     /// snapshot `refusedUnverified`, each leaving the snapshot, its bookkeeping and its
     /// decisions as they were. `store` still stores an older snapshot.
     case conditionalStore
+    /// Storage that is there but refused (``StorageOutage``) answers `storageUnavailable`,
+    /// never `noSnapshot`; a write throws a storage failure of kind `unavailable`; and once
+    /// it is back, what was stored answers as before. Only for a contract given an outage.
+    case storageUnavailable
 
     /// What the clause checks, in a line.
     public var summary: String {
@@ -146,6 +157,7 @@ public struct CustomerInfoCacheContract: Sendable {
       case .outOfRangePolicy: "a policy out of range (NaN, infinite) never grants"
       case .rejectedWrite: "a rejected write leaves the previous snapshot readable"
       case .conditionalStore: "storeAnswer never stores an older or a failed answer over newer"
+      case .storageUnavailable: "refused storage reads storageUnavailable, never noSnapshot"
       }
     }
 
@@ -165,7 +177,7 @@ public struct CustomerInfoCacheContract: Sendable {
   ) throws {
     let context = ContractContext(
       clause: clause, makeCache: makeCache, snapshotSizeLimit: snapshotSizeLimit,
-      location: sourceLocation)
+      storageOutage: storageOutage, location: sourceLocation)
     switch clause {
     case .roundTrip: try context.roundTrip()
     case .failureBookkeeping: try context.failureBookkeeping()
@@ -181,6 +193,7 @@ public struct CustomerInfoCacheContract: Sendable {
     case .outOfRangePolicy: try context.outOfRangePolicy()
     case .rejectedWrite: try context.rejectedWrite()
     case .conditionalStore: try context.conditionalStore()
+    case .storageUnavailable: try context.storageUnavailable()
     }
   }
 

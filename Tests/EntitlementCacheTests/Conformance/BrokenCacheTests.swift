@@ -36,6 +36,22 @@ struct BrokenCacheConformanceTests {
     try contract.check(.roundTrip)
   }
 
+  @Test("a cache that reads refused storage as empty fails the storage-unavailable clause")
+  func emptyWhenRefused() throws {
+    let refused = EmptyWhenRefusedCache.Refused()
+    let outage = StorageOutage(begin: { _ in refused.set(true) }, end: { _ in refused.set(false) })
+    let contract = CustomerInfoCacheContract(storageOutage: outage) { clock in
+      EmptyWhenRefusedCache(base: InMemoryCustomerInfoCache(clock: clock), refused: refused)
+    }
+    withKnownIssue("a locked device's launch would read as a new user", isIntermittent: false) {
+      try contract.check(.storageUnavailable)
+    }
+    // Without its storage refused it keeps the contract.
+    try CustomerInfoCacheContract { clock in
+      EmptyWhenRefusedCache(base: InMemoryCustomerInfoCache(clock: clock), refused: refused)
+    }.check(.roundTrip)
+  }
+
   @Test("a cache whose change mark never moves fails the round-trip clause")
   func frozenChangeMark() throws {
     let contract = CustomerInfoCacheContract { clock in
@@ -146,6 +162,32 @@ final class LeakyScopesCache: CustomerInfoCache {
     for scope: CacheScope, policy: OfflinePolicy?
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     try base.evaluatedCustomerInfo(for: target(scope), policy: policy)
+  }
+}
+
+/// A cache of an SDK's own that reads a refused storage as empty: the bug that logs a user out
+/// on a launch before the device's first unlock.
+struct EmptyWhenRefusedCache: ForwardingCustomerInfoCache {
+  let base: InMemoryCustomerInfoCache
+  let refused: Refused
+
+  final class Refused: Sendable {
+    private let flag = Atomic(false)
+    var isOn: Bool { flag.load(ordering: .relaxed) }
+    func set(_ on: Bool) { flag.store(on, ordering: .relaxed) }
+  }
+
+  func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
+    -> AccessDecision
+  {
+    guard refused.isOn else { return base.access(to: entitlement, for: scope, policy: policy) }
+    return EntitlementEvaluator.unavailable(
+      entitlement, .noSnapshot, clock: ClockReading(unstoredAt: base.clock.now()))
+  }
+
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    if refused.isOn { throw .closed }
+    try base.store(snapshot, for: scope)
   }
 }
 

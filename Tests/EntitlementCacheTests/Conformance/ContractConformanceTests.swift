@@ -20,6 +20,26 @@ struct ContractConformanceTests {
     try contract.check(clause)
   }
 
+  @Test(
+    "SQLiteCustomerInfoCache reads storage_unavailable, never no_snapshot, while its file is refused"
+  )
+  func sqliteFileRefused() throws {
+    let directory = try TemporaryDirectory()
+    let vfs = try TestVFS()
+    // The shared-memory lock every read and write transaction takes is what a locked device
+    // refuses first (see StorageUnavailableTests).
+    let outage = StorageOutage(
+      begin: { _ in vfs.armFault(.shm, at: 1, persistent: true) }, end: { _ in vfs.disarm() })
+    let contract = CustomerInfoCacheContract(storageOutage: outage) { clock in
+      var configuration = CacheConfiguration()
+      configuration.vfsName = vfs.name
+      return try SQLiteCustomerInfoCache(
+        path: directory.path("cache-\(UUID().uuidString).sqlite"), configuration: configuration,
+        clock: clock)
+    }
+    try contract.check(.storageUnavailable)
+  }
+
   @Test("InMemoryCustomerInfoCache keeps the contract", arguments: Clause.allCases)
   func inMemory(_ clause: Clause) throws {
     let contract = CustomerInfoCacheContract { clock in InMemoryCustomerInfoCache(clock: clock) }
