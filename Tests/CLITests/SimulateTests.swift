@@ -109,6 +109,11 @@ enum SimScript {
       return head + " \(event["transaction"] as? String ?? "?") "
         + "\(event["state"] as? String ?? "?")\(attempts)"
         + detail.map { " \($0)" }.joined()
+    case "event":
+      // `12:00:00Z event alice refresh_failed flow=start reason=failed failure=transient`.
+      let fields = event.keys.filter { !["at", "type", "user", "event"].contains($0) }.sorted()
+      return head + " \(event["event"] as? String ?? "?")"
+        + fields.map { " \($0)=\(event[$0] as? String ?? "?")" }.joined()
     default:
       return head + " unknown type"
     }
@@ -205,8 +210,26 @@ enum SimScript {
       result.stdout == """
         2026-11-30T12:00:00Z  update  alice  pro: offline unavailable: no_snapshot (no evidence: nothing stored)
         2026-11-30T12:00:00Z  fetch   alice  start: failed (rejected, status 401)
+        2026-11-30T12:00:00Z  event   alice  refresh_failed flow=start reason=failed failure=rejected_401
 
         """)
+  }
+
+  @Test func diagnosticsArePrintedAsEventLinesNamingUsersByLabelOnly() throws {
+    let script = SimScript.make(
+      server: #"{ "alice@example.com": [ { "fail": "transient", "status": 503 } ] }"#,
+      steps: [SimScript.step("+0s", "start"), SimScript.step("+0s", "background")],
+      user: "alice@example.com")
+    let result = try run(script)
+    let events = result.stdout.split(separator: "\n").filter { $0.contains(#""type":"event""#) }
+    #expect(
+      events == [
+        #"{"at":"2026-11-30T12:00:00Z","event":"refresh_failed","failure":"transient_503","flow":"start","reason":"failed","type":"event","user":"alice@example.com"}"#,
+        #"{"at":"2026-11-30T12:00:00Z","delay":"0.933s","event":"retry_scheduled","type":"event","user":"alice@example.com","work":"refresh"}"#,
+      ])
+    for secret in ["sdk_secret_key", "install-secret"] {
+      #expect(!result.stdout.contains(secret))
+    }
   }
 
   @Test func aRichScriptPrintsTheSameBytesEveryRunWithSortedKeysAndNoIdentity() throws {
@@ -280,6 +303,7 @@ enum SimScript {
         "12:00:00Z fetch alice start stored",
         "12:00:00Z update alice pro=granted/fresh",
         "12:01:03Z fetch alice fetchPolicy timedOut",
+        "12:01:03Z event alice refresh_failed flow=fetchPolicy reason=timedOut",
         "12:01:03Z update alice pro=granted/offline",
         // After the last step the run goes on while the answer is on its way.
         "12:01:08Z fetch alice fetchPolicy lateStored",
@@ -364,6 +388,8 @@ enum SimScript {
         // Back to alice: her cache holds the late answer (her next fetch fails: no answers).
         "12:02:00Z update alice pro=granted/fresh",
         "12:02:00Z fetch alice identityChange failed",
+        "12:02:00Z event alice refresh_failed failure=transient flow=identityChange reason=failed",
+        "12:02:00Z event alice retry_scheduled delay=0.831s work=refresh",
         "12:02:00Z update alice pro=granted/offline",
       ])
     let aliceAgain = try #require(parsed.count > 5 ? parsed[5] : nil)
@@ -397,6 +423,8 @@ enum SimScript {
         // first waits a random 0-5 s (seeded: the same every run).
         "12:03:00Z update alice pro=offline_unavailable(no_snapshot)",
         "12:03:00.234Z fetch alice identityChange failed",
+        // In the background no retry is scheduled.
+        "12:03:00.234Z event alice refresh_failed failure=transient flow=identityChange reason=failed",
       ])
   }
 
@@ -440,6 +468,8 @@ enum SimScript {
       lines == [
         "12:00:00Z update alice pro=offline_unavailable(no_snapshot)",
         "12:00:00Z fetch alice start failed",
+        "12:00:00Z event alice refresh_failed failure=transient flow=start reason=failed",
+        "12:00:00Z event alice retry_scheduled delay=0.933s work=refresh",
         // In the background a refresh first waits a random 0-5 s (seeded: the same every run);
         // at 12:03 the snapshot is fresh and the network coming back fetches nothing.
         "12:02:02.204Z fetch alice networkAvailable stored",
@@ -546,6 +576,8 @@ enum SimScript {
         "12:00:00Z update alice pro=offline_unavailable(no_snapshot)",
         // The purchase is pending: the evidence says so.
         "12:00:01Z update alice pro=offline_unavailable(no_snapshot)",
+        "12:00:01Z event alice retry_scheduled delay=1.547s transaction=tx1 work=purchase_post",
+        "12:00:02.547Z event alice retry_scheduled delay=3.145s transaction=tx1 work=purchase_post",
         "12:00:05Z fetch alice start stored",
         "12:00:05Z update alice pro=granted/fresh",
         "12:00:05Z fetch alice purchase stored",
@@ -693,6 +725,8 @@ enum SimScript {
       lines == [
         "2026-12-01T12:00:00Z update alice pro=granted/stale",
         "2026-12-01T12:00:00Z fetch alice start failed",
+        "2026-12-01T12:00:00Z event alice refresh_failed failure=transient flow=start reason=failed",
+        "2026-12-01T12:00:00Z event alice retry_scheduled delay=0.933s work=refresh",
         "2026-12-01T12:00:00Z update alice pro=granted/offline",
       ])
     let scopes = try CLI.run(

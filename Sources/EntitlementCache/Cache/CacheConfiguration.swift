@@ -92,12 +92,13 @@ public struct CacheConfiguration: Sendable {
   /// verified one. Default none: verification is the body's claim.
   public var trustRoots: TrustRoots?
 
-  /// Called on the reading thread, outside the cache's locks, each time a read cannot use the
-  /// file and answers `offlineUnavailable(.unreadable)` or `(.storageUnavailable)`: for an
-  /// SDK's log. The report names no
-  /// token and no raw identity. Default none; ``SQLiteCustomerInfoCache/lastReadFailure`` keeps
-  /// the latest either way.
-  public var onReadFailure: (@Sendable (ReadFailureReport) -> Void)?
+  /// Told what the cache noticed, for an SDK's log: storage unavailable and available again,
+  /// damaged, a newer app version's file, a full disk, a snapshot found tampered or an answer
+  /// that failed verification, a read that failed. Give the refresh client the same handler
+  /// (``ClientConfiguration/onDiagnostic``). Called with none of the cache's locks held; what
+  /// happens at open is told before the initializer returns. Default none;
+  /// ``SQLiteCustomerInfoCache/lastReadFailure`` keeps the latest failed read either way.
+  public var onDiagnostic: DiagnosticHandler?
 
   /// The registered SQLite VFS both connections open the file through; nil for the default.
   /// Package-only: the fault-injecting and power-cut VFS of the reliability tests.

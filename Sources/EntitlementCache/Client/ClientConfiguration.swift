@@ -30,6 +30,11 @@ public struct ClientConfiguration: Sendable {
   /// Whether ``EntitlementClient/logOut(to:)`` removes the previous user's snapshot (shared
   /// devices). Default true.
   public var removesSnapshotOnLogOut = true
+  /// Told what the client noticed, for an SDK's log: a refresh that failed (its flow and
+  /// why), a retry scheduled, a suspected clock rollback, a purchase held in memory or bound
+  /// to another user. Give the cache the same handler (``CacheConfiguration/onDiagnostic``)
+  /// for what the storage noticed. Default none.
+  public var onDiagnostic: DiagnosticHandler?
 
   /// The defaults.
   public init() {}

@@ -51,12 +51,23 @@ extension EntitlementClient {
     }
     guard let (identity, keys, generation) = read else { return nil }
     let state = state(of: identity, keys: keys)
-    core.withLock { core in
+    let rollbackNewlySuspected = core.withLock { core -> Bool in
       guard !core.stopped, core.identity.scope == identity.scope,
         generation > core.appliedGeneration
-      else { return }
+      else { return false }
       core.appliedGeneration = generation
       let changed = core.published.map { !$0.saysTheSame(as: state) } ?? true
+      // Told once when the clock is found set back, not at every publish while it stays so.
+      let newlySuspected =
+        changed && state.clockRollbackSuspected
+        && !(core.published.map {
+          $0.appUserID == state.appUserID && $0.clockRollbackSuspected
+        } ?? false)
+      defer {
+        if changed || reschedulingWhenUnchanged || core.boundaryTimer == nil {
+          scheduleBoundary(&core, after: state.customerInfo?.timeToNextBoundary)
+        }
+      }
       if changed {
         core.published = state
         for continuation in core.stateSubscribers.values { continuation.yield(state) }
@@ -68,10 +79,9 @@ extension EntitlementClient {
         core.accessSubscribers[id]?.deliver(
           AccessUpdate(appUserID: state.appUserID, decision: decision))
       }
-      if changed || reschedulingWhenUnchanged || core.boundaryTimer == nil {
-        scheduleBoundary(&core, after: state.customerInfo?.timeToNextBoundary)
-      }
+      return newlySuspected
     }
+    if rollbackNewlySuspected { tell(.clockRollbackSuspected, scope: identity.scope) }
     return state
   }
 
@@ -184,10 +194,23 @@ extension EntitlementClient {
     core.retry.reset()
   }
 
-  /// Tells the report streams.
+  /// Tells the report streams and, for a refresh that stored nothing, the diagnostics.
   func report(_ report: RefreshReport) {
     core.withLock { core in
       for continuation in core.reportSubscribers.values { continuation.yield(report) }
     }
+    switch report.outcome {
+    case .failed, .timedOut, .invalidResponse, .verificationFailed, .storageFailed:
+      tell(.refreshFailed(flow: report.flow, outcome: report.outcome), scope: report.scope)
+    case .stored, .lateStored, .discardedOlder, .discardedLoggedOut:
+      break
+    }
+  }
+
+  /// Hands `event` to ``ClientConfiguration/onDiagnostic``. Called with no lock of the
+  /// client's held.
+  func tell(_ event: DiagnosticEvent, scope: CacheScope?) {
+    guard let handler = configuration.onDiagnostic else { return }
+    handler(Diagnostic(event, scope: scope, date: cache.clock.now()))
   }
 }

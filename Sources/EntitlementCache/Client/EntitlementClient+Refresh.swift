@@ -242,6 +242,7 @@ extension EntitlementClient {
   /// Ends `flight`: reports it, starts the flight queued behind it, retries after a failure
   /// while its identity is current and the app in the foreground, and republishes.
   private func land(_ flight: Flight, _ outcome: RefreshOutcome?) {
+    var retryDelay: Duration?
     let dropped: Flight? = core.withLock { core in
       var dropped: Flight?
       let key = flight.identity.scope.key
@@ -260,7 +261,7 @@ extension EntitlementClient {
         if let next = flights.current { launch(next, &core) }
       }
       if let outcome, core.identity.scope == flight.identity.scope {
-        scheduleRetry(&core, after: outcome)
+        retryDelay = scheduleRetry(&core, after: outcome)
       }
       return dropped
     }
@@ -271,6 +272,9 @@ extension EntitlementClient {
           appUserID: flight.identity.appUserID, scope: flight.identity.scope, flow: flight.flow,
           outcome: outcome))
     }
+    if let retryDelay {
+      tell(.retryScheduled(.refresh, after: retryDelay), scope: flight.identity.scope)
+    }
     publish()
     flight.finish(outcome)
     dropped?.finish(.discardedLoggedOut)
@@ -279,17 +283,20 @@ extension EntitlementClient {
   /// After a failure, the next backed-off retry; after a success, none. A `rejected` answer
   /// (a 4xx) is not retried on a timer either: asking again in minutes gets the same answer,
   /// for as long as the app stays open. The next flow that refreshes asks again.
-  private func scheduleRetry(_ core: inout ClientCore, after outcome: RefreshOutcome) {
+  ///
+  /// - Returns: The delay of the retry this scheduled; nil when it scheduled none.
+  private func scheduleRetry(_ core: inout ClientCore, after outcome: RefreshOutcome) -> Duration? {
     switch outcome {
     case .stored, .lateStored, .discardedOlder, .failed(.rejected):
       core.retry.reset()
+      return nil
     case .failed, .invalidResponse, .verificationFailed:
-      guard core.retry.pending == nil else { return }
+      guard core.retry.pending == nil else { return nil }
       let delay = core.retry.nextDelay(
         initial: configuration.retryInitialDelay, maximum: configuration.retryMaxDelay,
         randomFraction: runtime.randomFraction())
       core.retry.notBefore = cache.clock.now().addingTimeInterval(delay.seconds)
-      guard core.phase == .foreground else { return }
+      guard core.phase == .foreground else { return nil }
       core.retry.token &+= 1
       let token = core.retry.token
       let epoch = core.epoch
@@ -307,8 +314,9 @@ extension EntitlementClient {
         }
         if let flight { _ = await self.wait(for: flight, atMost: nil) }
       }
+      return delay
     case .timedOut, .discardedLoggedOut, .storageFailed:
-      break
+      return nil
     }
   }
 }

@@ -32,8 +32,8 @@ import Synchronization
 /// - In the foreground, a write by another process sharing the cache is published within
 ///   ``ClientConfiguration/changeCheckInterval``.
 ///
-/// The client calls the cache while holding its own lock, so a cache (or its `onReadFailure`)
-/// must not call back into the client.
+/// The client calls the cache while holding its own lock, so a cache (or a
+/// ``DiagnosticHandler``) must not call back into the client.
 public final class EntitlementClient: Sendable {
   let cache: any CustomerInfoCache
   let fetcher: any CustomerInfoFetcher

@@ -67,8 +67,10 @@ extension SQLiteCustomerInfoCache {
     let opened =
       waitingForWrites
       ? writer.withLock { openClaimed(&$0) }
-      : (writer.withLockIfAvailable { openClaimed(&$0) } ?? false)
-    guard opened else { return false }
+      : (writer.withLockIfAvailable { openClaimed(&$0) } ?? nil)
+    guard let opened else { return false }
+    tellOpening(damaged: opened.damage != nil, newer: opened.readOnly, awaiting: nil)
+    tellStorageAvailableIfItWasNot()
     // As the first open does (never on a newer build's file, which is only read). Retention
     // only: a failure here loses nothing, and the next open prunes again.
     if configuration.pruneOnOpen, readOnlySchema.withLock({ $0 == nil }) { _ = try? prune() }
@@ -78,10 +80,11 @@ extension SQLiteCustomerInfoCache {
     return true
   }
 
-  /// The claimed attempt, under the writer's lock: opens the file into `connection`.
-  private func openClaimed(_ connection: inout SQLiteConnection?) -> Bool {
+  /// The claimed attempt, under the writer's lock: opens the file into `connection`, and
+  /// returns what the opener found.
+  private func openClaimed(_ connection: inout SQLiteConnection?) -> DatabaseOpener.Opened? {
     // Opened by another caller, or closed, while this one waited for the lock.
-    guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else { return false }
+    guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else { return nil }
     let ready: DatabaseOpener.Opened
     do {
       ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
@@ -89,7 +92,7 @@ extension SQLiteCustomerInfoCache {
       if case .storage(_, let failure) = error {
         awaitingStorage.withLock { $0?.failure = failure }
       }
-      return false
+      return nil
     }
     reads.withLock {
       $0.replaceReader(
@@ -99,7 +102,7 @@ extension SQLiteCustomerInfoCache {
     readOnlySchema.withLock { $0 = ready.readOnly }
     connection = ready.writer
     awaitingStorage.withLock { $0 = nil }
-    return true
+    return ready
   }
 
   /// Whether the cache is waiting for its file to open.

@@ -45,13 +45,18 @@ extension SQLiteCustomerInfoCache {
     }
     // The due test inline: the hot read pays a clock read and a load, not a call.
     let version = watch.isDue ? otherConnectionsVersion() : nil
+    var noticed: [(DiagnosticEvent, CacheScope?)]?
     let decision = reads.withLock { path in
       if let version {
         path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
       }
-      return path.decision(
+      let decision = path.decision(
         entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules)
+      // Only a read that went to the file notices anything: the hot read tests a count.
+      if !path.noticed.isEmpty { noticed = path.takeNoticed() }
+      return decision
     }
+    if let noticed { tell(noticed) }
     // Only an answer that could not read has a failure to report; the hot read tests the
     // state's tag.
     if case .offlineUnavailable(let reason) = decision.state,
@@ -225,6 +230,7 @@ extension SQLiteCustomerInfoCache {
   ) -> ReadFailure? {
     let version = otherConnectionsVersion()
     var failure: ReadFailure?
+    var noticed: [(DiagnosticEvent, CacheScope?)]?
     reads.withLock { path in
       if let version {
         path.observe(dataVersion: version.dataVersion, writerSerial: version.writer)
@@ -235,7 +241,9 @@ extension SQLiteCustomerInfoCache {
       } catch {
         failure = error
       }
+      if !path.noticed.isEmpty { noticed = path.takeNoticed() }
     }
+    if let noticed { tell(noticed) }
     if let failure { report(failure, for: scope, at: now) }
     return failure
   }
@@ -285,13 +293,24 @@ extension SQLiteCustomerInfoCache {
     return answer
   }
 
-  /// Keeps why a read failed for ``lastReadFailure`` and hands it to
-  /// ``CacheConfiguration/onReadFailure``; called with no lock held.
+  /// Keeps why a read failed for ``lastReadFailure`` and tells
+  /// ``CacheConfiguration/onDiagnostic`` when it differs from the last failure kept: a read
+  /// that fails fails again at every call until something changes, and one line says it.
+  /// Storage unavailable is told once, when it starts. Called with no lock held.
   func report(_ failure: ReadFailure, for scope: CacheScope, at now: Date) {
-    let report = ReadFailureReport(
-      scopeHashPrefix: scope.key.hexPrefix, error: failure.cacheError, at: now)
-    readFailure.withLock { $0 = report }
-    configuration.onReadFailure?(report)
+    let error = failure.cacheError
+    let report = ReadFailureReport(scopeHashPrefix: scope.key.hexPrefix, error: error, at: now)
+    let isNew = readFailure.withLock { last in
+      defer { last = report }
+      return last?.scopeHashPrefix != report.scopeHashPrefix || last?.error != error
+    }
+    guard case .storage(let operation, let storageFailure) = error else {
+      if isNew { tell(.readFailed(error), scope: scope) }
+      return
+    }
+    if isNew || storageFailure.kind == .unavailable {
+      tellStorageFailure(operation, storageFailure, scope: scope)
+    }
   }
 }
 

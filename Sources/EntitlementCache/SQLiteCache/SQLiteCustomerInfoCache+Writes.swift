@@ -155,6 +155,9 @@ extension SQLiteCustomerInfoCache {
           for: scope.key)
       }
     }
+    if let failure = verdict?.failure {
+      tell(.snapshotUnverified(failure, stored: refusal == nil), scope: scope)
+    }
     return refusal ?? .stored
   }
 
@@ -242,6 +245,26 @@ extension SQLiteCustomerInfoCache {
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
+    var movedAside = false
+    // Told after every lock is released, as observers are.
+    defer { if movedAside { tell(.storageDamaged(operation, movedAside: true)) } }
+    do {
+      try writeTransaction(
+        operation, scope: scope, onlyReadMarks: onlyReadMarks, movedAside: &movedAside, body)
+    } catch {
+      if case .storage(let failed, let failure) = error {
+        tellStorageFailure(failed, failure, scope: scope)
+      }
+      throw error
+    }
+    tellStorageAvailableIfItWasNot()
+  }
+
+  private func writeTransaction(
+    _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool,
+    movedAside: inout Bool,
+    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
+  ) throws(CacheError) {
     // After the lock is released, failed or not: an observer reads the cache. Not for a write
     // refused before it touched anything, the file not being open: observers would only wake
     // each other with their own refused attempts.
@@ -264,6 +287,7 @@ extension SQLiteCustomerInfoCache {
           throw .sqlite(operation, error)
         }
         try replaceDamagedFile(&open, cause: error)
+        movedAside = true
         connection = open
         do throws(SQLiteError) {
           try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)

@@ -36,8 +36,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   public let clock: CacheClock
 
   /// The most recent read that could not use the file, why, and when: what explains an
-  /// `unreadable`, `storageUnavailable` or `newerSchema` answer. Also passed to
-  /// ``CacheConfiguration/onReadFailure`` as it happens.
+  /// `unreadable`, `storageUnavailable` or `newerSchema` answer. Told to
+  /// ``CacheConfiguration/onDiagnostic`` too, when it differs from the last one told.
   public var lastReadFailure: ReadFailureReport? { readFailure.withLock { $0 } }
 
   // Lock order: `writer`, then `reads`; never the other way round. A write holds `writer` for
@@ -65,6 +65,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// Set when the file is from a newer schema this build can still read: why every write is
   /// refused. A leaf.
   let readOnlySchema: Locked<SQLiteCacheError?>
+  /// Whether ``CacheConfiguration/onDiagnostic`` was last told the storage is unavailable.
+  let storageHealth: StorageHealth
 
   /// Opens the cache at `path`, creating the file (mode 0600) and the schema when needed, and
   /// applies the retention rules.
@@ -97,6 +99,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.clock = clock
     // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
     watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
+    let storageHealth = StorageHealth()
+    self.storageHealth = storageHealth
     let opened: DatabaseOpener.Opened
     do {
       opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
@@ -113,8 +117,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
       reads = Locked(
         ScopeReader(
           reader: nil, dataVersion: nil, writerSerial: nil, trustRoots: configuration.trustRoots,
-          awaitingStorage: awaitingStorage))
+          awaitingStorage: awaitingStorage, storageHealth: storageHealth))
       readOnlySchema = Locked(nil)
+      tellOpening(damaged: false, newer: nil, awaiting: failure)
       return
     }
     damage = Locked(opened.damage)
@@ -124,8 +129,9 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
       ScopeReader(
         reader: opened.reader, dataVersion: opened.dataVersion,
         writerSerial: opened.writer.serial, trustRoots: configuration.trustRoots,
-        awaitingStorage: awaitingStorage))
+        awaitingStorage: awaitingStorage, storageHealth: storageHealth))
     readOnlySchema = Locked(opened.readOnly)
+    tellOpening(damaged: opened.damage != nil, newer: opened.readOnly, awaiting: nil)
     if configuration.pruneOnOpen, opened.readOnly == nil {
       try prune()
     }

@@ -72,7 +72,7 @@ struct DemoClientChapter {
     for section in sections {
       var step = DemoStep(title: section.title, story: section.story)
       step.observations = outcome.events.filter { section.steps.contains($0.step) }
-        .map(observation)
+        .compactMap(observation)
       steps.append(step)
     }
     if let late = steps.firstIndex(where: { $0.title == Self.lateAnswerTitle }) {
@@ -196,30 +196,34 @@ struct DemoClientChapter {
 
   // MARK: Showing events
 
-  private func observation(_ event: SimulationEvent) -> DemoObservation {
+  /// What the chapter shows of `event`; nil for a diagnostic, which the story tells in words.
+  private func observation(_ event: SimulationEvent) -> DemoObservation? {
     let at = SimulationTime.date(event.at)
+    let user = event.user ?? "the app"
     switch event.kind {
     case .update(let decisions):
       // The chapter watches pro alone.
       guard let decision = decisions["pro"] else {
         return DemoObservation(
-          at: at, who: "\(event.user)'s stream", content: .fact("published, nothing watched"))
+          at: at, who: "\(user)'s stream", content: .fact("published, nothing watched"))
       }
-      return DemoObservation(at: at, who: "\(event.user)'s stream", content: .decision(decision))
+      return DemoObservation(at: at, who: "\(user)'s stream", content: .decision(decision))
     case .fetch(let flow, let outcome):
       return DemoObservation(
-        at: at, who: event.user,
+        at: at, who: user,
         content: .fact("\(flow.rawValue) fetch → \(SimulationOutput.outcomeText(outcome))"))
     case .check(let decision):
-      return DemoObservation(at: at, who: "\(event.user), cache only", content: .decision(decision))
+      return DemoObservation(at: at, who: "\(user), cache only", content: .decision(decision))
     case .purchase(let entry):
       return DemoObservation(
-        at: at, who: "\(event.user)'s queue",
+        at: at, who: "\(user)'s queue",
         content: .fact("\(entry.transactionID) \(SimulationOutput.purchaseText(entry))"))
     case .purchaseBoundToAnotherUser(let transaction):
       return DemoObservation(
-        at: at, who: "\(event.user)'s queue",
+        at: at, who: "\(user)'s queue",
         content: .fact("\(transaction) is bound to another user: nothing changed"))
+    case .diagnostic:
+      return nil
     }
   }
 

@@ -12,11 +12,12 @@ enum SimulationOutput {
 
   /// `{"at","type":"update","user","decisions":{key: check object}}`,
   /// `{"at","type":"fetch","user","flow","outcome"}` (with `status` when the failure had one),
-  /// `{"at","type":"check","user","decision"}`.
+  /// `{"at","type":"check","user","decision"}`, `{"at","type":"purchase","user","transaction",
+  /// "state",...}`, `{"at","type":"event","event":NAME,"user",...}` (`user` only when the
+  /// diagnostic is about one of the script's users, then the event's own fields).
   static func json(_ event: SimulationEvent) -> JSONOutput {
-    var fields: [(String, JSONOutput)] = [
-      ("at", .string(SimulationTime.date(event.at).iso8601)), ("user", .string(event.user)),
-    ]
+    var fields: [(String, JSONOutput)] = [("at", .string(SimulationTime.date(event.at).iso8601))]
+    if let user = event.user { fields.append(("user", .string(user))) }
     switch event.kind {
     case .update(let decisions):
       fields.append(("type", .string("update")))
@@ -46,6 +47,10 @@ enum SimulationOutput {
       fields.append(("type", .string("purchase")))
       fields.append(("transaction", .string(transaction)))
       fields.append(("state", .string("boundToAnotherUser")))
+    case .diagnostic(let diagnostic):
+      fields.append(("type", .string("event")))
+      fields.append(("event", .string(diagnostic.event.name)))
+      for (field, value) in diagnostic.event.details { fields.append((field, .string(value))) }
     }
     return .object(fields)
   }
@@ -72,7 +77,7 @@ enum SimulationOutput {
     let times = events.map { SimulationTime.date($0.at).iso8601 }
     let timeWidth = times.map(\.count).max() ?? 0
     // A script's labels are a field report's text: escaped before they are measured.
-    let users = events.map { TerminalText.field($0.user) }
+    let users = events.map { TerminalText.field($0.user ?? "-") }
     let userWidth = users.map(\.count).max() ?? 0
     let parts = events.map { textParts($0.kind) }
     let kindWidth = parts.map(\.0.count).max() ?? 0
@@ -96,6 +101,9 @@ enum SimulationOutput {
       return ("purchase", "\(entry.transactionID): \(purchaseText(entry))")
     case .purchaseBoundToAnotherUser(let transaction):
       return ("purchase", "\(transaction): bound to another user, nothing changed")
+    case .diagnostic(let diagnostic):
+      let details = diagnostic.event.details.map { "\($0.field)=\($0.value)" }
+      return ("event ", ([diagnostic.event.name] + details).joined(separator: " "))
     }
   }
 

@@ -1,7 +1,8 @@
 import EntitlementCache
 import Synchronization
 
-/// One thing a simulation printed: a publish, the end of a fetch, or a `check` step.
+/// One thing a simulation printed: a publish, the end of a fetch, a `check` step, a queued
+/// purchase's change, or a diagnostic the cache or the client told.
 struct SimulationEvent: Sendable {
   /// What happened.
   enum Kind: Sendable {
@@ -15,13 +16,15 @@ struct SimulationEvent: Sendable {
     case purchase(QueuedPurchase)
     /// A `purchase` step observed a transaction another user observed first: nothing changed.
     case purchaseBoundToAnotherUser(transaction: String)
+    /// The cache or the client told a diagnostic; `user` is its scope's, when it has one.
+    case diagnostic(Diagnostic)
   }
 
   /// True virtual time, in milliseconds since the Unix epoch: the start plus the time elapsed,
   /// whatever a `setClock` step made the device's wall clock say.
   let at: Int64
-  /// The user label the event is for.
-  let user: String
+  /// The user label the event is for; nil for a diagnostic of the whole file.
+  let user: String?
   /// The index of the last step started when it happened: what a reader of the log, such as
   /// the demo, groups it under.
   let step: Int
@@ -51,7 +54,7 @@ final class EventLog: Sendable {
     state.withLock { $0.step = index }
   }
 
-  func record(user: String, _ kind: SimulationEvent.Kind) {
+  func record(user: String?, _ kind: SimulationEvent.Kind) {
     let at = now()
     state.withLock { state in
       state.events.append(SimulationEvent(at: at, user: user, step: state.step, kind: kind))

@@ -54,6 +54,17 @@ private final class SimulatedDevice: Sendable {
   struct App: Sendable {
     let cache: SQLiteCustomerInfoCache
     let client: EntitlementClient
+    /// Cleared when the app ends (a relaunch, the end of the run): what its cache and client
+    /// tell afterwards (a step that was waiting reading the closed cache) is not printed, as a
+    /// killed process prints nothing.
+    let running: Running
+  }
+
+  /// Whether one launch of the app is still running.
+  final class Running: Sendable {
+    private let flag = Atomic(true)
+    var isRunning: Bool { flag.load(ordering: .relaxed) }
+    func end() { flag.store(false, ordering: .relaxed) }
   }
 
   private struct State {
@@ -125,6 +136,7 @@ private final class SimulatedDevice: Sendable {
       return state.app
     }
     if let app {
+      app.running.end()
       app.client.stop()
       runtime.runUntilIdle()
       close(app.cache)
@@ -201,6 +213,7 @@ private final class SimulatedDevice: Sendable {
   private func relaunch() {
     guard let old = state.withLock({ $0.app }) else { return }
     let identity = old.client.identity
+    old.running.end()
     old.client.stop()
     close(old.cache)
     do {
@@ -218,9 +231,19 @@ private final class SimulatedDevice: Sendable {
   /// Opens the cache and a client on it for `identity`, and subscribes the log to both of the
   /// client's streams before anything can be published.
   private func launch(_ identity: ClientIdentity) throws(CLIError) -> App {
+    let log = self.log
+    let labels = userLabels()
+    let running = Running()
+    // Recorded as told, on the thread that told it: a diagnostic lands in the log in the order
+    // it happened, and names a user only by the script's label.
+    let recordDiagnostic: DiagnosticHandler = { diagnostic in
+      guard running.isRunning else { return }
+      log.record(user: diagnostic.scope.flatMap { labels[$0.key] }, .diagnostic(diagnostic))
+    }
     var cacheConfiguration = CacheConfiguration()
     cacheConfiguration.policy = script.policy
     cacheConfiguration.trustRoots = signer?.roots
+    cacheConfiguration.onDiagnostic = recordDiagnostic
     let cache: SQLiteCustomerInfoCache
     do {
       cache = try SQLiteCustomerInfoCache(
@@ -238,6 +261,7 @@ private final class SimulatedDevice: Sendable {
     // One process owns the file, so there is no other writer to look for; polling for one
     // every second would wake the virtual clock 86,400 times a simulated day.
     configuration.changeCheckInterval = nil
+    configuration.onDiagnostic = recordDiagnostic
     let client: EntitlementClient
     do {
       client = try EntitlementClient(
@@ -249,7 +273,6 @@ private final class SimulatedDevice: Sendable {
     let updates = client.updates
     let reports = client.refreshReports
     let purchases = client.purchaseUpdates
-    let log = self.log
     Task(executorPreference: recorders) {
       for await state in updates {
         log.record(user: state.appUserID, .update(decisions: state.decisions))
@@ -265,7 +288,28 @@ private final class SimulatedDevice: Sendable {
         log.record(user: update.appUserID, .purchase(update.purchase))
       }
     }
-    return App(cache: cache, client: client)
+    return App(cache: cache, client: client, running: running)
+  }
+
+  /// The label of every user the script names (its identity, the server's users and those it
+  /// logs in), by scope: a diagnostic names its scope, and the output names the label.
+  private func userLabels() -> [ScopeKey: String] {
+    var users: Set<String> = [script.identity.user]
+    users.formUnion(script.server.keys)
+    users.formUnion(script.posts.keys)
+    for step in script.steps {
+      if case .logIn(let user) = step.action { users.insert(user) }
+    }
+    var labels: [ScopeKey: String] = [:]
+    for user in users {
+      guard
+        let scope = try? CacheScope(
+          sdkKey: script.identity.sdkKey, installationID: script.identity.installation,
+          environment: script.identity.environment, appUserID: user)
+      else { continue }
+      labels[scope.key] = user
+    }
+    return labels
   }
 
   private func close(_ cache: SQLiteCustomerInfoCache) {

@@ -323,25 +323,31 @@ struct CloseAndDiagnosticsTests {
   @Test func anUnreadableAnswerKeepsItsCauseWithoutRawIdentities() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let reports = Locked<[ReadFailureReport]>([])
+    let told = Locked<[Diagnostic]>([])
     let writer = try Fixture.cache(in: directory, clock: clock)
     try writer.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let raw = try StoreTest.connection(writer.path)
     try raw.execute("UPDATE scope SET device_status = 'blocked', device_block = 'not json'")
     let reader = try Fixture.cache(in: directory, clock: clock) { configuration in
-      configuration.onReadFailure = { report in reports.withLock { $0.append(report) } }
+      configuration.onDiagnostic = { diagnostic in told.withLock { $0.append(diagnostic) } }
     }
     #expect(reader.lastReadFailure == nil)
     let decision = reader.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .offlineUnavailable(.unreadable))
     let report = try #require(reader.lastReadFailure)
-    #expect(reports.withLock { $0 } == [report])
+    #expect(
+      told.withLock { $0 }
+        == [Diagnostic(.readFailed(report.error), scope: Fixture.scopeA, date: clock.now)])
+    // The same failure again is kept, not told again.
+    clock.advance(by: .seconds(1))
+    #expect(reader.access(to: "pro", for: Fixture.scopeA) == decision)
+    #expect(reader.lastReadFailure?.at == clock.now)
+    #expect(told.withLock { $0.count } == 1)
     guard case .unreadableSnapshot = report.error else {
       Issue.record("expected an unreadable snapshot, got \(report.error)")
       return
     }
     #expect(report.scopeHashPrefix == Fixture.scopeA.key.hexPrefix)
-    #expect(report.at == clock.now)
     #expect(!report.description.contains("user-a") && !report.description.contains("sdk_live"))
   }
 }

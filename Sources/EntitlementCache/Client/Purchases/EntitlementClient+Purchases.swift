@@ -38,13 +38,18 @@ extension EntitlementClient {
           try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
         }
       } catch .storage(_, let failure) where failure.kind == .unavailable {
-        core.withLock { core in
+        let held = core.withLock { core in
           // The store delivers an unfinished transaction again: hold it once.
-          if !core.heldPurchases.contains(where: {
-            $0.purchase.transactionID == purchase.transactionID
-          }) {
-            core.heldPurchases.append((purchase, identity))
-          }
+          guard
+            !core.heldPurchases.contains(where: {
+              $0.purchase.transactionID == purchase.transactionID
+            })
+          else { return false }
+          core.heldPurchases.append((purchase, identity))
+          return true
+        }
+        if held {
+          tell(.purchaseHeld(transactionID: purchase.transactionID), scope: identity.scope)
         }
         publish()
         return await syncedResult(.purchase, alreadySynced: [], boundElsewhere: [])
@@ -375,6 +380,7 @@ extension EntitlementClient {
     let answer = await postWithDeadline(request)
     guard !core.withLock({ $0.stopped }) else { return .stopped }
     let change: PurchaseStateChange
+    var retryDelay: Duration?
     switch answer {
     case .success(.synced(let body)):
       if let body { storePosted(body, for: observer, requestNonce: request.nonce) }
@@ -384,11 +390,11 @@ extension EntitlementClient {
     case .failure(.rejected(let status)):
       change = .rejected(status: status)
     case .failure(let failure):
+      let delay = purchaseRetryDelay(afterAttempt: started.attempts)
+      retryDelay = delay
       // To the millisecond, as the file keeps it, so both caches hold the same instant.
       let at = Date(
-        unixMilliseconds: cache.clock.now().addingTimeInterval(
-          purchaseRetryDelay(afterAttempt: started.attempts).seconds
-        ).unixMilliseconds)
+        unixMilliseconds: cache.clock.now().addingTimeInterval(delay.seconds).unixMilliseconds)
       change = .retry(failure, at: at)
     }
     let updated: QueuedPurchase?
@@ -401,6 +407,20 @@ extension EntitlementClient {
     }
     if let updated {
       tell(PurchaseUpdate(appUserID: observer.appUserID, purchase: updated))
+      switch change {
+      case .conflict(let resolution) where updated.state == .conflict:
+        tell(
+          .purchaseConflict(transactionID: updated.transactionID, resolution: resolution),
+          scope: scope)
+      case .retry where updated.state == .pending:
+        if let retryDelay {
+          tell(
+            .retryScheduled(.purchasePost(transactionID: updated.transactionID), after: retryDelay),
+            scope: scope)
+        }
+      default:
+        break
+      }
       if updated.state == .pending {
         return .stopObserver(retryAt: updated.nextAttemptAt)
       }

@@ -29,6 +29,11 @@ final class ScopeReader {
   let trustRoots: TrustRoots?
   /// Bodies reads of the whole scope have decoded (see ``ParsedBodies``).
   private var parsedBodies = ParsedBodies()
+  /// Whether the cache last told its storage unavailable, shared with the cache.
+  private let storageHealth: StorageHealth
+  /// What reads noticed for the cache's ``CacheConfiguration/onDiagnostic``, which is told
+  /// once the lock is released (``takeNoticed()``).
+  private(set) var noticed: [(DiagnosticEvent, CacheScope?)] = []
 
   /// - Parameters:
   ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
@@ -36,12 +41,15 @@ final class ScopeReader {
   ///   - writerSerial: That writer's serial.
   ///   - trustRoots: The cache's pinned roots, if any.
   ///   - awaitingStorage: The cache's record of a file it waits for.
+  ///   - storageHealth: Whether the cache last told its storage unavailable.
   init(
     reader: SQLiteConnection?, dataVersion: Int64?, writerSerial: UInt64?,
-    trustRoots: TrustRoots?, awaitingStorage: Locked<AwaitingStorage?>
+    trustRoots: TrustRoots?, awaitingStorage: Locked<AwaitingStorage?>,
+    storageHealth: StorageHealth
   ) {
     self.reader = reader
     self.awaitingStorage = awaitingStorage
+    self.storageHealth = storageHealth
     self.dataVersion = dataVersion
     self.writerSerial = writerSerial
     self.trustRoots = trustRoots
@@ -88,6 +96,17 @@ final class ScopeReader {
   /// Why a read has no reader: the file the cache waits for, or a closed cache.
   private var noReaderFailure: ReadFailure {
     awaitingStorage.withLock { $0 }.map { .unavailable($0.failure) } ?? .closed
+  }
+
+  /// What reads noticed since the last call, handed over once.
+  func takeNoticed() -> [(DiagnosticEvent, CacheScope?)] {
+    defer { noticed.removeAll() }
+    return noticed
+  }
+
+  /// A read from the file succeeded: storage told unavailable is available again.
+  private func noteFileRead() {
+    if storageHealth.markAvailable() { noticed.append((.storageAvailable, nil)) }
   }
 
   /// Forgets the bodies reads decoded (the benchmarks' first-read case).
@@ -172,7 +191,12 @@ final class ScopeReader {
       if whole || trustRoots != nil {
         var wholeRead = try WholeScopeRead(
           scope, on: reader, checking: trustRoots != nil, parsed: &parsedBodies)
-        if let trustRoots { wholeRead.verify(for: scope, roots: trustRoots) }
+        if let trustRoots {
+          wholeRead.verify(for: scope, roots: trustRoots)
+          if wholeRead.scopeRow?.snapshotFacts.verdict == .failed(.tampered) {
+            noticed.append((.snapshotTampered, scope))
+          }
+        }
         read = (wholeRead.scopeRow, wholeRead.entitlements)
         details = wholeRead.details
       } else {
@@ -183,6 +207,7 @@ final class ScopeReader {
     } catch {
       throw .storage(error)
     }
+    noteFileRead()
     var scopeRow = read.scopeRow ?? .absent(pendingPurchase: pendingWithoutRow)
     do {
       // Done already by a checked read, which calls a block that does not decode tampering.
@@ -225,7 +250,9 @@ final class ScopeReader {
     _ key: String, scope: CacheScope, resident: ResidentScope?
   ) throws(ReadFailure) -> ResidentScope {
     guard let reader else { throw noReaderFailure }
-    switch try pointReader.read(key, of: scope, matching: resident, on: reader) {
+    let read = try pointReader.read(key, of: scope, matching: resident, on: reader)
+    noteFileRead()
+    switch read {
     case .matched(let resident):
       return resident
     case .read(let fresh):

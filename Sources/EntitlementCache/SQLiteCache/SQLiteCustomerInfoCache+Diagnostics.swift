@@ -1,0 +1,80 @@
+import Synchronization
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+extension SQLiteCustomerInfoCache {
+  /// Hands `event` to ``CacheConfiguration/onDiagnostic``. Called with no lock held.
+  func tell(_ event: DiagnosticEvent, scope: CacheScope? = nil) {
+    guard let handler = configuration.onDiagnostic else { return }
+    handler(Diagnostic(event, scope: scope, date: clock.now()))
+  }
+
+  /// Tells what an operation's storage failure means: storage unavailable once, when it
+  /// starts (every refused call after it would only repeat it), damage, or any other kind. A
+  /// newer build's file was told when the cache opened it.
+  func tellStorageFailure(
+    _ operation: CacheOperation, _ failure: StorageFailure, scope: CacheScope?
+  ) {
+    switch failure.kind {
+    case .unavailable:
+      guard storageHealth.markUnavailable() else { return }
+      tell(.storageUnavailable(operation), scope: scope)
+    case .newerSchema:
+      return
+    case .damaged:
+      tell(.storageDamaged(operation, movedAside: false), scope: scope)
+    default:
+      tell(.storageFailed(operation, failure.kind), scope: scope)
+    }
+  }
+
+  /// After a call used the file: when storage was told unavailable, tells that it is back.
+  func tellStorageAvailableIfItWasNot() {
+    if storageHealth.markAvailable() { tell(.storageAvailable) }
+  }
+
+  /// What the opener found, told as the initializer ends: a damaged file moved aside, a newer
+  /// build's file, or a file that cannot be opened yet.
+  func tellOpening(damaged: Bool, newer: SQLiteCacheError?, awaiting: StorageFailure?) {
+    if damaged { tell(.storageDamaged(.open, movedAside: true)) }
+    if case .newerSchema(_, let found, let supported)? = newer {
+      tell(.newerSchema(fileVersion: found, buildVersion: supported, readable: awaiting == nil))
+    }
+    if let awaiting {
+      switch awaiting.underlying as? SQLiteCacheError {
+      case .newerSchema(_, let found, let supported)?:
+        tell(.newerSchema(fileVersion: found, buildVersion: supported, readable: false))
+      default:
+        tellStorageFailure(.open, awaiting, scope: nil)
+      }
+    }
+  }
+
+  /// Tells what reads noticed under the reads lock (``ScopeReader/takeNoticed()``), once the
+  /// lock is released.
+  func tell(_ noticed: [(DiagnosticEvent, CacheScope?)]) {
+    for (event, scope) in noticed { tell(event, scope: scope) }
+  }
+}
+
+/// Whether the cache last told its storage unavailable, shared by the cache and its reader so
+/// that each change is told once, by whichever call finds it.
+final class StorageHealth: Sendable {
+  private let toldUnavailable = Atomic<Bool>(false)
+
+  /// Marks the storage unavailable; true for the one call that changed it.
+  func markUnavailable() -> Bool {
+    !toldUnavailable.exchange(true, ordering: .relaxed)
+  }
+
+  /// Marks the storage available; true for the one call that changed it. One relaxed load
+  /// when it never went away.
+  @inline(__always) func markAvailable() -> Bool {
+    toldUnavailable.load(ordering: .relaxed)
+      && toldUnavailable.exchange(false, ordering: .relaxed)
+  }
+}

@@ -1,0 +1,400 @@
+import CSQLite
+import EntitlementCacheTesting
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+/// What a ``DiagnosticHandler`` was told, in order.
+final class DiagnosticJournal: Sendable {
+  private let told = Mutex<[Diagnostic]>([])
+
+  /// The handler to give a configuration.
+  var handler: DiagnosticHandler {
+    { [self] diagnostic in told.withLock { $0.append(diagnostic) } }
+  }
+
+  var diagnostics: [Diagnostic] { told.withLock { $0 } }
+  var events: [DiagnosticEvent] { diagnostics.map(\.event) }
+  var names: [String] { diagnostics.map(\.event.name) }
+}
+
+/// The typed diagnostics of the cache and the client, each reached through the public API from
+/// a constructed input, and none carrying a secret. Each scenario returns what it was told, so
+/// the privacy test can run them all.
+@Suite("Diagnostics: what the cache and the client tell an SDK's log")
+struct DiagnosticsTests {
+  // MARK: Scenarios of the cache
+
+  /// A file refused at open (a device before its first unlock): told once, however many calls
+  /// are refused, then told available once when it opens.
+  static func storageUnavailableThenAvailable() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try StorageUnavailableTests.storedFile(in: directory, clock: clock)
+    let vfs = try TestVFS()
+    vfs.armFault(.open, at: 1, persistent: true)
+    let journal = DiagnosticJournal()
+    var configuration = CacheConfiguration()
+    configuration.vfsName = vfs.name
+    configuration.onDiagnostic = journal.handler
+    let cache = try SQLiteCustomerInfoCache(
+      path: path, configuration: configuration, clock: clock.cacheClock)
+    #expect(journal.events == [.storageUnavailable(.open)])
+    #expect(journal.diagnostics.first?.scope == nil)
+    #expect(journal.diagnostics.first?.date == clock.now)
+    for _ in 0..<3 {
+      clock.advance(by: .seconds(3))
+      #expect(!cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+      #expect(throws: CacheError.self) { try cache.load(Fixture.scopeA) }
+      #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
+    }
+    #expect(journal.events == [.storageUnavailable(.open)])
+    vfs.disarm()
+    clock.advance(by: .seconds(3))
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(journal.events == [.storageUnavailable(.open), .storageAvailable])
+    #expect(journal.diagnostics.last?.isProblem == false)
+    return journal.diagnostics
+  }
+
+  /// An open file whose reads are refused (the device locked again): told with the scope that
+  /// found it, then available again at the first read the file answers.
+  static func readsRefusedThenAnswered() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try StorageUnavailableTests.storedFile(in: directory, clock: clock)
+    let vfs = try TestVFS()
+    let journal = DiagnosticJournal()
+    var configuration = CacheConfiguration()
+    configuration.vfsName = vfs.name
+    configuration.crossProcessCheckInterval = 0
+    configuration.onDiagnostic = journal.handler
+    let cache = try SQLiteCustomerInfoCache(
+      path: path, configuration: configuration, clock: clock.cacheClock)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    vfs.armFault(.shm, at: 1, persistent: true)
+    cache.dropResidentState(for: Fixture.scopeA)
+    #expect(!cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(!cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(journal.events == [.storageUnavailable(.load)])
+    #expect(journal.diagnostics.first?.scope == Fixture.scopeA)
+    vfs.disarm()
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(journal.events == [.storageUnavailable(.load), .storageAvailable])
+    return journal.diagnostics
+  }
+
+  /// A full disk: every refused write is told, typed, and the snapshot before it still reads.
+  static func fullDisk() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let vfs = try TestVFS()
+    let journal = DiagnosticJournal()
+    let cache = try Fixture.cache(in: directory, clock: clock) { configuration in
+      configuration.vfsName = vfs.name
+      configuration.onDiagnostic = journal.handler
+    }
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    vfs.armFault(.write, at: 1, code: SQLITE_FULL, persistent: true)
+    #expect(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    }
+    #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
+    #expect(
+      journal.events == [
+        .storageFailed(.store, .full), .storageFailed(.recordRefreshFailure, .full),
+      ])
+    #expect(journal.diagnostics.map(\.scope) == [Fixture.scopeA, Fixture.scopeA])
+    vfs.disarm()
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    return journal.diagnostics
+  }
+
+  /// A newer build's file: told once at open, readable or not; its refused writes say nothing
+  /// more.
+  static func newerSchema() throws -> [Diagnostic] {
+    let supported = NewerSchemaTests.supported
+    var told: [Diagnostic] = []
+    for readable in [true, false] {
+      let directory = try TemporaryDirectory()
+      let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+      _ = try NewerSchemaTests.newerFile(
+        in: directory, clock: clock, readFloor: readable ? supported : supported + 1)
+      let journal = DiagnosticJournal()
+      let cache = try Fixture.cache(in: directory, clock: clock) { configuration in
+        configuration.onDiagnostic = journal.handler
+      }
+      #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted == readable)
+      #expect(throws: CacheError.self) {
+        try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+      }
+      #expect(
+        journal.events == [
+          .newerSchema(fileVersion: supported + 1, buildVersion: supported, readable: readable)
+        ])
+      told += journal.diagnostics
+    }
+    return told
+  }
+
+  /// A file that is not a database: moved aside at open, and told so.
+  static func damagedFile() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    try Data(repeating: 0x5A, count: 8192).write(
+      to: URL(fileURLWithPath: directory.path("cache.sqlite")))
+    let journal = DiagnosticJournal()
+    let cache = try Fixture.cache(in: directory, clock: clock) { configuration in
+      configuration.onDiagnostic = journal.handler
+    }
+    #expect(cache.damageReport != nil)
+    #expect(journal.events == [.storageDamaged(.open, movedAside: true)])
+    return journal.diagnostics
+  }
+
+  /// With trust roots: an unsigned answer told as stored unverified, one that would replace a
+  /// verified snapshot told as refused, and rows edited on disk told as tampered at the read
+  /// that found them, once.
+  static func verification() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let journal = DiagnosticJournal()
+    let roots = try TestSigner.roots()
+    func cache() throws -> SQLiteCustomerInfoCache {
+      try Fixture.cache(in: directory, clock: clock) { configuration in
+        configuration.trustRoots = roots
+        configuration.crossProcessCheckInterval = 0
+        configuration.onDiagnostic = journal.handler
+      }
+    }
+    let writer = try cache()
+    try writer.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(journal.events == [.snapshotUnverified(.missingSignature, stored: true)])
+    try writer.store(try TrustFixture.signed(), for: Fixture.scopeA)
+    #expect(
+      try writer.storeAnswer(try Fixture.snapshot(), for: Fixture.scopeA)
+        == .refusedUnverified(.missingSignature))
+    #expect(journal.events.last == .snapshotUnverified(.missingSignature, stored: false))
+    try writer.close()
+
+    let raw = try StoreTest.connection(writer.path)
+    try raw.execute("UPDATE entitlement SET expires_at = expires_at + 1 WHERE key = 'pro'")
+    let reader = try cache()
+    let before = journal.events.count
+    _ = reader.access(to: "pro", for: Fixture.scopeA)
+    _ = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(Array(journal.events.dropFirst(before)) == [.snapshotTampered])
+    #expect(journal.diagnostics.last?.scope == Fixture.scopeA)
+    return journal.diagnostics
+  }
+
+  /// A stored body that no longer decodes: a failed read, told once while it stays the same.
+  static func unreadableSnapshot() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let writer = try Fixture.cache(in: directory, clock: clock)
+    try writer.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    let raw = try StoreTest.connection(writer.path)
+    try raw.execute("UPDATE scope SET device_status = 'blocked', device_block = 'not json'")
+    let journal = DiagnosticJournal()
+    let reader = try Fixture.cache(in: directory, clock: clock) { configuration in
+      configuration.onDiagnostic = journal.handler
+    }
+    for _ in 0..<3 { _ = reader.access(to: "pro", for: Fixture.scopeA) }
+    #expect(journal.names == ["read_failed"])
+    return journal.diagnostics
+  }
+
+  // MARK: Scenarios of the client
+
+  /// A harness whose client and SQLite cache tell `journal`.
+  static func harness(
+    _ journal: DiagnosticJournal, posts: Bool = false, vfs: TestVFS? = nil
+  ) throws -> ClientHarness {
+    try ClientHarness(
+      configure: { $0.onDiagnostic = journal.handler }, posts: posts,
+      cache: { clock, directory in
+        var configuration = CacheConfiguration()
+        configuration.crossProcessCheckInterval = 0
+        configuration.onDiagnostic = journal.handler
+        configuration.vfsName = vfs?.name
+        return try SQLiteCustomerInfoCache(
+          path: directory.path("cache.sqlite"), configuration: configuration, clock: clock)
+      })
+  }
+
+  /// A transient failure is told with its flow and the retry it scheduled; a rejected answer
+  /// with no retry; a stored answer with nothing.
+  static func refreshFailures() throws -> [Diagnostic] {
+    let journal = DiagnosticJournal()
+    let harness = try harness(journal)
+    harness.start(answering: .failure(.transient(status: 503)))
+    let scope = ClientFixture.identity("alice").scope
+    guard case .retryScheduled(.refresh, let delay)? = journal.events.last else {
+      Issue.record("expected a retry, told \(journal.names)")
+      return journal.diagnostics
+    }
+    #expect(delay > .zero && delay <= .seconds(2))
+    #expect(
+      journal.events.first
+        == .refreshFailed(flow: .start, outcome: .failed(.transient(status: 503))))
+    #expect(journal.diagnostics.allSatisfy { $0.scope == scope })
+    harness.runtime.advance(by: delay)
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(journal.names == ["refresh_failed", "retry_scheduled"])
+    _ = harness.run { client in await client.refresh() }
+    harness.fetcher.answer(.failure(.rejected(status: 401)))
+    harness.runtime.runUntilIdle()
+    #expect(
+      journal.events.last
+        == .refreshFailed(flow: .explicit, outcome: .failed(.rejected(status: 401))))
+    #expect(journal.names.count == 3)
+    return journal.diagnostics
+  }
+
+  /// The device clock set back past the tolerance: told once, not at every publish after it.
+  static func clockRollback() throws -> [Diagnostic] {
+    let journal = DiagnosticJournal()
+    let harness = try harness(journal)
+    harness.start(answering: ClientFixture.json())
+    harness.runtime.advance(by: .seconds(3600))
+    _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
+    harness.runtime.manualClock.set(ClientFixture.start.addingTimeInterval(-86_400))
+    _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
+    harness.runtime.advance(by: .seconds(60))
+    _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
+    #expect(journal.names == ["clock_rollback_suspected"])
+    #expect(journal.diagnostics.first?.scope == ClientFixture.identity("alice").scope)
+    return journal.diagnostics
+  }
+
+  /// A purchase observed while the file is refused: held, told once though delivered twice.
+  static func purchaseHeld() throws -> [Diagnostic] {
+    let journal = DiagnosticJournal()
+    let vfs = try TestVFS()
+    let harness = try ClientHarness(
+      configure: { $0.onDiagnostic = journal.handler }, posts: true,
+      cache: { clock, directory in
+        let path = directory.path("cache.sqlite")
+        try SQLiteCustomerInfoCache(path: path, clock: clock).close()
+        vfs.armFault(.open, at: 1, persistent: true)
+        var configuration = CacheConfiguration()
+        configuration.vfsName = vfs.name
+        configuration.onDiagnostic = journal.handler
+        return try SQLiteCustomerInfoCache(path: path, configuration: configuration, clock: clock)
+      })
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+    #expect(HeldPurchaseTests.complete("tx1", on: harness)?.heldInMemory == ["tx1"])
+    #expect(HeldPurchaseTests.complete("tx1", on: harness)?.heldInMemory == ["tx1"])
+    let held = journal.events.filter { $0.name == "purchase_held" }
+    #expect(held == [.purchaseHeld(transactionID: "tx1")])
+    #expect(journal.names.first == "storage_unavailable")
+    return journal.diagnostics
+  }
+
+  /// A post that fails transiently is told with its backoff; a conflict with its resolution.
+  static func purchasePosts() throws -> [Diagnostic] {
+    let journal = DiagnosticJournal()
+    let harness = try harness(journal, posts: true)
+    harness.start(answering: ClientFixture.json())
+    _ = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    harness.poster.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    guard case .retryScheduled(.purchasePost("tx1"), let delay)? = journal.events.last else {
+      Issue.record("expected a post retry, told \(journal.names)")
+      return journal.diagnostics
+    }
+    #expect(delay >= .milliseconds(1500) && delay <= .milliseconds(2500))
+    harness.runtime.advance(by: delay)
+    harness.poster.answer(.success(.conflict(resolution: .loginRequired)))
+    harness.runtime.runUntilIdle()
+    harness.fetcher.failEveryWaiting()
+    harness.runtime.runUntilIdle()
+    #expect(
+      journal.events.contains(.purchaseConflict(transactionID: "tx1", resolution: .loginRequired)))
+    return journal.diagnostics
+  }
+
+  // MARK: Tests
+
+  @Test("storage unavailable at open is told once, and available once when the file opens")
+  func unavailableAtOpen() throws { _ = try Self.storageUnavailableThenAvailable() }
+
+  @Test("reads refused on an open file are told once, with the scope, then available again")
+  func unavailableReads() throws { _ = try Self.readsRefusedThenAnswered() }
+
+  @Test("a full disk is told at every refused write, typed, and the snapshot still reads")
+  func fullDiskIsTold() throws { _ = try Self.fullDisk() }
+
+  @Test("a newer build's file is told at open, readable or not")
+  func newerSchemaIsTold() throws { _ = try Self.newerSchema() }
+
+  @Test("a damaged file moved aside is told")
+  func damageIsTold() throws { _ = try Self.damagedFile() }
+
+  @Test("unverified answers and a snapshot tampered at rest are told")
+  func verificationIsTold() throws { _ = try Self.verification() }
+
+  @Test("a stored body that no longer decodes is told once while it stays so")
+  func unreadableIsTold() throws { _ = try Self.unreadableSnapshot() }
+
+  @Test("a failed refresh is told with its flow, and the retry it scheduled with its delay")
+  func refreshFailuresAreTold() throws { _ = try Self.refreshFailures() }
+
+  @Test("a clock set back is told once")
+  func rollbackIsTold() throws { _ = try Self.clockRollback() }
+
+  @Test("a purchase held in memory is told once")
+  func heldIsTold() throws { _ = try Self.purchaseHeld() }
+
+  @Test("a purchase post's retry and conflict are told")
+  func postsAreTold() throws { _ = try Self.purchasePosts() }
+
+  @Test("every kind of diagnostic is reached, and none carries a token, signature, user ID or key")
+  func nothingSecret() throws {
+    let scenarios = [
+      try Self.storageUnavailableThenAvailable(), try Self.readsRefusedThenAnswered(),
+      try Self.fullDisk(), try Self.newerSchema(), try Self.damagedFile(),
+      try Self.verification(), try Self.unreadableSnapshot(), try Self.refreshFailures(),
+      try Self.clockRollback(), try Self.purchaseHeld(), try Self.purchasePosts(),
+    ]
+    let told = scenarios.flatMap { $0 }
+    let everyName: Set = [
+      "refresh_failed", "retry_scheduled", "clock_rollback_suspected", "purchase_held",
+      "purchase_conflict", "snapshot_tampered", "snapshot_unverified", "storage_unavailable",
+      "storage_available", "storage_damaged", "newer_schema", "storage_failed", "read_failed",
+    ]
+    #expect(Set(told.map(\.event.name)) == everyName)
+    let signature = try TrustFixture.signed().signature
+    let secrets =
+      [
+        "sdk_live", "alice", "user-a", "user-b", PurchaseFixture.secret, "install-1",
+      ]
+      + [signature?.signature, signature?.intermediate].compactMap { $0 }.flatMap { bytes in
+        [Data(bytes).base64EncodedString(), bytes.map { String(format: "%02x", $0) }.joined()]
+      }
+    for diagnostic in told {
+      // Everything it holds, as a debugger or a careless `dump` would print it.
+      var dumped = ""
+      dump(diagnostic, to: &dumped)
+      let texts = [
+        diagnostic.description, dumped,
+        diagnostic.event.details.map { "\($0.field)=\($0.value)" }.joined(separator: " "),
+      ]
+      for text in texts {
+        for secret in secrets where text.localizedCaseInsensitiveContains(secret) {
+          Issue.record("\(diagnostic.event.name) carries a secret: \(text)")
+        }
+      }
+    }
+  }
+}
