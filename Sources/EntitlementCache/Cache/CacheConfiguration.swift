@@ -27,8 +27,9 @@ public struct CacheConfiguration: Sendable {
   }
 
   /// When the operating system lets the app read the database file, on Apple platforms: the
-  /// data protection class SQLite creates the file and its companions with
-  /// (`SQLITE_OPEN_FILEPROTECTION_*`). Other platforms have no such classes and ignore it.
+  /// data protection class the file is created in, and its `-wal` and `-shm` companions with
+  /// it (`SQLITE_OPEN_FILEPROTECTION_*`). A file that exists keeps the class it has. Other
+  /// platforms have no such classes and ignore it.
   public enum FileProtection: Sendable, Hashable {
     /// Readable only while the device is unlocked. A prewarmed launch, a background fetch or
     /// a push handled while the device is locked finds the file unavailable.

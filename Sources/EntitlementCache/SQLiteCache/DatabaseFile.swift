@@ -4,6 +4,12 @@
   import Foundation
 #endif
 
+// Data protection classes are set through Foundation's file attributes, which only the full
+// Foundation of Apple's SDKs has.
+#if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+  import Foundation
+#endif
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -17,15 +23,21 @@ enum DatabaseFile {
   /// The files SQLite keeps beside the database in WAL mode.
   static let companionSuffixes = ["-wal", "-shm"]
 
-  /// Creates an empty file readable and writable by its owner only (0600), unless it exists.
+  /// Creates an empty file readable and writable by its owner only (0600), in the data
+  /// protection class `protection` where the platform has classes, unless it exists.
   ///
   /// SQLite creates its `-wal` and `-shm` files with the permissions of the database file, so
   /// creating this one first keeps all three private. `O_EXCL` makes a concurrent creator lose
-  /// cleanly instead of truncating.
-  static func createPrivately(at path: String) throws(CacheError) {
+  /// cleanly instead of truncating. SQLite gives the class of its open flags only to the files
+  /// it creates itself, the companions: the class of this one is set here, or it would be the
+  /// app's default.
+  static func createPrivately(
+    at path: String, protection: CacheConfiguration.FileProtection
+  ) throws(CacheError) {
     let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
     if descriptor >= 0 {
       close(descriptor)
+      try protect(path, protection)
       return
     }
     let code = errno
@@ -53,7 +65,6 @@ enum DatabaseFile {
     return target
   }
 
-  /// The size of a file in bytes; nil when it does not exist.
   /// Whether `path` names a regular file (following a symbolic link): what a database that
   /// is only refused for now is, where a directory or a device is a mistake that waiting
   /// does not mend.
@@ -62,9 +73,35 @@ enum DatabaseFile {
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
   }
 
+  /// The size of a file in bytes; nil when it does not exist.
   static func size(_ path: String) -> Int? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
     return Int(info.st_size)
+  }
+
+  /// Gives the file just created the data protection class `protection`, where the platform
+  /// has classes (iOS, tvOS, watchOS, visionOS). A failure removes the empty file, so that
+  /// the next open creates it again rather than use a file in the wrong class.
+  private static func protect(
+    _ path: String, _ protection: CacheConfiguration.FileProtection
+  ) throws(CacheError) {
+    #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+      let type: FileProtectionType =
+        switch protection {
+        case .complete: .complete
+        case .completeUnlessOpen: .completeUnlessOpen
+        case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
+        case .none: .none
+        }
+      do {
+        try FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: path)
+      } catch {
+        unlink(path)
+        throw .sqlite(
+          .open,
+          .fileSystem(path: path, reason: "cannot set its data protection class: \(error)"))
+      }
+    #endif
   }
 }

@@ -34,7 +34,7 @@ struct DatabaseOpener {
   func open() throws(CacheError) -> Opened {
     if !FileManager.default.fileExists(atPath: path) {
       guard configuration.createIfMissing else { throw .sqlite(.open, .missing(path: path)) }
-      try DatabaseFile.createPrivately(at: path)
+      try DatabaseFile.createPrivately(at: path, protection: configuration.fileProtection)
     }
     switch connect() {
     case .success(let opened): return opened
@@ -54,7 +54,7 @@ struct DatabaseOpener {
       throw .sqlite(.open, .damaged(path: path, movedTo: nil, cause: cause))
     }
     let movedTo = try DatabaseFile.moveAside(path, at: clock.now())
-    try DatabaseFile.createPrivately(at: path)
+    try DatabaseFile.createPrivately(at: path, protection: configuration.fileProtection)
     switch connect() {
     case .success(var opened):
       opened.damage = DamageReport(movedTo: movedTo, cause: cause)
