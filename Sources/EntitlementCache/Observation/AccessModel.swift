@@ -1,0 +1,89 @@
+#if canImport(Observation)
+  import Observation
+
+  /// The current user's access as a SwiftUI view reads it: an `@Observable` model on the main
+  /// actor, kept current by an ``EntitlementClient``.
+  ///
+  /// It follows the client's ``EntitlementClient/updates`` stream and changes once per state the
+  /// client publishes, so a view that reads `model["pro"]` is invalidated when that state
+  /// changes, and not at every read of the cache. It holds the decisions of the keys the client
+  /// watches (``ClientConfiguration/watchedEntitlements``), how fresh the snapshot is, and
+  /// whether a purchase is still processing.
+  ///
+  /// ```swift
+  /// @State private var access = AccessModel(client: client)
+  ///
+  /// var body: some View {
+  ///   if access.isGranted("pro") { ProFeature() } else { Paywall() }
+  /// }
+  /// ```
+  ///
+  /// See <doc:SwiftUI> for a view that says "purchase processing" and "offline, will retry",
+  /// and for a widget reading the app's file.
+  @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+  @MainActor
+  @Observable
+  public final class AccessModel {
+    /// The state the client published last; nil until its first publish, which ``EntitlementClient/start(in:)`` makes before any network call.
+    public private(set) var state: ClientState?
+
+    /// Follows `client` until the model is released or the client stops.
+    public init(client: EntitlementClient) {
+      let updates = client.updates
+      following.start { [weak self] in
+        for await state in updates {
+          // One assignment per state published: one change for every view that reads it.
+          self?.state = state
+        }
+      }
+    }
+
+    /// The task that follows the stream, cancelled when the model is released, so the stream's
+    /// subscription ends with it.
+    @ObservationIgnored private let following = FollowingTask()
+
+    /// The app-user ID the state is for; nil before the first publish.
+    public var appUserID: String? { state?.appUserID }
+
+    /// The decision for `entitlement` when the client watches it; nil before the first publish
+    /// and for a key it does not watch.
+    public subscript(entitlement: String) -> AccessDecision? {
+      state?.decisions[entitlement]
+    }
+
+    /// Whether `entitlement` is usable now. False before the first publish and for a key the
+    /// client does not watch: gate on it, and the feature stays closed until the cache has
+    /// answered.
+    public func isGranted(_ entitlement: String) -> Bool {
+      self[entitlement]?.isGranted ?? false
+    }
+
+    /// How current the cached snapshot is; nil when nothing is cached.
+    public var freshness: Freshness? { state?.customerInfo?.freshness }
+
+    /// Whether the state is served from cache after a refresh failed: the client retries in
+    /// the foreground with backoff, so a view may say "offline, will retry".
+    public var isOffline: Bool { freshness == .offline }
+
+    /// Whether a purchase of the current user is queued and not yet confirmed by the server:
+    /// a denial then reads "purchase processing", never "buy".
+    public var isPurchaseProcessing: Bool {
+      state?.decisions.values.contains { $0.evidence.pendingPurchase } ?? false
+    }
+  }
+
+  /// A main-actor task that is cancelled when its owner releases it: a `deinit` of the model
+  /// itself could not reach a main-actor property on older systems.
+  final class FollowingTask: Sendable {
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    @MainActor func start(_ body: @escaping @MainActor () async -> Void) {
+      let started = Task { @MainActor in await body() }
+      task.withLock { $0 = started }
+    }
+
+    deinit {
+      task.withLock { $0?.cancel() }
+    }
+  }
+#endif

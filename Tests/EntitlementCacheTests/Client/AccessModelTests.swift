@@ -1,0 +1,113 @@
+#if canImport(Observation)
+  import EntitlementCacheTesting
+  import Foundation
+  import Observation
+  import Synchronization
+  import Testing
+
+  @testable import EntitlementCache
+
+  /// The SwiftUI model over the client, observed as SwiftUI observes it: each test registers
+  /// what it reads with `withObservationTracking` and waits for the change, with no sleeping.
+  @Suite("AccessModel: the client's state for SwiftUI")
+  @MainActor
+  struct AccessModelTests {
+    /// Suspends until something `read` reads changes, then returns once the change is made.
+    func nextChange(_ read: @escaping () -> Void) async {
+      await withCheckedContinuation { continuation in
+        withObservationTracking(read) { continuation.resume() }
+      }
+      // The continuation resumed on the main actor after the change, which the model makes in
+      // one step there.
+    }
+
+    @Test("it changes once per published state, and reads the decisions, freshness and queue")
+    func followsTheClient() async throws {
+      let harness = try ClientHarness(posts: true)
+      let model = AccessModel(client: harness.client)
+      #expect(model.state == nil && !model.isGranted("pro") && model["pro"] == nil)
+
+      harness.client.start()
+      harness.runtime.runUntilIdle()
+      await nextChange { _ = model.state }
+      #expect(model.appUserID == "alice")
+      #expect(model["pro"]?.state == .offlineUnavailable(.noSnapshot))
+      #expect(!model.isGranted("pro") && model.freshness == nil)
+
+      harness.fetcher.answer(json: ClientFixture.json())
+      harness.runtime.runUntilIdle()
+      await nextChange { _ = model.state }
+      #expect(model.isGranted("pro"))
+      #expect(model.freshness == .fresh && !model.isOffline && !model.isPurchaseProcessing)
+      #expect(model["gold"] == nil)
+      #expect(model.state == harness.states.last)
+
+      // A read that publishes nothing new changes nothing a view reads.
+      let changed = Flag()
+      withObservationTracking {
+        _ = model.state
+      } onChange: {
+        changed.set()
+      }
+      _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
+      for _ in 0..<10 { await Task.yield() }
+      #expect(!changed.isSet)
+
+      // A refresh that fails: served from cache, offline, will retry.
+      _ = harness.run { client in await client.refresh() }
+      harness.fetcher.answer(.failure(.transient(status: 503)))
+      harness.runtime.runUntilIdle()
+      await nextChange { _ = model.state }
+      #expect(model.isGranted("pro") && model.isOffline)
+      #expect(changed.isSet)
+      #expect(model.state == harness.states.last)
+    }
+
+    @Test("a purchase the server has not confirmed reads as processing")
+    func purchaseProcessing() async throws {
+      let harness = try ClientHarness(on: .sqlite, posts: true)
+      let model = AccessModel(client: harness.client)
+      harness.start(answering: PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start))
+      await nextChange { _ = model.state }
+      while model["pro"]?.state != .denied(.notEntitled) {
+        await nextChange { _ = model.state }
+      }
+      #expect(!model.isPurchaseProcessing)
+      _ = harness.run { client in
+        try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+      }
+      await nextChange { _ = model.state }
+      #expect(model["pro"]?.evidence.pendingPurchase == true)
+      #expect(model.isPurchaseProcessing && !model.isGranted("pro"))
+      harness.poster.failEveryWaiting()
+      harness.fetcher.failEveryWaiting()
+      harness.runtime.runUntilIdle()
+    }
+
+    @Test("a released model stops following: the client keeps no subscriber for it")
+    func releasedModelStops() async throws {
+      let harness = try ClientHarness()
+      // The harness records the stream too.
+      let subscribers = { harness.client.core.withLock { $0.stateSubscribers.count } }
+      let before = subscribers()
+      var model: AccessModel? = AccessModel(client: harness.client)
+      #expect(subscribers() == before + 1)
+      harness.client.start()
+      harness.runtime.runUntilIdle()
+      if let model { await nextChange { _ = model.state } }
+      weak let released = model
+      model = nil
+      #expect(released == nil)
+      // The stream's subscription ends with the task; give the main actor a turn to end it.
+      await Task.yield()
+      #expect(subscribers() == before)
+    }
+  }
+
+  /// Set once by an observation's change handler.
+  final class Flag: Sendable {
+    private let flag = Mutex(false)
+    var isSet: Bool { flag.withLock { $0 } }
+    func set() { flag.withLock { $0 = true } }
+  }
+#endif
