@@ -177,7 +177,8 @@ final class SQLiteStatement {
   }
 
   func optionalInt64(_ column: Int32) -> Int64? {
-    isNull(column) ? nil : sqlite3_column_int64(handle, column)
+    let value = self.value(column)
+    return sqlite3_value_type(value) == SQLITE_NULL ? nil : sqlite3_value_int64(value)
   }
 
   func string(_ column: Int32) -> String? {
@@ -186,8 +187,20 @@ final class SQLiteStatement {
 
   /// A text column's UTF-8 bytes, valid until the statement steps or resets; nil when NULL.
   func utf8(_ column: Int32) -> UnsafeRawBufferPointer? {
-    guard let text = sqlite3_column_text(handle, column) else { return nil }
-    return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
+    let value = self.value(column)
+    // Text first, then its length, the order SQLite documents: the text may be converted.
+    guard let text = sqlite3_value_text(value) else { return nil }
+    return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
+  }
+
+  /// A column of the current row, for reading both its type and its value with one lookup:
+  /// each `sqlite3_column_*` call finds the column again and ends with the API's error
+  /// bookkeeping, so a type and then a value cost two of them. SQLite calls such a value
+  /// unprotected, safe only while nothing else uses the connection: every statement here is
+  /// used from one thread at a time, as its connection is.
+  @inline(__always)
+  private func value(_ column: Int32) -> OpaquePointer? {
+    sqlite3_column_value(handle, column)
   }
 
   /// A millisecond timestamp column as a date.
