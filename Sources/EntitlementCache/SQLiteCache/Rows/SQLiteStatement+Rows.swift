@@ -40,8 +40,11 @@ extension SQLiteStatement {
   func openEnum<Known: CaseIterable>(_ column: Int32) -> OpenEnum<Known>? {
     guard let bytes = utf8(column) else { return nil }
     for value in Known.allCases {
+      // The length first: it rules out all but one value, most often, without a byte read.
       var raw = value.rawValue
-      if raw.withUTF8({ $0.elementsEqual(bytes) }) { return .known(value) }
+      if raw.utf8.count == bytes.count, raw.withUTF8({ $0.elementsEqual(bytes) }) {
+        return .known(value)
+      }
     }
     return .unknown(String(decoding: bytes, as: UTF8.self))
   }
