@@ -49,9 +49,15 @@ struct SnapshotFacts: Sendable, Hashable {
   var verificationFailure: VerificationFailure?
   var accessContextExpiresAt: Date?
   var deviceAccess: DeviceAccessInfo?
+}
 
+// The initializers live in an extension so the struct keeps its memberwise initializer, which
+// ``init(normalized:accessContextExpiresAt:deviceAccess:)`` builds through: an initializer that
+// assigns the stored properties one by one copied the facts once more and destroyed the first.
+extension SnapshotFacts {
+  /// Facts in normalized form, from facts as a snapshot holds them.
   init(
-    verification: OpenEnum<VerificationStatus>, accessContextExpiresAt: Date?,
+    normalizing verification: OpenEnum<VerificationStatus>, accessContextExpiresAt: Date?,
     deviceAccess: DeviceAccessInfo?
   ) {
     self.verification = verification
@@ -80,9 +86,20 @@ struct SnapshotFacts: Sendable, Hashable {
     }
   }
 
+  /// Facts already in normalized form, kept as they are: what a row of the file holds, which
+  /// only ever stores normalized facts.
+  init(
+    normalized verification: OpenEnum<VerificationStatus>, accessContextExpiresAt: Date?,
+    deviceAccess: DeviceAccessInfo?
+  ) {
+    self.init(
+      verification: verification, verificationFailure: nil,
+      accessContextExpiresAt: accessContextExpiresAt, deviceAccess: deviceAccess)
+  }
+
   init(_ info: CustomerInfo) {
     self.init(
-      verification: info.verification, accessContextExpiresAt: info.accessContext?.expiresAt,
+      normalizing: info.verification, accessContextExpiresAt: info.accessContext?.expiresAt,
       deviceAccess: info.deviceAccess)
   }
 

@@ -34,7 +34,12 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   /// The purchase queue holds a purchase this scope observed that is not posted yet
   /// (`pending` or `posting`, DESIGN §11): a denial then says "purchase processing", not "buy".
   public var hasPendingPurchase: Bool
+}
 
+// The initializers live in an extension so the struct keeps its memberwise initializer, which
+// the SQLite cache's row reader builds through: an initializer that assigns the stored
+// properties one by one copied the bookkeeping once more and destroyed the first.
+extension ScopeBookkeeping {
   /// Creates bookkeeping; for a snapshot evaluated in memory, `storedAt` is the device time it
   /// arrived.
   ///

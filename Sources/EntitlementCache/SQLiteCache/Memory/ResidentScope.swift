@@ -63,10 +63,16 @@ final class ResidentScope {
     persistedHighWaterMark = highWaterMark
     persistedLastUsedAt = lastUsedAt
     clockOffset = scopeRow.bookkeeping.clockOffsetSeconds
-    self.scopeRow = scopeRow
+    self.scopeRow = consume scopeRow
     self.entitlements = entitlements
     self.isComplete = isComplete
     self.details = details
+  }
+
+  /// A resident of the scope row a point read just stepped to, holding no key yet; fails with a
+  /// snapshot error, not a storage one, when the row's device block does not decode.
+  convenience init(pointRead row: SQLiteStatement) throws(SnapshotError) {
+    self.init(scopeRow: try ScopeRow(decoding: row), entitlements: [:], isComplete: false)
   }
 
   /// Records a read at the device time `effectiveNow`: both marks only move forward.
@@ -166,9 +172,10 @@ final class ResidentScope {
     return marks
   }
 
-  /// Whether a read that saw `version` (nil: no row) saw what this resident holds.
-  func matches(_ version: RowVersion?) -> Bool {
-    !needsReread && scopeRow.version == version
+  /// Whether a read that saw `version` (nil: no row) saw what this resident holds; the version
+  /// is not read from the row at all when this resident must be read again anyway.
+  func matches(_ version: @autoclosure () -> RowVersion?) -> Bool {
+    !needsReread && scopeRow.version == version()
   }
 }
 

@@ -110,13 +110,12 @@ final class PointReader {
       resident.addReadThrough(key, facts)
       return .success(.matched(resident))
     }
-    var scopeRow = ScopeRow(row: statement)
+    let fresh: ResidentScope
     do {
-      try scopeRow.decodeDeviceBlock()
+      fresh = try ResidentScope(pointRead: statement)
     } catch {
       return .failure(error)
     }
-    let fresh = ResidentScope(scopeRow: scopeRow, entitlements: [:], isComplete: false)
     fresh.addReadThrough(key, facts)
     return .success(.read(fresh))
   }

@@ -32,7 +32,12 @@ struct ScopeRow: Sendable {
   var refreshRevision: Int64?
   /// The file's last use of the scope, for retention; `distantPast` without a row.
   var lastUsedAt: Date
+}
 
+// The initializers live in an extension so the struct keeps its memberwise initializer, which
+// ``init(row:)`` builds through: an initializer that assigns the stored properties one by one
+// copied the whole scope row once more at its end and destroyed the original, part by part.
+extension ScopeRow {
   private init(
     version: RowVersion?, bookkeeping: ScopeBookkeeping, facts: SnapshotFacts?,
     refreshRevision: Int64?, lastUsedAt: Date
@@ -59,7 +64,7 @@ struct ScopeRow: Sendable {
   }
 
   private static let noSnapshot = SnapshotFacts(
-    verification: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
+    normalized: .unknown(""), accessContextExpiresAt: nil, deviceAccess: nil)
 
   /// What a read of the row a snapshot write just made would give, built from the write's
   /// values: the write installs it in memory without reading the row back.
@@ -77,33 +82,43 @@ struct ScopeRow: Sendable {
       facts: facts, refreshRevision: revision, lastUsedAt: lastUsedAt)
   }
 
-  /// The ``ScopeRowColumn``s of a row. Built in place: assembling the parts and then the scope row
-  /// copied each part once more, a tenth of the read-through's own work.
+  /// The ``ScopeRowColumn``s of a row.
   init(row: SQLiteStatement) {
     let storedAt = row.date(ScopeRowColumn.storedAt)
+    let highWaterMark = row.int64(ScopeRowColumn.highWaterMark)
+    let pendingPurchase = row.int64(ScopeRowColumn.pendingPurchase) != 0
+    let deviceStatus: OpenEnum<DeviceAccessStatus>? =
+      storedAt == nil ? nil : row.openEnum(ScopeRowColumn.deviceStatus)
     self.init(
-      version: RowVersion(row: row),
+      version: RowVersion(
+        rowID: row.int64(ScopeRowColumn.rowID), revision: row.int64(ScopeRowColumn.revision),
+        highWaterMarkMilliseconds: highWaterMark, hasPendingPurchase: pendingPurchase),
       bookkeeping: ScopeBookkeeping(
         storedAt: storedAt, serverTime: row.date(ScopeRowColumn.serverTime),
         lastRefreshFailedAt: row.date(ScopeRowColumn.lastRefreshFailedAt),
-        deviceHighWaterMark: Date(unixMilliseconds: row.int64(ScopeRowColumn.highWaterMark)),
+        deviceHighWaterMark: Date(unixMilliseconds: highWaterMark),
         refreshBootInstant: row.bootInstant(
           session: ScopeRowColumn.refreshBootSession, sinceBoot: ScopeRowColumn.refreshBootUptime),
-        hasPendingPurchase: row.int64(ScopeRowColumn.pendingPurchase) != 0),
-      facts: nil, refreshRevision: row.optionalInt64(ScopeRowColumn.refreshRevision),
+        hasPendingPurchase: pendingPurchase),
+      snapshotFacts: storedAt == nil
+        ? Self.noSnapshot
+        : SnapshotFacts(
+          normalized: row.openEnum(ScopeRowColumn.verification) ?? .unknown(""),
+          accessContextExpiresAt: row.date(ScopeRowColumn.accessContextExpiresAt),
+          deviceAccess: deviceStatus.map {
+            DeviceAccessInfo(status: $0, expiresAt: row.date(ScopeRowColumn.deviceExpiresAt))
+          }),
+      hasSnapshot: storedAt != nil,
+      undecodedDeviceBlock: deviceStatus == nil || deviceStatus == .known(.active)
+        ? nil : row.string(ScopeRowColumn.deviceBlock),
+      refreshRevision: row.optionalInt64(ScopeRowColumn.refreshRevision),
       lastUsedAt: Date(unixMilliseconds: row.int64(ScopeRowColumn.lastUsedAt)))
-    guard storedAt != nil else { return }
-    hasSnapshot = true
-    snapshotFacts.verification = row.openEnum(ScopeRowColumn.verification) ?? .unknown("")
-    snapshotFacts.accessContextExpiresAt = row.date(ScopeRowColumn.accessContextExpiresAt)
-    // Stored in normalized form (see SnapshotFacts): nothing to trim.
-    if let status: OpenEnum<DeviceAccessStatus> = row.openEnum(ScopeRowColumn.deviceStatus) {
-      snapshotFacts.deviceAccess = DeviceAccessInfo(
-        status: status, expiresAt: row.date(ScopeRowColumn.deviceExpiresAt))
-      if status != .known(.active) {
-        undecodedDeviceBlock = row.string(ScopeRowColumn.deviceBlock)
-      }
-    }
+  }
+
+  /// The ``ScopeRowColumn``s of a row with its device block decoded.
+  init(decoding row: SQLiteStatement) throws(SnapshotError) {
+    self.init(row: row)
+    try decodeDeviceBlock()
   }
 
   /// The scope row with the bookkeeping a decision leaves out: the ``BookkeepingColumn``s.
