@@ -96,7 +96,8 @@ public struct CacheConfiguration: Sendable {
   /// Told what the cache noticed, for an SDK's log: storage unavailable and available again,
   /// damaged, a newer app version's file, a full disk, a snapshot found tampered or an answer
   /// that failed verification, a read that failed. Give the refresh client the same handler
-  /// (``ClientConfiguration/onDiagnostic``). Called with none of the cache's locks held; what
+  /// (``ClientConfiguration/onDiagnostic``): it tells only the client's own events, never
+  /// these. Called with none of the cache's locks held; what
   /// happens at open is told before the initializer returns. Default none;
   /// ``SQLiteCustomerInfoCache/lastReadFailure`` keeps the latest failed read either way.
   public var onDiagnostic: DiagnosticHandler?

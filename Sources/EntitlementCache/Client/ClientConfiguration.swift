@@ -32,8 +32,9 @@ public struct ClientConfiguration: Sendable {
   public var removesSnapshotOnLogOut = true
   /// Told what the client noticed, for an SDK's log: a refresh that failed (its flow and
   /// why), a retry scheduled, a suspected clock rollback, a purchase held in memory or bound
-  /// to another user. Give the cache the same handler (``CacheConfiguration/onDiagnostic``)
-  /// for what the storage noticed. Default none.
+  /// to another user. It hears only the client: give the cache the same handler
+  /// (``CacheConfiguration/onDiagnostic``), or what the storage noticed (unavailable, damaged,
+  /// full, tampered) goes untold. Default none.
   public var onDiagnostic: DiagnosticHandler?
 
   /// The defaults.

@@ -28,8 +28,6 @@ public struct ClientState: Sendable, Hashable, CustomStringConvertible {
     return "ClientState(\(([cached] + states).joined(separator: ", ")))"
   }
 
-  /// Whether `other` says the same to the app. Every read moves the clock estimate and the
-  /// high-water mark; only what they decide counts, so a stream never repeats a state.
   /// Whether the device clock was found set back: the CustomerInfo's evidence, or with none
   /// stored, any decision's.
   var clockRollbackSuspected: Bool {
@@ -37,6 +35,8 @@ public struct ClientState: Sendable, Hashable, CustomStringConvertible {
       ?? decisions.values.contains { $0.evidence.clockRollbackSuspected }
   }
 
+  /// Whether `other` says the same to the app. Every read moves the clock estimate and the
+  /// high-water mark; only what they decide counts, so a stream never repeats a state.
   func saysTheSame(as other: ClientState) -> Bool {
     appUserID == other.appUserID && decisions.count == other.decisions.count
       && decisions.allSatisfy { key, decision in

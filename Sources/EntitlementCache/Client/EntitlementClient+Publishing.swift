@@ -201,7 +201,7 @@ extension EntitlementClient {
     }
     switch report.outcome {
     case .failed, .timedOut, .invalidResponse, .verificationFailed, .storageFailed:
-      tell(.refreshFailed(flow: report.flow, outcome: report.outcome), scope: report.scope)
+      tell(.refreshFailed(flow: report.flow, reason: report.outcome), scope: report.scope)
     case .stored, .lateStored, .discardedOlder, .discardedLoggedOut:
       break
     }

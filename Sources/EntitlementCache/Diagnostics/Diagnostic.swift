@@ -22,7 +22,8 @@ public typealias DiagnosticHandler = @Sendable (Diagnostic) -> Void
 /// ```swift
 /// configuration.onDiagnostic = { diagnostic in
 ///   logger.log(
-///     level: diagnostic.isProblem ? .error : .info, "\(diagnostic.description, privacy: .public)")
+///     level: diagnostic.severity == .error ? .error : .info,
+///     "\(diagnostic.description, privacy: .public)")
 /// }
 /// ```
 ///
@@ -43,47 +44,71 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     self.date = date
   }
 
-  /// Whether it reports something that went wrong, as opposed to something that went right
-  /// again (``DiagnosticEvent/storageAvailable``) or a step taken (a retry scheduled).
-  public var isProblem: Bool {
-    switch event {
-    case .storageAvailable, .retryScheduled: false
-    default: true
-    }
-  }
+  /// How much it matters, for a logger's level.
+  public var severity: Severity { event.severity }
 
-  /// `refresh_failed scope=CacheScope(production, 3fa4c1d2a0b9…) flow=foreground reason=…`:
-  /// the event's name, its scope, then its details.
+  /// `refresh_failed scope="CacheScope(production, 3fa4c1d2a0b9…)" flow=foreground
+  /// reason=failed failure=transient_503`: the event's name, its scope, then its details, each
+  /// `field=value`, a value with a space in quotes.
   public var description: String {
     var line = event.name
-    if let scope { line += " scope=\(scope)" }
-    for (field, value) in event.details { line += " \(field)=\(value)" }
+    if let scope { line += " scope=" + Self.quoted("\(scope)") }
+    for (field, value) in event.details { line += " \(field)=" + Self.quoted(value) }
     return line
+  }
+
+  private static func quoted(_ value: String) -> String {
+    value.contains(" ") ? "\"" + value + "\"" : value
+  }
+
+  /// How much a diagnostic matters.
+  public enum Severity: String, Sendable, Hashable, Comparable, CaseIterable {
+    /// Something went right again, or a step was taken: storage available, a retry scheduled.
+    case info
+    /// Something the library answers for on its own, which a support engineer may want to
+    /// see: a failed refresh, storage not readable yet (routine for a widget before the first
+    /// unlock), a suspected clock rollback, a held or conflicting purchase, an unverified
+    /// answer, a newer app version's file.
+    case warning
+    /// Something is wrong with what is stored: a tampered snapshot, a damaged file, a storage
+    /// failure such as a full disk, a read that could not use what the file holds.
+    case error
+
+    /// Whether `lhs` matters less than `rhs`: info, then warning, then error.
+    public static func < (lhs: Severity, rhs: Severity) -> Bool {
+      allCases.firstIndex(of: lhs) ?? 0 < allCases.firstIndex(of: rhs) ?? 0
+    }
   }
 }
 
 /// What a ``Diagnostic`` reports. Each case has a stable ``name`` for logs and analytics.
+///
+/// Later versions may add events: a `switch` over it needs a `default` case.
 public enum DiagnosticEvent: Sendable, Hashable {
   /// A refresh did not store an answer, and the cached state reads `offline` until one does:
   /// the flow that asked and how it ended (a network failure, a timeout, an invalid or
   /// unverified answer, or the storage refusing the write).
-  case refreshFailed(flow: RefreshFlow, outcome: RefreshOutcome)
+  case refreshFailed(flow: RefreshFlow, reason: RefreshOutcome)
   /// Work that failed will be tried again after `delay`.
   case retryScheduled(RetriedWork, after: Duration)
   /// The device clock went backwards past the policy's tolerance: decisions now use the
   /// highest time seen instead, until a refresh (the evidence's `clockRollbackSuspected`).
+  /// Told by the refresh client, when a state it publishes first says so; a cache read on its
+  /// own shows it in each decision's evidence.
   case clockRollbackSuspected
   /// A purchase was observed while the storage was unavailable: it is held in memory and
   /// queued, as the user who observed it, once the storage opens.
   case purchaseHeld(transactionID: String)
   /// The server says another app user owns this purchase; nothing was transferred.
   case purchaseConflict(transactionID: String, resolution: ClaimHint)
-  /// A snapshot read from the file no longer checks against its signature, or its rows no
-  /// longer say what its signed body says: the file was edited. Decisions follow the signed
-  /// body, and a policy requiring verification answers `unverified`.
+  /// With trust roots, a snapshot read from the file no longer checks against its signature,
+  /// or its rows no longer say what its signed body says: the file was edited. Decisions
+  /// follow the signed body, and a policy requiring verification answers `unverified`. Told
+  /// once per stored revision.
   case snapshotTampered
-  /// An answer failed verification. `stored` says whether it was stored anyway (nothing
-  /// verified was stored for the scope) or refused (a verified snapshot stays).
+  /// With trust roots, an answer failed verification. `stored` says whether it was stored
+  /// anyway (nothing verified was stored for the scope) or refused (a verified snapshot
+  /// stays).
   case snapshotUnverified(VerificationFailure, stored: Bool)
   /// The file is there but cannot be opened or read yet (data protection before the device's
   /// first unlock, permissions): reads answer `storageUnavailable` and writes are refused
@@ -126,14 +151,26 @@ public enum DiagnosticEvent: Sendable, Hashable {
     }
   }
 
-  /// The event's fields as text, in a fixed order, for a log line or a JSON object.
+  /// How much it matters: see ``Diagnostic/Severity``.
+  public var severity: Diagnostic.Severity {
+    switch self {
+    case .storageAvailable, .retryScheduled: .info
+    case .refreshFailed, .storageUnavailable, .clockRollbackSuspected, .purchaseHeld,
+      .purchaseConflict, .snapshotUnverified, .newerSchema:
+      .warning
+    case .snapshotTampered, .storageDamaged, .storageFailed, .readFailed: .error
+    }
+  }
+
+  /// The event's fields as text, in a fixed order, for a log line or a JSON object. No field
+  /// names a file's path: a storage error is its operation and kind.
   public var details: [(field: String, value: String)] {
     switch self {
-    case .refreshFailed(let flow, let outcome):
-      var fields = [("flow", flow.rawValue), ("reason", outcome.name)]
-      switch outcome {
+    case .refreshFailed(let flow, let reason):
+      var fields = [("flow", flow.rawValue), ("reason", reason.name)]
+      switch reason {
       case .failed(let failure): fields.append(("failure", failure.recordedReason))
-      case .storageFailed(let error): fields.append(("error", error.description))
+      case .storageFailed(let error): fields.append(("error", error.diagnosticText))
       default: break
       }
       return fields
@@ -163,8 +200,20 @@ public enum DiagnosticEvent: Sendable, Hashable {
     case .storageFailed(let operation, let kind):
       return [("operation", operation.rawValue), ("kind", kind.description)]
     case .readFailed(let error):
-      return [("error", error.description)]
+      return [("error", error.diagnosticText)]
     }
+  }
+}
+
+extension CacheError {
+  /// The description without what the storage's own error says, which may name the file's
+  /// path (an installation's container, a user's home folder): for a storage failure, its
+  /// operation and kind.
+  var diagnosticText: String {
+    if case .storage(let operation, let failure) = self {
+      return "\(operation.rawValue): \(failure.kind)"
+    }
+    return description
   }
 }
 

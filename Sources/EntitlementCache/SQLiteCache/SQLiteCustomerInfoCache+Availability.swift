@@ -64,11 +64,25 @@ extension SQLiteCustomerInfoCache {
       return true
     }
     guard claimed else { return false }
-    let opened =
+    let attempt =
       waitingForWrites
       ? writer.withLock { openClaimed(&$0) }
       : (writer.withLockIfAvailable { openClaimed(&$0) } ?? nil)
-    guard let opened else { return false }
+    let opened: DatabaseOpener.Opened
+    switch attempt {
+    case nil:
+      return false
+    case .failure(let failure)?:
+      // The file answered at last, with something other than a refusal: a newer build's file
+      // this one does not read, or an error. Told once, when it changes.
+      if failure.changed, failure.now.kind != .unavailable {
+        if failure.now.kind == .newerSchema { _ = storageHealth.markAvailable() }
+        tellOpening(damaged: false, newer: nil, awaiting: failure.now)
+      }
+      return false
+    case .success(let ready)?:
+      opened = ready
+    }
     tellOpening(damaged: opened.damage != nil, newer: opened.readOnly, awaiting: nil)
     tellStorageAvailableIfItWasNot()
     // As the first open does (never on a newer build's file, which is only read). Retention
@@ -80,19 +94,29 @@ extension SQLiteCustomerInfoCache {
     return true
   }
 
+  /// Why an attempt to open the awaited file failed, and whether that changed.
+  private struct FailedOpen: Error {
+    var now: StorageFailure
+    var changed: Bool
+  }
+
   /// The claimed attempt, under the writer's lock: opens the file into `connection`, and
-  /// returns what the opener found.
-  private func openClaimed(_ connection: inout SQLiteConnection?) -> DatabaseOpener.Opened? {
+  /// returns what the opener found; nil when another caller opened it, or it was closed.
+  private func openClaimed(
+    _ connection: inout SQLiteConnection?
+  ) -> Result<DatabaseOpener.Opened, FailedOpen>? {
     // Opened by another caller, or closed, while this one waited for the lock.
     guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else { return nil }
     let ready: DatabaseOpener.Opened
     do {
       ready = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
     } catch {
-      if case .storage(_, let failure) = error {
-        awaitingStorage.withLock { $0?.failure = failure }
+      guard case .storage(_, let failure) = error else { return nil }
+      let before = awaitingStorage.withLock { state in
+        defer { state?.failure = failure }
+        return state?.failure.kind
       }
-      return nil
+      return .failure(FailedOpen(now: failure, changed: before != failure.kind))
     }
     reads.withLock {
       $0.replaceReader(
@@ -102,7 +126,7 @@ extension SQLiteCustomerInfoCache {
     readOnlySchema.withLock { $0 = ready.readOnly }
     connection = ready.writer
     awaitingStorage.withLock { $0 = nil }
-    return ready
+    return .success(ready)
   }
 
   /// Whether the cache is waiting for its file to open.

@@ -37,7 +37,7 @@ extension SQLiteCustomerInfoCache {
     if let policy {
       // Checked per call: a NaN or negative window would fail open.
       if case .failure(let error) = resolve(policy) {
-        report(.invalid(error), for: scope, at: now)
+        reportInvalid(error, for: scope, at: now)
         return EntitlementEvaluator.unavailable(
           entitlement, .unreadable, clock: ClockReading(unstoredAt: now))
       }
@@ -61,9 +61,9 @@ extension SQLiteCustomerInfoCache {
     // state's tag.
     if case .offlineUnavailable(let reason) = decision.state,
       reason == .unreadable || reason == .storageUnavailable || reason == .newerSchema,
-      let failure = reads.withLock({ $0.takeFailure(for: scope) })
+      let (failure, tell) = reads.withLock({ $0.takeFailure(for: scope) })
     {
-      report(failure, for: scope, at: now)
+      report(failure, for: scope, at: now, telling: tell)
     }
     return decision
   }
@@ -77,7 +77,7 @@ extension SQLiteCustomerInfoCache {
     switch resolve(policy) {
     case .success(let resolved): rules = resolved
     case .failure(let error):
-      report(.invalid(error), for: scope, at: now)
+      reportInvalid(error, for: scope, at: now)
       return []
     }
     var keys: Set<String> = []
@@ -156,7 +156,9 @@ extension SQLiteCustomerInfoCache {
     guard configuration.trustRoots != nil else {
       throw .invalidConfiguration(field: "trustRoots", problem: "are needed to verify")
     }
+    var noticed: [(DiagnosticEvent, CacheScope?)] = []
     let read = reads.withLock { path -> Result<TrustVerdict?, ReadFailure> in
+      defer { noticed = path.takeNoticed() }
       do throws(ReadFailure) {
         let resident = try path.readResident(scope)
         return .success(resident.hasSnapshot ? resident.scopeRow.snapshotFacts.verdict : nil)
@@ -164,6 +166,7 @@ extension SQLiteCustomerInfoCache {
         return .failure(error)
       }
     }
+    tell(noticed)
     return try read.mapError(\.cacheError).get()
   }
 
@@ -230,6 +233,7 @@ extension SQLiteCustomerInfoCache {
   ) -> ReadFailure? {
     let version = otherConnectionsVersion()
     var failure: ReadFailure?
+    var tellFailure = false
     var noticed: [(DiagnosticEvent, CacheScope?)]?
     reads.withLock { path in
       if let version {
@@ -240,11 +244,12 @@ extension SQLiteCustomerInfoCache {
         try body(path, resident)
       } catch {
         failure = error
+        tellFailure = path.noteFailure(error, for: scope)
       }
       if !path.noticed.isEmpty { noticed = path.takeNoticed() }
     }
     if let noticed { tell(noticed) }
-    if let failure { report(failure, for: scope, at: now) }
+    if let failure { report(failure, for: scope, at: now, telling: tellFailure) }
     return failure
   }
 
@@ -293,24 +298,27 @@ extension SQLiteCustomerInfoCache {
     return answer
   }
 
-  /// Keeps why a read failed for ``lastReadFailure`` and tells
-  /// ``CacheConfiguration/onDiagnostic`` when it differs from the last failure kept: a read
-  /// that fails fails again at every call until something changes, and one line says it.
-  /// Storage unavailable is told once, when it starts. Called with no lock held.
-  func report(_ failure: ReadFailure, for scope: CacheScope, at now: Date) {
+  /// Keeps why a read failed for ``lastReadFailure`` and, when the reader said to
+  /// (``ScopeReader/noteFailure(_:for:)``), tells ``CacheConfiguration/onDiagnostic``.
+  /// Called with no lock held.
+  func report(_ failure: ReadFailure, for scope: CacheScope, at now: Date, telling: Bool) {
     let error = failure.cacheError
-    let report = ReadFailureReport(scopeHashPrefix: scope.key.hexPrefix, error: error, at: now)
-    let isNew = readFailure.withLock { last in
-      defer { last = report }
-      return last?.scopeHashPrefix != report.scopeHashPrefix || last?.error != error
+    readFailure.withLock {
+      $0 = ReadFailureReport(scopeHashPrefix: scope.key.hexPrefix, error: error, at: now)
     }
-    guard case .storage(let operation, let storageFailure) = error else {
-      if isNew { tell(.readFailed(error), scope: scope) }
-      return
-    }
-    if isNew || storageFailure.kind == .unavailable {
+    guard telling else { return }
+    if case .storage(let operation, let storageFailure) = error {
       tellStorageFailure(operation, storageFailure, scope: scope)
+    } else {
+      tell(.readFailed(error), scope: scope)
     }
+  }
+
+  /// Reports a read refused for its policy out of range, told as other read failures are.
+  private func reportInvalid(_ error: CacheError, for scope: CacheScope, at now: Date) {
+    let failure = ReadFailure.invalid(error)
+    let telling = reads.withLock { $0.noteFailure(failure, for: scope) }
+    report(failure, for: scope, at: now, telling: telling)
   }
 }
 

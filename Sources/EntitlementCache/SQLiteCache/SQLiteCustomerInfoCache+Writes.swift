@@ -169,7 +169,10 @@ extension SQLiteCustomerInfoCache {
   ) -> (TrustVerdict?, Date?, (verdict: TrustVerdict, revision: Int64)?) {
     guard let roots = configuration.trustRoots else { return (nil, nil, nil) }
     // The scope as stored, checked as any read from disk is.
+    var noticed: [(DiagnosticEvent, CacheScope?)] = []
+    defer { tell(noticed) }
     let current = reads.withLock { path -> (ScopeBookkeeping, TrustVerdict, Int64?)? in
+      defer { noticed = path.takeNoticed() }
       guard let resident = try? path.resident(scope, whole: false), resident.hasSnapshot else {
         return nil
       }
@@ -245,24 +248,39 @@ extension SQLiteCustomerInfoCache {
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
-    var movedAside = false
-    // Told after every lock is released, as observers are.
-    defer { if movedAside { tell(.storageDamaged(operation, movedAside: true)) } }
+    var seen = WriteSeen()
+    // Told after every lock is released, as observers are, in the order seen under the lock.
+    defer {
+      if seen.movedAside { tell(.storageDamaged(operation, movedAside: true)) }
+      if seen.storageCameBack { tell(.storageAvailable) }
+    }
     do {
-      try writeTransaction(
-        operation, scope: scope, onlyReadMarks: onlyReadMarks, movedAside: &movedAside, body)
+      try writeTransaction(operation, onlyReadMarks: onlyReadMarks, seen: &seen, body)
     } catch {
       if case .storage(let failed, let failure) = error {
-        tellStorageFailure(failed, failure, scope: scope)
+        if failure.kind != .unavailable {
+          tellStorageFailure(failed, failure, scope: scope)
+        } else if seen.storageWentAway {
+          tell(.storageUnavailable(failed), scope: scope)
+        }
       }
       throw error
     }
-    tellStorageAvailableIfItWasNot()
+  }
+
+  /// What a write saw of the storage, under the writer's lock, for the diagnostics told after
+  /// it.
+  private struct WriteSeen {
+    /// The file was damaged, and moved aside.
+    var movedAside = false
+    /// The storage refused the write, and was not known to be unavailable before.
+    var storageWentAway = false
+    /// A transaction committed, and the storage was known to be unavailable before.
+    var storageCameBack = false
   }
 
   private func writeTransaction(
-    _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool,
-    movedAside: inout Bool,
+    _ operation: CacheOperation, onlyReadMarks: Bool, seen: inout WriteSeen,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
     // After the lock is released, failed or not: an observer reads the cache. Not for a write
@@ -280,35 +298,48 @@ extension SQLiteCustomerInfoCache {
       // Counted whether the write committed or failed: a mark that moves for nothing costs an
       // observer one read, one that stays put for a write would hide it.
       defer { committedWrites.add(1, ordering: .relaxed) }
-      do throws(SQLiteError) {
+      var attempt = Result { () throws(SQLiteError) in
         try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
-      } catch {
-        guard error.isDamage, configuration.damageHandling == .moveAside else {
-          throw .sqlite(operation, error)
-        }
+      }
+      if case .failure(let error) = attempt, error.isDamage,
+        configuration.damageHandling == .moveAside
+      {
         try replaceDamagedFile(&open, cause: error)
-        movedAside = true
+        seen.movedAside = true
         connection = open
-        do throws(SQLiteError) {
+        attempt = Result { () throws(SQLiteError) in
           try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
-        } catch {
-          throw .sqlite(operation, error)
         }
+      }
+      switch attempt {
+      case .success(let committed):
+        // Only a transaction that ran says the storage answers: a flush with nothing to
+        // persist touched nothing.
+        if committed { seen.storageCameBack = storageHealth.markAvailable() }
+      case .failure(let error):
+        // Marked here, under the lock, so that a read or write that succeeds after this one
+        // tells the storage came back after this tells it went away.
+        if error.storageFailureKind == .unavailable {
+          seen.storageWentAway = storageHealth.markUnavailable()
+        }
+        throw .sqlite(operation, error)
       }
     }
   }
 
+  /// - Returns: Whether a transaction committed: false for a flush with nothing to persist.
+  @discardableResult
   func attemptWrite(
     on connection: SQLiteConnection, onlyReadMarks: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
-  ) throws(SQLiteError) {
+  ) throws(SQLiteError) -> Bool {
     // What reads learned goes to the file only when the configuration says so: an inspection
     // tool reading with a clock of its own must not move the app's device time.
     let marks =
       configuration.persistsReadTimeBookkeeping
       ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
     // Releasing a cache that only read must not wait for another process's write lock.
-    if onlyReadMarks, marks.isEmpty { return }
+    if onlyReadMarks, marks.isEmpty { return false }
     let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ScopeReader) -> Void in
       try ReadMarks.persist(marks, on: connection)
       return try body(connection, marks)
@@ -316,7 +347,10 @@ extension SQLiteCustomerInfoCache {
     reads.withLock { path in
       path.residents.markPersisted(marks)
       apply(path)
+      // What the file holds changed: a read failure told before is told again if it recurs.
+      path.forgetToldFailures()
     }
+    return true
   }
 
   /// Closes both connections to the damaged file, keeping its log unmerged, moves it aside and

@@ -27,6 +27,11 @@ import Testing
 /// }
 /// ```
 ///
+/// ``Clause/storageUnavailable`` checks something only for a contract given a
+/// ``StorageOutage`` (how to refuse your storage and give it back); without one it passes
+/// having checked nothing, so leave it out of the arguments, or use ``checkAll(sourceLocation:)``,
+/// which runs ``clauses``.
+///
 /// Every read the kit makes passes an explicit `OfflinePolicy` (`.conservative` unless a
 /// clause says otherwise), so the verdicts never depend on the cache's own default. The
 /// instants are whole seconds; bookkeeping the cache shows is compared exactly, except the
@@ -137,7 +142,8 @@ public struct CustomerInfoCacheContract: Sendable {
     case conditionalStore
     /// Storage that is there but refused (``StorageOutage``) answers `storageUnavailable`,
     /// never `noSnapshot`; a write throws a storage failure of kind `unavailable`; and once
-    /// it is back, what was stored answers as before. Only for a contract given an outage.
+    /// it is back, what was stored answers as before. A contract given no outage checks
+    /// nothing here: leave the clause out of its runs (``clauses``).
     case storageUnavailable
 
     /// What the clause checks, in a line.
@@ -164,6 +170,12 @@ public struct CustomerInfoCacheContract: Sendable {
     /// The name and the ``summary``, as Swift Testing shows the argument of a parameterized
     /// test.
     public var testDescription: String { "\(rawValue): \(summary)" }
+  }
+
+  /// The clauses this contract checks something in: every clause, less
+  /// ``Clause/storageUnavailable`` without a ``StorageOutage``.
+  public var clauses: [Clause] {
+    Clause.allCases.filter { $0 != .storageUnavailable || storageOutage != nil }
   }
 
   /// Checks one clause, recording each broken promise as an issue of the calling test.
@@ -197,12 +209,12 @@ public struct CustomerInfoCacheContract: Sendable {
     }
   }
 
-  /// Checks every clause in turn, each on its own caches. A clause that throws is recorded as
+  /// Checks every clause of ``clauses`` in turn, each on its own caches. A clause that throws is recorded as
   /// an issue and the next clause still runs.
   ///
   /// - Parameter sourceLocation: Where the issues point; by default the call.
   public func checkAll(sourceLocation: SourceLocation = #_sourceLocation) {
-    for clause in Clause.allCases {
+    for clause in clauses {
       do {
         try check(clause, sourceLocation: sourceLocation)
       } catch {

@@ -37,11 +37,18 @@ struct DiagnosticsTests {
     let vfs = try TestVFS()
     vfs.armFault(.open, at: 1, persistent: true)
     let journal = DiagnosticJournal()
+    // The handler reads the cache it hears from: it is called with none of its locks held,
+    // or this would never return.
+    let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
     var configuration = CacheConfiguration()
     configuration.vfsName = vfs.name
-    configuration.onDiagnostic = journal.handler
+    configuration.onDiagnostic = { diagnostic in
+      journal.handler(diagnostic)
+      _ = opened.withLock { $0 }?.access(to: "pro", for: Fixture.scopeA)
+    }
     let cache = try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)
+    opened.withLock { $0 = cache }
     #expect(journal.events == [.storageUnavailable(.open)])
     #expect(journal.diagnostics.first?.scope == nil)
     #expect(journal.diagnostics.first?.date == clock.now)
@@ -56,7 +63,7 @@ struct DiagnosticsTests {
     clock.advance(by: .seconds(3))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     #expect(journal.events == [.storageUnavailable(.open), .storageAvailable])
-    #expect(journal.diagnostics.last?.isProblem == false)
+    #expect(journal.diagnostics.last?.severity == .info)
     return journal.diagnostics
   }
 
@@ -81,9 +88,88 @@ struct DiagnosticsTests {
     #expect(!cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     #expect(journal.events == [.storageUnavailable(.load)])
     #expect(journal.diagnostics.first?.scope == Fixture.scopeA)
+    // A write refused too says nothing more, and a flush with nothing to persist, which
+    // touches no file, does not say the storage came back.
+    #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
+    try cache.flush()
+    #expect(journal.events == [.storageUnavailable(.load)])
     vfs.disarm()
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     #expect(journal.events == [.storageUnavailable(.load), .storageAvailable])
+    return journal.diagnostics
+  }
+
+  /// A file refused at open that turns out, once it opens, to be a newer build's this one
+  /// does not read: told as such, not left as unavailable.
+  static func newerSchemaFoundOnceOpened() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let supported = NewerSchemaTests.supported
+    let path = try NewerSchemaTests.newerFile(
+      in: directory, clock: clock, readFloor: supported + 1)
+    let before = try #require(StoreTest.bytes(path))
+    let vfs = try TestVFS()
+    vfs.armFault(.open, at: 1, persistent: true)
+    let journal = DiagnosticJournal()
+    let cache = try Fixture.cache(in: directory, clock: clock) { configuration in
+      configuration.vfsName = vfs.name
+      configuration.onDiagnostic = journal.handler
+    }
+    vfs.disarm()
+    #expect(!cache.protectedDataDidBecomeAvailable())
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.newerSchema))
+    #expect(
+      journal.events == [
+        .storageUnavailable(.open),
+        .newerSchema(fileVersion: supported + 1, buildVersion: supported, readable: false),
+      ])
+    #expect(StoreTest.bytes(path) == before)
+    return journal.diagnostics
+  }
+
+  /// A data page damaged after the file opened: the read that finds it is told, then the write
+  /// that moves the file aside.
+  static func damageFoundByReadsThenMovedAside() throws -> [Diagnostic] {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    _ = try DatabaseFileTests.damageDataPage(
+      at: directory.path("cache.sqlite"), clock: clock, in: directory)
+    let journal = DiagnosticJournal()
+    let cache = try Fixture.cache(in: directory, clock: clock) { configuration in
+      configuration.onDiagnostic = journal.handler
+    }
+    #expect(!cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(!cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(journal.events == [.storageDamaged(.load, movedAside: false)])
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(cache.damageReport != nil)
+    #expect(journal.events.last == .storageDamaged(.store, movedAside: true))
+    #expect(journal.events.count == 2)
+    return journal.diagnostics
+  }
+
+  /// A client refreshing into a newer build's file it can read but not write: the refresh is
+  /// told failed in storage, with the operation and kind and never the file's path.
+  static func refreshRefusedByStorage() throws -> [Diagnostic] {
+    let journal = DiagnosticJournal()
+    let harness = try ClientHarness(
+      configure: { $0.onDiagnostic = journal.handler },
+      cache: { clock, directory in
+        _ = try NewerSchemaTests.newerFile(
+          in: directory, clock: ManualClock(Fixture.requestDate),
+          readFloor: NewerSchemaTests.supported)
+        var configuration = CacheConfiguration()
+        configuration.onDiagnostic = journal.handler
+        return try SQLiteCustomerInfoCache(
+          path: directory.path("cache.sqlite"), configuration: configuration, clock: clock)
+      })
+    harness.start(answering: ClientFixture.json())
+    let line = try #require(journal.diagnostics.first { $0.event.name == "refresh_failed" })
+    guard case .refreshFailed(.start, .storageFailed) = line.event else {
+      Issue.record("expected a refresh refused by storage, told \(journal.names)")
+      return journal.diagnostics
+    }
+    #expect(line.description.contains(#"error="store snapshot: newer schema""#), "\(line)")
     return journal.diagnostics
   }
 
@@ -188,6 +274,14 @@ struct DiagnosticsTests {
     _ = reader.access(to: "pro", for: Fixture.scopeA)
     #expect(Array(journal.events.dropFirst(before)) == [.snapshotTampered])
     #expect(journal.diagnostics.last?.scope == Fixture.scopeA)
+    // Read from the file again, the same revision is not told again.
+    reader.dropResidentState(for: Fixture.scopeA)
+    _ = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(journal.events.count == before + 1)
+    // A support tool's check tells it before it returns.
+    let checker = try cache()
+    #expect(try checker.verifySnapshot(for: Fixture.scopeA) == .failed(.tampered))
+    #expect(journal.events.count == before + 2 && journal.events.last == .snapshotTampered)
     return journal.diagnostics
   }
 
@@ -205,6 +299,13 @@ struct DiagnosticsTests {
     }
     for _ in 0..<3 { _ = reader.access(to: "pro", for: Fixture.scopeA) }
     #expect(journal.names == ["read_failed"])
+    // Mended by a refresh, then broken the same way again: told again.
+    try reader.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    #expect(reader.access(to: "pro", for: Fixture.scopeA).isGranted)
+    try raw.execute("UPDATE scope SET device_status = 'blocked', device_block = 'not json'")
+    reader.dropResidentState(for: Fixture.scopeA)
+    _ = reader.access(to: "pro", for: Fixture.scopeA)
+    #expect(journal.names == ["read_failed", "read_failed"])
     return journal.diagnostics
   }
 
@@ -240,7 +341,7 @@ struct DiagnosticsTests {
     #expect(delay > .zero && delay <= .seconds(2))
     #expect(
       journal.events.first
-        == .refreshFailed(flow: .start, outcome: .failed(.transient(status: 503))))
+        == .refreshFailed(flow: .start, reason: .failed(.transient(status: 503))))
     #expect(journal.diagnostics.allSatisfy { $0.scope == scope })
     harness.runtime.advance(by: delay)
     harness.fetcher.answer(json: ClientFixture.json())
@@ -251,7 +352,7 @@ struct DiagnosticsTests {
     harness.runtime.runUntilIdle()
     #expect(
       journal.events.last
-        == .refreshFailed(flow: .explicit, outcome: .failed(.rejected(status: 401))))
+        == .refreshFailed(flow: .explicit, reason: .failed(.rejected(status: 401))))
     #expect(journal.names.count == 3)
     return journal.diagnostics
   }
@@ -341,6 +442,15 @@ struct DiagnosticsTests {
   @Test("a damaged file moved aside is told")
   func damageIsTold() throws { _ = try Self.damagedFile() }
 
+  @Test("damage found by a read is told, then the write that moves the file aside")
+  func laterDamageIsTold() throws { _ = try Self.damageFoundByReadsThenMovedAside() }
+
+  @Test("a refused file found, once it opens, to be a newer build's is told as newer")
+  func newerFoundOnceOpened() throws { _ = try Self.newerSchemaFoundOnceOpened() }
+
+  @Test("a refresh refused by storage is told with the operation and kind, never the path")
+  func refreshRefusedIsTold() throws { _ = try Self.refreshRefusedByStorage() }
+
   @Test("unverified answers and a snapshot tampered at rest are told")
   func verificationIsTold() throws { _ = try Self.verification() }
 
@@ -366,6 +476,8 @@ struct DiagnosticsTests {
       try Self.fullDisk(), try Self.newerSchema(), try Self.damagedFile(),
       try Self.verification(), try Self.unreadableSnapshot(), try Self.refreshFailures(),
       try Self.clockRollback(), try Self.purchaseHeld(), try Self.purchasePosts(),
+      try Self.newerSchemaFoundOnceOpened(), try Self.damageFoundByReadsThenMovedAside(),
+      try Self.refreshRefusedByStorage(),
     ]
     let told = scenarios.flatMap { $0 }
     let everyName: Set = [
@@ -375,25 +487,28 @@ struct DiagnosticsTests {
     ]
     #expect(Set(told.map(\.event.name)) == everyName)
     let signature = try TrustFixture.signed().signature
-    let secrets =
-      [
-        "sdk_live", "alice", "user-a", "user-b", PurchaseFixture.secret, "install-1",
-      ]
+    let identities =
+      ["sdk_live", "alice", "user-a", "user-b", PurchaseFixture.secret, "install-1"]
       + [signature?.signature, signature?.intermediate].compactMap { $0 }.flatMap { bytes in
         [Data(bytes).base64EncodedString(), bytes.map { String(format: "%02x", $0) }.joined()]
       }
+    // Every scenario's file is named so: a path in a line would name a container or a home
+    // folder.
+    let paths = ["cache.sqlite", FileManager.default.temporaryDirectory.path]
     for diagnostic in told {
-      // Everything it holds, as a debugger or a careless `dump` would print it.
+      let line = [
+        diagnostic.description,
+        diagnostic.event.details.map { "\($0.field)=\($0.value)" }.joined(separator: " "),
+      ].joined(separator: "\n")
+      for secret in identities + paths where line.localizedCaseInsensitiveContains(secret) {
+        Issue.record("\(diagnostic.event.name) says \(secret): \(line)")
+      }
+      // Everything it holds, as a debugger or a careless `dump` would print it: the storage's
+      // own error, kept for code, may name the file, but nothing names a person or a key.
       var dumped = ""
       dump(diagnostic, to: &dumped)
-      let texts = [
-        diagnostic.description, dumped,
-        diagnostic.event.details.map { "\($0.field)=\($0.value)" }.joined(separator: " "),
-      ]
-      for text in texts {
-        for secret in secrets where text.localizedCaseInsensitiveContains(secret) {
-          Issue.record("\(diagnostic.event.name) carries a secret: \(text)")
-        }
+      for secret in identities where dumped.localizedCaseInsensitiveContains(secret) {
+        Issue.record("\(diagnostic.event.name) holds \(secret): \(dumped)")
       }
     }
   }

@@ -271,7 +271,7 @@ struct DatabaseFileTests {
 
   /// Writes a snapshot, then overwrites the `scope` table's root page, which the open-time
   /// probe (header and schema only) does not read. Returns the damaged bytes.
-  private static func damageDataPage(
+  static func damageDataPage(
     at path: String, clock: ManualClock, in directory: TemporaryDirectory
   )
     throws -> Data

@@ -34,6 +34,12 @@ final class ScopeReader {
   /// What reads noticed for the cache's ``CacheConfiguration/onDiagnostic``, which is told
   /// once the lock is released (``takeNoticed()``).
   private(set) var noticed: [(DiagnosticEvent, CacheScope?)] = []
+  /// The read failure last told for each scope, until a read of the scope from the file or a
+  /// write succeeds: a read that fails fails again at every call, and one line says it.
+  private var toldFailures: [ScopeKey: CacheError] = [:]
+  /// The revision of each scope last told as tampered: a tampered row is found again at every
+  /// read of it from the file.
+  private var toldTampered: [ScopeKey: Int64] = [:]
 
   /// - Parameters:
   ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
@@ -104,9 +110,37 @@ final class ScopeReader {
     return noticed
   }
 
-  /// A read from the file succeeded: storage told unavailable is available again.
-  private func noteFileRead() {
+  /// A read of `key` from the file succeeded: storage told unavailable is available again,
+  /// and a failure of the scope told before is told again if it recurs.
+  private func noteFileRead(_ key: ScopeKey) {
     if storageHealth.markAvailable() { noticed.append((.storageAvailable, nil)) }
+    if !toldFailures.isEmpty { toldFailures.removeValue(forKey: key) }
+  }
+
+  /// Notes a failed read of `scope` for the diagnostics, and says whether the failure itself
+  /// is to be told (``SQLiteCustomerInfoCache/report(_:for:at:telling:)``): storage
+  /// unavailable is noticed here once, when it starts, under the lock, so a read that
+  /// succeeds after it tells that it came back after; a newer build's file was told when the
+  /// cache opened it; any other failure is told unless it is the one last told for the scope.
+  func noteFailure(_ failure: ReadFailure, for scope: CacheScope) -> Bool {
+    switch failure.unavailableReason {
+    case .storageUnavailable:
+      if storageHealth.markUnavailable() { noticed.append((.storageUnavailable(.load), scope)) }
+      return false
+    case .newerSchema:
+      return false
+    default:
+      let error = failure.cacheError
+      guard toldFailures[scope.key] != error else { return false }
+      toldFailures[scope.key] = error
+      return true
+    }
+  }
+
+  /// A write committed: what the file holds changed, so a failure told before is told again
+  /// if it recurs.
+  func forgetToldFailures() {
+    if !toldFailures.isEmpty { toldFailures.removeAll() }
   }
 
   /// Forgets the bodies reads decoded (the benchmarks' first-read case).
@@ -150,7 +184,7 @@ final class ScopeReader {
       let read = try readThrough(key, scope: scope, resident: resident)
       return evaluate(read, key, read.recentFacts, now: now, boot: boot, policy: policy)
     } catch {
-      failures[scope.key] = error
+      failures[scope.key] = (error, noteFailure(error, for: scope))
       return EntitlementEvaluator.unavailable(
         key, error.unavailableReason, clock: ClockReading(unstoredAt: now))
     }
@@ -158,13 +192,13 @@ final class ScopeReader {
 
   /// Why the latest `unreadable` decision of each scope could not read the file, until taken;
   /// by scope, so two threads' failures are never reported under each other's scope.
-  private var failures: [ScopeKey: ReadFailure] = [:]
+  private var failures: [ScopeKey: (failure: ReadFailure, tell: Bool)] = [:]
 
   /// Whether some `unreadable` decision's failure has not been taken yet.
   var hasFailures: Bool { !failures.isEmpty }
 
   /// The failure behind the latest `unreadable` decision for `scope`, handed over once.
-  func takeFailure(for scope: CacheScope) -> ReadFailure? {
+  func takeFailure(for scope: CacheScope) -> (failure: ReadFailure, tell: Bool)? {
     failures.removeValue(forKey: scope.key)
   }
 
@@ -193,8 +227,12 @@ final class ScopeReader {
           scope, on: reader, checking: trustRoots != nil, parsed: &parsedBodies)
         if let trustRoots {
           wholeRead.verify(for: scope, roots: trustRoots)
-          if wholeRead.scopeRow?.snapshotFacts.verdict == .failed(.tampered) {
-            noticed.append((.snapshotTampered, scope))
+          if let row = wholeRead.scopeRow, row.snapshotFacts.verdict == .failed(.tampered) {
+            let revision = row.version?.revision ?? 0
+            if toldTampered[scope.key] != revision {
+              toldTampered[scope.key] = revision
+              noticed.append((.snapshotTampered, scope))
+            }
           }
         }
         read = (wholeRead.scopeRow, wholeRead.entitlements)
@@ -207,7 +245,7 @@ final class ScopeReader {
     } catch {
       throw .storage(error)
     }
-    noteFileRead()
+    noteFileRead(scope.key)
     var scopeRow = read.scopeRow ?? .absent(pendingPurchase: pendingWithoutRow)
     do {
       // Done already by a checked read, which calls a block that does not decode tampering.
@@ -251,7 +289,7 @@ final class ScopeReader {
   ) throws(ReadFailure) -> ResidentScope {
     guard let reader else { throw noReaderFailure }
     let read = try pointReader.read(key, of: scope, matching: resident, on: reader)
-    noteFileRead()
+    noteFileRead(scope.key)
     switch read {
     case .matched(let resident):
       return resident
