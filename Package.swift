@@ -24,21 +24,17 @@ let package = Package(
       providers: [.apt(["libssl-dev"])]
     ),
 
-    // Build-time embedding of Migrations/*.sql, so nothing looks for .sql files at run time.
+    // Writes Sources/EntitlementCache/SQLite/EmbeddedMigrations.swift from Migrations/*.sql
+    // (scripts/generate-migrations.sh): a committed source, so no build plugin runs in the
+    // build of an app that depends on the package.
     .executableTarget(name: "migration-embedder"),
-    .plugin(
-      name: "EmbedMigrations",
-      capability: .buildTool(),
-      dependencies: ["migration-embedder"]
-    ),
 
     .target(
       name: "EntitlementCache",
       dependencies: [
         "CSQLite",
         .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android])),
-      ],
-      plugins: ["EmbedMigrations"]
+      ]
     ),
     .target(
       name: "EntitlementCacheTesting",
