@@ -15,10 +15,13 @@
 public struct OfflinePolicy: Sendable, Hashable {
   /// What `expiresAt` is compared with.
   public enum ExpiryReference: Sendable, Hashable {
-    /// The device clock (guarded against rollback): access ends at `expiresAt` even offline.
+    /// Access ends at `expiresAt`, even offline. `expiresAt` is compared with the cache's
+    /// estimate of the server's clock now: the device's clock corrected by the offset the last
+    /// refresh measured, never earlier than the latest time already seen (so a clock set back
+    /// cannot re-grant), and measured by the boot clock across a reboot. See <doc:OfflineRules>.
     case deviceClock
     /// The server's status holds until the snapshot is replaced or exceeds
-    /// ``OfflinePolicy/maxSnapshotAge``; `expiresAt` is not compared with the device clock.
+    /// ``OfflinePolicy/maxSnapshotAge``; `expiresAt` is not compared with any clock.
     case serverSnapshot
   }
 
