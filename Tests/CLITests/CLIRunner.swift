@@ -51,39 +51,20 @@ enum CLI {
     _ arguments: [String], in directory: String, stdin: String? = nil,
     environment: [String: String] = [:], prefix: [String] = [], binaryless: Bool = false
   ) throws -> CLIResult {
-    let process = Process()
     // `binaryless` runs `prefix + arguments` alone, for probes that are not the tool.
     let command = prefix + (binaryless ? [] : [binary]) + arguments
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
     var childEnvironment = ["HOME": directory, "LANG": "C.UTF-8"]
     for key in ["PATH", "TMPDIR"] {
       if let value = ProcessInfo.processInfo.environment[key] { childEnvironment[key] = value }
     }
     childEnvironment.merge(environment) { $1 }
-    process.environment = childEnvironment
-
-    let input = Pipe()
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
     let started = Date()
-    try process.run()
-    // A hung child must fail the test, not hang the suite.
-    let watchdog = DispatchWorkItem { [process] in process.terminate() }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let stdoutData = output.fileHandleForReading.readDataToEndOfFile()
-    let stderrData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    watchdog.cancel()
+    let child = try ChildProcess(
+      command, in: directory, environment: childEnvironment, stdin: Data((stdin ?? "").utf8))
+    let ending = child.finish()
     return CLIResult(
-      status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-      stderr: String(decoding: stderrData, as: UTF8.self),
+      status: ending.status, stdout: String(decoding: ending.stdout, as: UTF8.self),
+      stderr: String(decoding: ending.stderr, as: UTF8.self),
       seconds: Date().timeIntervalSince(started))
   }
 }

@@ -66,8 +66,8 @@ import Testing
       let processes = try dates.map { date in
         try Self.launchPut(Self.answer(at: date), db: workspace.db, in: workspace.directory.path)
       }
-      for process in processes { process.waitUntilExit() }
-      #expect(processes.allSatisfy { [0, 1].contains($0.terminationStatus) })
+      let endings = processes.map { $0.finish() }
+      #expect(endings.allSatisfy { !$0.signaled && [0, 1].contains($0.status) })
       let check = try workspace.check(now: "2026-11-30T12:00:03Z")
       let verifiedAt = (check.json["evidence"] as? [String: Any])?["verifiedAt"] as? String
       #expect(verifiedAt == newer, "round \(round): \(dates) left \(verifiedAt ?? "nothing")")
@@ -76,20 +76,11 @@ import Testing
 
   /// Starts `put` of `snapshot` and returns without waiting for it.
   private static func launchPut(_ snapshot: String, db: String, in directory: String) throws
-    -> Process
+    -> ChildProcess
   {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CLI.binary)
-    process.arguments =
-      ["put", "--db", db, "--now", "2026-11-30T12:00:02Z"] + Sample.scope()
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    let input = Pipe()
-    process.standardInput = input
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    input.fileHandleForWriting.write(Data(snapshot.utf8))
-    try input.fileHandleForWriting.close()
-    return process
+    try ChildProcess(
+      [CLI.binary, "put", "--db", db, "--now", "2026-11-30T12:00:02Z"] + Sample.scope(),
+      in: directory, environment: ProcessInfo.processInfo.environment,
+      stdin: Data(snapshot.utf8), stdout: .discard, stderr: .discard)
   }
 }

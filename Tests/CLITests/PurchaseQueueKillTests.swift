@@ -160,8 +160,8 @@ private struct KillSession {
     current =
       "run \(index)" + (delay.map { String(format: " (kill at %.1f ms)", $0 * 1000) } ?? "")
     let (process, seconds) = try launch(script, killAfter: delay)
-    let killed =
-      process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+    let ending = process.waitForEnd()
+    let killed = ending.signaled && ending.status == SIGKILL
     if killed {
       kills += 1
     } else {
@@ -225,45 +225,37 @@ private struct KillSession {
     if !problems.isEmpty { keepEvidence() }
   }
 
-  private mutating func expectCleanExit(_ process: Process) {
+  private mutating func expectCleanExit(_ process: ChildProcess) {
     let errors = (try? String(contentsOfFile: directory.path("stderr"), encoding: .utf8)) ?? ""
-    if process.terminationReason != .exit || process.terminationStatus != 0 || !errors.isEmpty {
-      fail("simulate ended with status \(process.terminationStatus) and stderr \(errors)")
+    let ending = process.waitForEnd()
+    if ending.signaled || ending.status != 0 || !errors.isEmpty {
+      fail("simulate ended with status \(ending.status) and stderr \(errors)")
     }
   }
 
   /// Starts `simulate` on `script`, sends SIGKILL after `delay` if it is still running, and
   /// returns it once it has ended, with its wall-clock time.
-  private func launch(_ script: String, killAfter delay: Double?) throws -> (Process, Double) {
+  private func launch(
+    _ script: String, killAfter delay: Double?
+  ) throws -> (ChildProcess, Double) {
     let path = try directory.write("script.json", script)
     let errorPath = directory.path("stderr")
-    try Data().write(to: URL(fileURLWithPath: errorPath))
-    let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-    defer { try? errors.close() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CLI.binary)
-    process.arguments = ["simulate", "--script", path, "--json"]
-    process.currentDirectoryURL = directory.url
     var environment = ["HOME": directory.path, "LANG": "C.UTF-8", "TMPDIR": directory.path]
     environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
-    process.environment = environment
-    process.standardInput = FileHandle.nullDevice
-    // Not a pipe: nobody reads it before the end, and a full pipe would stall the child.
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = errors
     let started = ContinuousClock.now
-    try process.run()
+    // Output not to a pipe: nobody reads it before the end, and a full pipe would stall the
+    // child.
+    let process = try ChildProcess(
+      [CLI.binary, "simulate", "--script", path, "--json"], in: directory.path,
+      environment: environment, stdout: .discard, stderr: .file(errorPath))
     if let delay {
       usleep(UInt32(delay * 1_000_000))
-      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+      process.signal(SIGKILL)
+      process.waitForEnd()
     } else {
       // A hung child must fail the test, not hang the suite.
-      let watchdog = DispatchWorkItem { [process] in process.terminate() }
-      DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
-      defer { watchdog.cancel() }
-      process.waitUntilExit()
+      _ = process.finish(timeout: 30)
     }
-    process.waitUntilExit()
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     return (process, seconds)
