@@ -1,5 +1,4 @@
 import EntitlementCache
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials

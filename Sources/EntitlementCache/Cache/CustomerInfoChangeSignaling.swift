@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A cache that can say when anything it holds may have changed: at once for a write through
 /// the same instance, and for the cost of one check for a write by another instance or process.
 ///
@@ -65,7 +63,7 @@ public final class WriteObservation: Sendable {
 
 /// The observers of one cache's writes, shared by both caches of the package.
 final class WriteObservers: Sendable {
-  private let observers = Mutex<(next: UInt64, byID: [UInt64: @Sendable () -> Void])>((0, [:]))
+  private let observers = Locked<(next: UInt64, byID: [UInt64: @Sendable () -> Void])>((0, [:]))
 
   /// Registers `observer` until the returned observation ends.
   func add(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {

@@ -108,7 +108,7 @@ extension EntitlementClient {
     let observation = signaling.observeWrites { [weak self] in
       // The client's own writes (its failed attempts to queue a held purchase among them)
       // are left to the flow that made them, so none of them starts another pass.
-      guard let self, self.ownWrites.load(ordering: .acquiring) == 0 else { return }
+      guard let self, self.ownWrites.withLock({ $0 }) == 0 else { return }
       // Storage that opened is when purchases held in memory can be queued.
       self.drainHeldPurchasesIfDue()
       self.publish(reschedulingWhenUnchanged: false)
@@ -120,8 +120,8 @@ extension EntitlementClient {
   func ownWrite<Value, Failure: Error>(
     _ body: () throws(Failure) -> Value
   ) throws(Failure) -> Value {
-    ownWrites.add(1, ordering: .releasing)
-    defer { ownWrites.subtract(1, ordering: .releasing) }
+    ownWrites.withLock { $0 += 1 }
+    defer { ownWrites.withLock { $0 -= 1 } }
     return try body()
   }
 

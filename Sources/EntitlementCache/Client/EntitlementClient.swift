@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -50,7 +48,7 @@ public final class EntitlementClient: Sendable {
   let writes = Locked(())
   /// How many of the client's own cache writes are under way: the cache's write signal for
   /// those is left to the flow that made them, which publishes after, in order with its report.
-  let ownWrites = Atomic<Int>(0)
+  let ownWrites = Locked<Int>(0)
   /// The client's observation of the cache's writes (``CustomerInfoChangeSignaling``), from
   /// `start` to `stop`.
   let writeObservation = Locked<WriteObservation?>(nil)

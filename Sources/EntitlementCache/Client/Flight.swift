@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One network fetch for one scope, which every refresh of that scope joins while it is in the
 /// air (DESIGN §10 item 5).
 ///
@@ -137,11 +135,13 @@ final class FirstEvent<Value: Sendable>: Sendable {
 
 /// Decides which of two racers goes on: the first to ``take()`` it.
 final class FirstClaim: Sendable {
-  private let taken = Atomic(false)
+  private let taken = Locked(false)
 
   /// True for the first caller only.
   func take() -> Bool {
-    taken.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
-      .exchanged
+    taken.withLock { taken in
+      defer { taken = true }
+      return !taken
+    }
   }
 }

@@ -1,5 +1,4 @@
 import CSQLite
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -31,7 +30,10 @@ final class SQLiteConnection {
   let path: String
   /// Tells this connection from every other one the process opened, even one at the same
   /// address after this one is gone.
-  let serial = SQLiteConnection.serials.add(1, ordering: .relaxed).newValue
+  let serial = SQLiteConnection.serials.withLock { count in
+    count += 1
+    return count
+  }
   private var statementCache: [String: SQLiteStatement] = [:]
   /// Whether one of ``writeTransaction(_:)`` and ``readTransaction(_:)`` is running: any
   /// other transaction open on the connection was abandoned by a failed rollback.
@@ -72,7 +74,7 @@ final class SQLiteConnection {
     }
   }
 
-  private static let serials = Atomic<UInt64>(0)
+  private static let serials = Locked<UInt64>(0)
 
   deinit {
     // Statements must be finalized before the connection closes; emptying the cache does it.

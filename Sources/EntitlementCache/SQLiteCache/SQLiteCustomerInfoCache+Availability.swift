@@ -89,7 +89,7 @@ extension SQLiteCustomerInfoCache {
     // only: a failure here loses nothing, and the next open prunes again.
     if configuration.pruneOnOpen, readOnlySchema.withLock({ $0 == nil }) { _ = try? prune() }
     // What reads answered changed for every scope: tell observers as a write would.
-    committedWrites.add(1, ordering: .relaxed)
+    committedWrites.withLock { $0 += 1 }
     writeObservers.notify()
     return true
   }

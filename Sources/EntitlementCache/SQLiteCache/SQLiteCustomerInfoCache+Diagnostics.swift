@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -64,17 +62,21 @@ extension SQLiteCustomerInfoCache {
 /// Whether the cache last told its storage unavailable, shared by the cache and its reader so
 /// that each change is told once, by whichever call finds it.
 final class StorageHealth: Sendable {
-  private let toldUnavailable = Atomic<Bool>(false)
+  private let toldUnavailable = Locked(false)
 
   /// Marks the storage unavailable; true for the one call that changed it.
   func markUnavailable() -> Bool {
-    !toldUnavailable.exchange(true, ordering: .relaxed)
+    toldUnavailable.withLock { told in
+      defer { told = true }
+      return !told
+    }
   }
 
-  /// Marks the storage available; true for the one call that changed it. One relaxed load
-  /// when it never went away.
-  @inline(__always) func markAvailable() -> Bool {
-    toldUnavailable.load(ordering: .relaxed)
-      && toldUnavailable.exchange(false, ordering: .relaxed)
+  /// Marks the storage available; true for the one call that changed it.
+  func markAvailable() -> Bool {
+    toldUnavailable.withLock { told in
+      defer { told = false }
+      return told
+    }
   }
 }

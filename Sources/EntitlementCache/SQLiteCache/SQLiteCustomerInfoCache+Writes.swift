@@ -297,7 +297,7 @@ extension SQLiteCustomerInfoCache {
       if let newer = readOnlySchema.withLock({ $0 }) { throw .sqlite(operation, newer) }
       // Counted whether the write committed or failed: a mark that moves for nothing costs an
       // observer one read, one that stays put for a write would hide it.
-      defer { committedWrites.add(1, ordering: .relaxed) }
+      defer { committedWrites.withLock { $0 += 1 } }
       var attempt = Result { () throws(SQLiteError) in
         try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
       }
@@ -394,7 +394,7 @@ extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
   /// client's periodic check notices the device's unlock.
   public func changeMark() -> UInt64? {
     openAwaitedStorage(waitingForWrites: false)
-    let own = committedWrites.load(ordering: .relaxed)
+    let own = committedWrites.withLock { $0 }
     let asked = writer.withLockIfAvailable { connection -> (Int64, UInt64)? in
       guard let connection, let version = try? connection.scalarInt("PRAGMA data_version")
       else { return nil }

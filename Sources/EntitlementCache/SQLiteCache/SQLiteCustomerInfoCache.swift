@@ -1,5 +1,4 @@
 import CSQLite
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -56,7 +55,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// When a read next asks whether another connection wrote.
   let watch: CrossConnectionWatch
   /// Writes this instance committed, for ``changeMark()``.
-  let committedWrites = Atomic<UInt64>(0)
+  let committedWrites = Locked<UInt64>(0)
   /// Who ``observeWrites(_:)`` registered.
   let writeObservers = WriteObservers()
   /// Set while the file is there but cannot be opened yet; nil once open, and once closed.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The Ed25519 root public keys an app pins (DESIGN §12): a snapshot is `verified` only when
 /// an intermediate key one of them certified signed it.
 public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {

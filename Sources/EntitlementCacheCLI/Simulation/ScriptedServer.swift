@@ -1,6 +1,5 @@
 import EntitlementCache
 import EntitlementCacheTesting
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials

@@ -1,5 +1,4 @@
 import EntitlementCache
-import Synchronization
 
 /// One thing a simulation printed: a publish, the end of a fetch, a `check` step, a queued
 /// purchase's change, or a diagnostic the cache or the client told.

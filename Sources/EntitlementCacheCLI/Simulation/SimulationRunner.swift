@@ -1,6 +1,5 @@
 import EntitlementCache
 import EntitlementCacheTesting
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -62,9 +61,9 @@ private final class SimulatedDevice: Sendable {
 
   /// Whether one launch of the app is still running.
   final class Running: Sendable {
-    private let flag = Atomic(true)
-    var isRunning: Bool { flag.load(ordering: .relaxed) }
-    func end() { flag.store(false, ordering: .relaxed) }
+    private let flag = Locked(true)
+    var isRunning: Bool { flag.withLock { $0 } }
+    func end() { flag.withLock { $0 = false } }
   }
 
   private struct State {

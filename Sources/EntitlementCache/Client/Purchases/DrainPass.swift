@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One pass over the purchase queue: every known observer's unsent entries, posted in
 /// observation order. Callers that need the queue drained after their call (a purchase, a
 /// restore, a sync) wait for a pass that started after it, as refreshes wait for a flight.
