@@ -260,6 +260,11 @@ public final class EntitlementClient: Sendable {
 
   /// The app came to the foreground: republishes, looks for other processes' writes again,
   /// and refreshes when the snapshot is stale (not on every activation).
+  ///
+  /// A move, not a state: it does nothing while the client is already in the foreground
+  /// (``start(in:)`` starts there unless told otherwise), so call it for each return from
+  /// ``didEnterBackground()``. To refresh a stale snapshot at any other moment, ask
+  /// ``state(fetchPolicy:)`` with ``FetchPolicy/notStaleCachedOrFetched``.
   public func didEnterForeground() {
     let entering = core.withLock { core in
       guard core.started, !core.stopped, core.phase != .foreground else { return false }
