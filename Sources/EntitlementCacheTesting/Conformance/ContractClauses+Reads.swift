@@ -53,7 +53,7 @@ extension ContractContext {
       unverified)
     let granted = run.access("pro", unverified)
     equal(granted.state, .granted, "an unknown verification still grants")
-    expect(!granted.isHighTrust, "but is never high trust")
+    expect(!granted.isHighTrust, "but is never high trust, yet it was")
 
     let failedOnly = ContractScope.variants[1].scope
     try run.fail(failedOnly, reason: "timeout")

@@ -73,7 +73,7 @@ extension ContractContext {
       equal(size, second.jsonData.count, "snapshotSize follows the new bytes")
     }
     if let old = stored.snapshotSHA256, let new = again.snapshotSHA256 {
-      expect(old != new, "snapshotSHA256 follows the new bytes")
+      expect(old != new, "snapshotSHA256 follows the new bytes; it stayed the same")
     }
     equal(run.access("gold").state, .granted, "the new snapshot's key is granted")
     equal(
@@ -104,7 +104,8 @@ extension ContractContext {
     for (write, perform) in writes {
       try perform()
       let moved = signaling.changeMark()
-      expect(moved != mark, "\(write) moves the change mark")
+      expect(
+        moved != mark, "\(write) moves the change mark, which stayed \(String(describing: mark))")
       mark = moved
     }
   }
@@ -121,7 +122,9 @@ extension ContractContext {
     equal(early.bookkeeping.lastRefreshAttemptAt, T.start, "a failure is a refresh attempt")
     equal(early.bookkeeping.lastRefreshFailureReason, "timeout", "the failure's reason")
     expectUnavailable(run.access("pro"), "pro after a failure with nothing stored")
-    expect(try run.view() == nil, "no evaluated view after a failure with nothing stored")
+    expect(
+      try run.view() == nil,
+      "no evaluated view after a failure with nothing stored, yet the cache gave one")
     equal(run.activeKeys(), [], "no active keys after a failure with nothing stored")
 
     // A store clears it.
@@ -137,7 +140,7 @@ extension ContractContext {
     equal(online.state, .granted, "pro after the store")
     equal(online.evidence.freshness, .fresh, "fresh after the store")
     equal(online.evidence.isComputedOffline, false, "not computed offline after the store")
-    expect(online.isHighTrust, "verified and online: high trust")
+    expect(online.isHighTrust, "verified and online: high trust, not \(online.state) without it")
 
     // A failure later: access unchanged, served offline.
     run.clock.advance(by: .seconds(10 * T.minute))
@@ -156,7 +159,7 @@ extension ContractContext {
     equal(offline.evidence.validUntil, online.evidence.validUntil, "nor moves its boundary")
     equal(offline.evidence.freshness, .offline, "served offline after a failed refresh")
     equal(offline.evidence.isComputedOffline, true, "computed offline after a failed refresh")
-    expect(!offline.isHighTrust, "computed offline: never high trust")
+    expect(!offline.isHighTrust, "computed offline: never high trust, yet it was")
     let view = try require(try run.view(), "the evaluated view after the failure")
     equal(view.freshness, .offline, "the evaluated view is offline too")
     equal(view.isComputedOffline, true, "and computed offline")

@@ -25,17 +25,26 @@ struct ContractContext {
     return ContractRun(context: self, clock: clock, cache: try makeCache(clock.cacheClock))
   }
 
-  /// Records an issue at the location the kit's caller gave unless `condition` holds; `step`
-  /// says what was promised, since the failing line is the caller's, not the kit's.
+  /// Records an issue at the location the kit's caller gave unless `condition` holds: the
+  /// clause and the promise broken (`step`). The failing line is the caller's, not the kit's,
+  /// so the words must say it all: a `step` says what the cache did instead where it can.
   func expect(_ condition: Bool, _ step: @autoclosure () -> String) {
-    #expect(condition, comment(step()), sourceLocation: location)
+    guard !condition else { return }
+    Issue.record(
+      Comment(rawValue: "\(clause.rawValue): broken promise: \(step())"),
+      sourceLocation: location)
   }
 
-  /// Records an issue unless `actual == expected`, showing both.
+  /// Records an issue unless `actual == expected`: the clause, what was promised, what was
+  /// expected and what the cache gave.
   func equal<Value: Equatable>(
     _ actual: Value, _ expected: Value, _ step: @autoclosure () -> String
   ) {
-    #expect(actual == expected, comment(step()), sourceLocation: location)
+    guard actual != expected else { return }
+    Issue.record(
+      Comment(
+        rawValue: "\(clause.rawValue): \(step()): expected \(expected), the cache gave \(actual)"),
+      sourceLocation: location)
   }
 
   /// `value`, or an issue and a thrown error that ends the clause when it is nil.
@@ -99,8 +108,9 @@ struct ContractRun {
   func expectNothingStored(
     _ scope: CacheScope, keys: [String] = ["pro"], _ step: String
   ) throws {
-    context.expect(try load(scope) == nil, "\(step): load shows nothing")
-    context.expect(try view(scope) == nil, "\(step): no evaluated view")
+    let loaded = try load(scope)
+    context.expect(loaded == nil, "\(step): load shows nothing, not \(String(describing: loaded))")
+    context.expect(try view(scope) == nil, "\(step): no evaluated view, yet the cache gave one")
     context.equal(activeKeys(scope), [], "\(step): no active keys")
     for key in keys {
       context.expectUnavailable(access(key, scope), "\(step): \(key)")
@@ -117,6 +127,6 @@ extension ContractContext {
     equal(decision.evidence.storedAt, nil, "\(step): no storedAt without a snapshot")
     equal(decision.evidence.validUntil, nil, "\(step): no validUntil without a snapshot")
     equal(decision.evidence.freshness, nil, "\(step): no freshness without a snapshot")
-    expect(!decision.isHighTrust, "\(step): never high trust")
+    expect(!decision.isHighTrust, "\(step): never high trust, yet \(decision.state) was")
   }
 }
