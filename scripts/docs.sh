@@ -14,6 +14,8 @@ for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConforman
   input=$(mktemp -d)
   cp "$graphs/$module.symbols.json" "$input/"
   catalog="Sources/$module/$module.docc"
+  # The kit's module lives inside the testing product's folder.
+  [ -d "$catalog" ] || catalog="Sources/EntitlementCacheTesting/Conformance/$module.docc"
   if [ ! -d "$catalog" ]; then
     # A module without articles still gets its reference checked.
     catalog="$(mktemp -d)/$module.docc"
