@@ -3,7 +3,11 @@ import PackageDescription
 
 let package = Package(
   name: "EntitlementCache",
-  platforms: [.macOS(.v15), .iOS(.v18)],
+  // The standard-library API the sources use needs these: Synchronization's Atomic (the hot
+  // read's check for other processes' writes), TaskExecutor (the client runtime's executor
+  // preference) and String(validating:) (the JSON parser). The README's "Platforms" section
+  // lists every use that holds the floor here; scripts/check-availability.py checks it in CI.
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "EntitlementCache", targets: ["EntitlementCache"]),
     // Test doubles for SDKs that test their code against the cache: a manual clock, and the
