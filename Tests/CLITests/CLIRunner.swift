@@ -62,8 +62,10 @@ enum CLI {
     let child = try ChildProcess(
       command, in: directory, environment: childEnvironment, stdin: Data((stdin ?? "").utf8))
     let ending = child.finish()
+    // A signal reads as a shell shows it, 128 plus its number, never as an exit status.
     return CLIResult(
-      status: ending.status, stdout: String(decoding: ending.stdout, as: UTF8.self),
+      status: ending.signaled ? 128 + ending.status : ending.status,
+      stdout: String(decoding: ending.stdout, as: UTF8.self),
       stderr: String(decoding: ending.stderr, as: UTF8.self),
       seconds: Date().timeIntervalSince(started))
   }

@@ -250,7 +250,7 @@ private struct KillSession {
       environment: environment, stdout: .discard, stderr: .file(errorPath))
     if let delay {
       usleep(UInt32(delay * 1_000_000))
-      process.signal(SIGKILL)
+      process.send(SIGKILL)
       process.waitForEnd()
     } else {
       // A hung child must fail the test, not hang the suite.
