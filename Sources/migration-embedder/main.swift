@@ -4,7 +4,7 @@
 //
 // Writes `EmbeddedMigrations.all`, the migrations in file-name order. File names must be
 // `NNNN_name.sql` with versions 1, 2, 3... and no gaps, so a missing or misnumbered file fails
-// the build instead of shipping a schema that differs between builds.
+// the script (and MigrationSourceTests) instead of shipping a schema that differs between builds.
 import Foundation
 
 func fail(_ message: String) -> Never {

@@ -18,7 +18,8 @@ public struct OfflinePolicy: Sendable, Hashable {
     /// Access ends at `expiresAt`, even offline. `expiresAt` is compared with the cache's
     /// estimate of the server's clock now: the device's clock corrected by the offset the last
     /// refresh measured, never earlier than the latest time already seen (so a clock set back
-    /// cannot re-grant), and measured by the boot clock across a reboot. See <doc:OfflineRules>.
+    /// cannot re-grant), and measured by the boot clock within the refresh's boot session. See
+    /// <doc:OfflineRules>.
     case deviceClock
     /// The server's status holds until the snapshot is replaced or exceeds
     /// ``OfflinePolicy/maxSnapshotAge``; `expiresAt` is not compared with any clock.

@@ -7,14 +7,25 @@
   /// It follows the client's ``EntitlementClient/updates`` stream and changes once per state the
   /// client publishes, so a view that reads `model["pro"]` is invalidated when that state
   /// changes, and not at every read of the cache. It holds the decisions of the keys the client
-  /// watches (``ClientConfiguration/watchedEntitlements``), how fresh the snapshot is, and
+  /// watches (``ClientConfiguration/watchedEntitlements``: list the keys your views read
+  /// there) and of every entitlement the cached snapshot names, how fresh the snapshot is, and
   /// whether a purchase is still processing.
   ///
-  /// ```swift
-  /// @State private var access = AccessModel(client: client)
+  /// Create it once, where the client lives, and hand it to the views that read it:
   ///
-  /// var body: some View {
-  ///   if access.isGranted("pro") { ProFeature() } else { Paywall() }
+  /// ```swift
+  /// @main struct MyApp: App {
+  ///   @State private var access = AccessModel(client: SDK.shared.client)
+  ///   var body: some Scene {
+  ///     WindowGroup { ContentView().environment(access) }
+  ///   }
+  /// }
+  ///
+  /// struct ContentView: View {
+  ///   @Environment(AccessModel.self) private var access
+  ///   var body: some View {
+  ///     if access.isGranted("pro") { ProFeature() } else { Paywall() }
+  ///   }
   /// }
   /// ```
   ///
@@ -24,11 +35,14 @@
   @MainActor
   @Observable
   public final class AccessModel {
-    /// The state the client published last; nil until its first publish, which ``EntitlementClient/start(in:)`` makes before any network call.
+    /// The state the client published last; nil until its first publish, which
+    /// ``EntitlementClient/start(in:)`` makes before any network call.
     public private(set) var state: ClientState?
 
-    /// Follows `client` until the model is released or the client stops.
+    /// Follows `client` until the model is released or the client stops. A client already
+    /// started gives its state at once, so the first frame shows what the cache knows.
     public init(client: EntitlementClient) {
+      state = client.currentState
       let updates = client.updates
       following.start { [weak self] in
         for await state in updates {
@@ -45,10 +59,11 @@
     /// The app-user ID the state is for; nil before the first publish.
     public var appUserID: String? { state?.appUserID }
 
-    /// The decision for `entitlement` when the client watches it; nil before the first publish
-    /// and for a key it does not watch.
+    /// The decision for `entitlement` when the client watches it or the cached snapshot names
+    /// it; nil before the first publish, and for a key neither does (which the snapshot then
+    /// does not entitle: watch it to get its decision, with the reason).
     public subscript(entitlement: String) -> AccessDecision? {
-      state?.decisions[entitlement]
+      state?.decisions[entitlement] ?? state?.customerInfo?.decisions[entitlement]
     }
 
     /// Whether `entitlement` is usable now. False before the first publish and for a key the
@@ -68,7 +83,11 @@
     /// Whether a purchase of the current user is queued and not yet confirmed by the server:
     /// a denial then reads "purchase processing", never "buy".
     public var isPurchaseProcessing: Bool {
-      state?.decisions.values.contains { $0.evidence.pendingPurchase } ?? false
+      guard let state else { return false }
+      let decisions =
+        state.decisions.values
+        + (state.customerInfo.map { Array($0.decisions.values) } ?? [])
+      return decisions.contains { $0.evidence.pendingPurchase }
     }
   }
 

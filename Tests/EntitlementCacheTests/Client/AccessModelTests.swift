@@ -84,6 +84,17 @@
       harness.runtime.runUntilIdle()
     }
 
+    @Test("made after the client started, it shows the cached state in its first frame")
+    func firstFrame() async throws {
+      // No watched keys: what the snapshot names is still there.
+      let harness = try ClientHarness(configure: { $0.watchedEntitlements = [] })
+      harness.start(answering: ClientFixture.json())
+      let model = AccessModel(client: harness.client)
+      #expect(model.state == harness.client.currentState)
+      #expect(model.isGranted("pro") && model["pro"]?.evidence.freshness == .fresh)
+      #expect(model["gold"] == nil && !model.isGranted("gold"))
+    }
+
     @Test("a released model stops following: the client keeps no subscriber for it")
     func releasedModelStops() async throws {
       let harness = try ClientHarness()
