@@ -376,27 +376,15 @@ struct DiagnosticsTests {
   /// A purchase observed while the file is refused: held, told once though delivered twice.
   static func purchaseHeld() throws -> [Diagnostic] {
     let journal = DiagnosticJournal()
+    // Kept as long as the cache: the file is opened through it.
     let vfs = try TestVFS()
-    let harness = try ClientHarness(
-      configure: { $0.onDiagnostic = journal.handler }, posts: true,
-      cache: { clock, directory in
-        let path = directory.path("cache.sqlite")
-        try SQLiteCustomerInfoCache(path: path, clock: clock).close()
-        vfs.armFault(.open, at: 1, persistent: true)
-        var configuration = CacheConfiguration()
-        configuration.vfsName = vfs.name
-        configuration.onDiagnostic = journal.handler
-        return try SQLiteCustomerInfoCache(path: path, configuration: configuration, clock: clock)
-      })
-    harness.client.start()
-    harness.runtime.runUntilIdle()
-    harness.fetcher.failEveryWaiting()
-    harness.runtime.runUntilIdle()
+    let (harness, _) = try HeldPurchaseTests.lockedClient(vfs, onDiagnostic: journal.handler)
     #expect(HeldPurchaseTests.complete("tx1", on: harness)?.heldInMemory == ["tx1"])
     #expect(HeldPurchaseTests.complete("tx1", on: harness)?.heldInMemory == ["tx1"])
     let held = journal.events.filter { $0.name == "purchase_held" }
     #expect(held == [.purchaseHeld(transactionID: "tx1")])
     #expect(journal.names.first == "storage_unavailable")
+    withExtendedLifetime(vfs) {}
     return journal.diagnostics
   }
 

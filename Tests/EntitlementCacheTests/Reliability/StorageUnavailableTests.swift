@@ -222,16 +222,21 @@ struct StorageUnavailableClientTests {
 @Suite("A purchase observed while the storage is unavailable")
 struct HeldPurchaseTests {
   /// A client that posts purchases, started over a cache file that cannot be opened yet.
-  static func lockedClient(_ vfs: TestVFS) throws -> (ClientHarness, SQLiteCustomerInfoCache) {
+  ///
+  /// - Parameter onDiagnostic: Given to both the cache's and the client's configuration.
+  static func lockedClient(
+    _ vfs: TestVFS, onDiagnostic: DiagnosticHandler? = nil
+  ) throws -> (ClientHarness, SQLiteCustomerInfoCache) {
     let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
     let harness = try ClientHarness(
-      posts: true,
+      configure: { $0.onDiagnostic = onDiagnostic }, posts: true,
       cache: { clock, directory in
         let path = directory.path("cache.sqlite")
         try SQLiteCustomerInfoCache(path: path, clock: clock).close()
         vfs.armFault(.open, at: 1, persistent: true)
         var configuration = CacheConfiguration()
         configuration.vfsName = vfs.name
+        configuration.onDiagnostic = onDiagnostic
         let cache = try SQLiteCustomerInfoCache(
           path: path, configuration: configuration, clock: clock)
         opened.withLock { $0 = cache }
