@@ -21,6 +21,13 @@ final class DiagnosticJournal: Sendable {
   var names: [String] { diagnostics.map(\.event.name) }
 }
 
+/// A cache a handler may read without keeping it alive.
+final class WeakCache: @unchecked Sendable {
+  // Set once before any diagnostic that reads it, on the test's thread; the handler runs on
+  // that thread too, so no two threads touch it at once.
+  weak var cache: SQLiteCustomerInfoCache?
+}
+
 /// The typed diagnostics of the cache and the client, each reached through the public API from
 /// a constructed input, and none carrying a secret. Each scenario returns what it was told, so
 /// the privacy test can run them all.
@@ -39,16 +46,17 @@ struct DiagnosticsTests {
     let journal = DiagnosticJournal()
     // The handler reads the cache it hears from: it is called with none of its locks held,
     // or this would never return.
-    let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
+    // Weakly: the cache holds its handler, which must not hold the cache.
+    let opened = WeakCache()
     var configuration = CacheConfiguration()
     configuration.vfsName = vfs.name
     configuration.onDiagnostic = { diagnostic in
       journal.handler(diagnostic)
-      _ = opened.withLock { $0 }?.access(to: "pro", for: Fixture.scopeA)
+      _ = opened.cache?.access(to: "pro", for: Fixture.scopeA)
     }
     let cache = try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)
-    opened.withLock { $0 = cache }
+    opened.cache = cache
     #expect(journal.events == [.storageUnavailable(.open)])
     #expect(journal.diagnostics.first?.scope == nil)
     #expect(journal.diagnostics.first?.date == clock.now)
