@@ -83,28 +83,29 @@ final class SQLiteStatement {
     try check(code, "bind")
   }
 
-  /// Runs `body` with `blob` bound at `blobIndex` and `text` at `textIndex` without SQLite
-  /// copying either, then resets the statement, which clears every binding, so SQLite never
-  /// holds the borrowed pointers past `body`.
+  /// Runs `body` with `blob` bound at `index` without SQLite copying it, then resets the
+  /// statement and binds NULL there, so SQLite never holds the borrowed pointer past `body`.
+  /// Every other binding stays for the next run; `othersKept` is set false when they could not
+  /// (binding NULL failed, and every binding was cleared instead).
   ///
-  /// For the read-through, whose two parameters change on every call: SQLITE_TRANSIENT costs
-  /// an allocation and a copy per value, SQLITE_STATIC costs nothing while the buffers live.
-  func withBorrowedParameters<Result>(
-    blob: UnsafeRawBufferPointer, at blobIndex: Int32, text: String, at textIndex: Int32,
+  /// For the read-through, whose scope key changes from call to call while its entitlement key
+  /// mostly repeats: SQLITE_TRANSIENT costs an allocation and a copy per value, SQLITE_STATIC
+  /// nothing while the buffer lives, and clearing every binding makes the next run bind them all.
+  func withBorrowedBlob<Result>(
+    _ blob: UnsafeRawBufferPointer, at index: Int32, othersKept: inout Bool,
     _ body: () throws(SQLiteError) -> Result
   ) throws(SQLiteError) -> Result {
-    var text = text
-    let outcome = text.withUTF8 { utf8 -> Swift.Result<Result, SQLiteError> in
-      defer { reset() }
-      do throws(SQLiteError) {
-        try check(bindBorrowed(blob, at: blobIndex), "bind")
-        try check(bindBorrowed(UnsafeRawBufferPointer(utf8), at: textIndex, asText: true), "bind")
-        return .success(try body())
-      } catch {
-        return .failure(error)
+    defer {
+      // Its result repeats the last step's error, which `step()` already reported.
+      _ = sqlite3_reset(handle)
+      if sqlite3_bind_null(handle, index) != SQLITE_OK {
+        // Always SQLITE_OK; it drops the borrowed pointer with every other binding.
+        _ = sqlite3_clear_bindings(handle)
+        othersKept = false
       }
     }
-    return try outcome.get()
+    try check(bindBorrowed(blob, at: index), "bind")
+    return try body()
   }
 
   /// Binds without copying (SQLITE_STATIC); an empty buffer, which may have no address, is

@@ -8,6 +8,10 @@
 final class PointReader {
   private var statement: SQLiteStatement?
   private var pendingStatement: SQLiteStatement?
+  /// The entitlement key bound to ``statement`` (SQLite's own copy), kept from read to read:
+  /// reads mostly ask for the same few keys, and binding a key again costs a copy. Nil
+  /// whenever the statement holds no key binding.
+  private var boundKey: String?
 
   /// What one point read gave.
   enum Outcome {
@@ -28,12 +32,19 @@ final class PointReader {
       try connection.endAbandonedTransaction()
       let prepared = try Self.prepared(&statement, ScopeSQL.pointRead, on: connection)
       do throws(SQLiteError) {
+        if boundKey != key {
+          boundKey = nil
+          try prepared.bind(key, at: 2)
+          boundKey = key
+        }
+        var keyKept = true
         let found = try scope.key.withUnsafeBytes { scopeKey throws(SQLiteError) in
-          try prepared.withBorrowedParameters(blob: scopeKey, at: 1, text: key, at: 2) {
+          try prepared.withBorrowedBlob(scopeKey, at: 1, othersKept: &keyKept) {
             () throws(SQLiteError) in
             try Self.step(prepared, key, matching: resident)
           }
         }
+        if !keyKept { boundKey = nil }
         if let found {
           outcome = found
         } else {
@@ -43,6 +54,7 @@ final class PointReader {
       } catch {
         statement = nil
         pendingStatement = nil
+        boundKey = nil
         throw error
       }
     } catch {
@@ -58,6 +70,7 @@ final class PointReader {
   func reset() {
     statement = nil
     pendingStatement = nil
+    boundKey = nil
   }
 
   /// Whether a scope with no row observed a purchase not posted yet: a purchase made before
