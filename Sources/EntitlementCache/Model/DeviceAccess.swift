@@ -20,25 +20,15 @@ public struct DeviceAccessInfo: Sendable, Hashable, JSONModel {
   /// The rolling budget of device changes.
   public var changeBudget: DeviceChangeBudget?
   /// The customer's activations, redacted by the server to an ID, a label and a time.
-  public var devices: [DeviceSummary]
+  public var devices: [DeviceSummary] = []
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  public var unknownFields: [String: JSONValue] = [:]
+}
 
-  /// Creates device access information.
-  package init(
-    status: OpenEnum<DeviceAccessStatus>, reason: OpenEnum<DeviceBlockReason>? = nil,
-    expiresAt: Date? = nil, nextAllowedAt: Date? = nil, changeBudget: DeviceChangeBudget? = nil,
-    devices: [DeviceSummary] = [], unknownFields: [String: JSONValue] = [:]
-  ) {
-    self.status = status
-    self.reason = reason
-    self.expiresAt = expiresAt
-    self.nextAllowedAt = nextAllowedAt
-    self.changeBudget = changeBudget
-    self.devices = devices
-    self.unknownFields = unknownFields
-  }
-
+// The initializers live in an extension so the struct keeps its memberwise initializer
+// (every property but the status defaulted), which the read-through builds through: one that
+// assigns the properties one by one copied the whole value once more.
+extension DeviceAccessInfo {
   init(json: JSONValue, path: String) throws(SnapshotError) {
     var reader = try JSONObjectReader(json, path: path)
     status = try reader.required("status", JSONField.openEnum)
