@@ -36,11 +36,11 @@ extension SQLiteCustomerInfoCache {
   }
 
   /// What the opener found, told as the initializer ends: a damaged file moved aside, a newer
-  /// build's file, or a file that cannot be opened yet.
+  /// build's file it opened to read (`newer`), or a file it could not open (`awaiting`).
   func tellOpening(damaged: Bool, newer: SQLiteCacheError?, awaiting: StorageFailure?) {
     if damaged { tell(.storageDamaged(.open, movedAside: true)) }
     if case .newerSchema(_, let found, let supported)? = newer {
-      tell(.newerSchema(fileVersion: found, buildVersion: supported, readable: awaiting == nil))
+      tell(.newerSchema(fileVersion: found, buildVersion: supported, readable: true))
     }
     if let awaiting {
       switch awaiting.underlying as? SQLiteCacheError {
@@ -54,8 +54,8 @@ extension SQLiteCustomerInfoCache {
 
   /// Tells what reads noticed under the reads lock (``ScopeReader/takeNoticed()``), once the
   /// lock is released.
-  func tell(_ noticed: [(DiagnosticEvent, CacheScope?)]) {
-    for (event, scope) in noticed { tell(event, scope: scope) }
+  func tell(_ noticed: [(DiagnosticEvent, CacheScope?)]?) {
+    for (event, scope) in noticed ?? [] { tell(event, scope: scope) }
   }
 }
 

@@ -53,10 +53,10 @@ extension SQLiteCustomerInfoCache {
       let decision = path.decision(
         entitlement, scope: scope, now: now, boot: clock.bootInstant, policy: rules)
       // Only a read that went to the file notices anything: the hot read tests a count.
-      if !path.noticed.isEmpty { noticed = path.takeNoticed() }
+      noticed = path.takeNoticed()
       return decision
     }
-    if let noticed { tell(noticed) }
+    tell(noticed)
     // Only an answer that could not read has a failure to report; the hot read tests the
     // state's tag.
     if case .offlineUnavailable(let reason) = decision.state,
@@ -156,7 +156,7 @@ extension SQLiteCustomerInfoCache {
     guard configuration.trustRoots != nil else {
       throw .invalidConfiguration(field: "trustRoots", problem: "are needed to verify")
     }
-    var noticed: [(DiagnosticEvent, CacheScope?)] = []
+    var noticed: [(DiagnosticEvent, CacheScope?)]?
     let read = reads.withLock { path -> Result<TrustVerdict?, ReadFailure> in
       defer { noticed = path.takeNoticed() }
       do throws(ReadFailure) {
@@ -246,9 +246,9 @@ extension SQLiteCustomerInfoCache {
         failure = error
         tellFailure = path.noteFailure(error, for: scope)
       }
-      if !path.noticed.isEmpty { noticed = path.takeNoticed() }
+      noticed = path.takeNoticed()
     }
-    if let noticed { tell(noticed) }
+    tell(noticed)
     if let failure { report(failure, for: scope, at: now, telling: tellFailure) }
     return failure
   }

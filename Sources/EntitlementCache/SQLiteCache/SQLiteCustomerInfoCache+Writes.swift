@@ -169,7 +169,7 @@ extension SQLiteCustomerInfoCache {
   ) -> (TrustVerdict?, Date?, (verdict: TrustVerdict, revision: Int64)?) {
     guard let roots = configuration.trustRoots else { return (nil, nil, nil) }
     // The scope as stored, checked as any read from disk is.
-    var noticed: [(DiagnosticEvent, CacheScope?)] = []
+    var noticed: [(DiagnosticEvent, CacheScope?)]?
     defer { tell(noticed) }
     let current = reads.withLock { path -> (ScopeBookkeeping, TrustVerdict, Int64?)? in
       defer { noticed = path.takeNoticed() }

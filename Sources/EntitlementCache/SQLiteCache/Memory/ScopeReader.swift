@@ -33,7 +33,7 @@ final class ScopeReader {
   private let storageHealth: StorageHealth
   /// What reads noticed for the cache's ``CacheConfiguration/onDiagnostic``, which is told
   /// once the lock is released (``takeNoticed()``).
-  private(set) var noticed: [(DiagnosticEvent, CacheScope?)] = []
+  private var noticed: [(DiagnosticEvent, CacheScope?)] = []
   /// The read failure last told for each scope, until a read of the scope from the file or a
   /// write succeeds: a read that fails fails again at every call, and one line says it.
   private var toldFailures: [ScopeKey: CacheError] = [:]
@@ -104,8 +104,10 @@ final class ScopeReader {
     awaitingStorage.withLock { $0 }.map { .unavailable($0.failure) } ?? .closed
   }
 
-  /// What reads noticed since the last call, handed over once.
-  func takeNoticed() -> [(DiagnosticEvent, CacheScope?)] {
+  /// What reads noticed since the last call, handed over once; nil when nothing was, which
+  /// is every read from memory.
+  func takeNoticed() -> [(DiagnosticEvent, CacheScope?)]? {
+    guard !noticed.isEmpty else { return nil }
     defer { noticed.removeAll() }
     return noticed
   }
