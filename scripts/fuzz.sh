@@ -85,7 +85,7 @@ trap 'rm -rf "$work" "$databases"' EXIT
 export ENTITLEMENT_CACHE_FUZZ_TMPDIR="$databases"
 # A failed property ends in fatalError: without the Swift backtracer, the trap reaches
 # libFuzzer's signal handler at once and the input is written out. The leak checker is off:
-# the Swift runtime's caches and enum-packed pointers read as leaks (README "Reliability").
+# the Swift runtime's caches and enum-packed pointers read as leaks (<doc:Reliability>).
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 # Without ASan, glibc's malloc gives the top of the heap back to the kernel whenever a free

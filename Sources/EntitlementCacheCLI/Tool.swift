@@ -1,5 +1,5 @@
 /// Parses `arguments` (without the program name), runs one command, and returns its status
-/// (the exit statuses of the README's "Command-line tool" section).
+/// (the exit statuses of the tool's manual, <doc:CommandLineTool>).
 ///
 /// The arguments are the process's bytes: each must be valid UTF-8, or the run ends with a
 /// usage error that names the flag (``ArgumentParser/text(of:commands:)``). Swift's own

@@ -3,7 +3,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// What the tool prints agrees with itself, with its help and with the README.
+/// What the tool prints agrees with itself, with its help and with its manual
+/// (<doc:CommandLineTool>).
 @Suite struct OutputAgreementTests {
   let workspace: Workspace
 
@@ -77,15 +78,12 @@ import Testing
     #expect(starts.count == 1, "second column starts at \(starts.sorted())")
   }
 
-  /// The README's list of `show --json`'s keys is in the order the tool prints them.
+  /// The manual's list of `show --json`'s keys is in the order the tool prints them.
   @Test func theDocumentedShowKeyOrderIsTheRealOne() throws {
-    let readme = try String(
-      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appending(path: "README.md"),
-      encoding: .utf8)
-    let start = try #require(readme.range(of: "- **`show`**: `{"))
-    let end = try #require(readme[start.upperBound...].range(of: "}`."))
-    let documented = readme[start.upperBound..<end.lowerBound]
+    let manual = try Documentation.article("CommandLineTool")
+    let start = try #require(manual.range(of: "- **`show`**: `{"))
+    let end = try #require(manual[start.upperBound...].range(of: "}`."))
+    let documented = manual[start.upperBound..<end.lowerBound]
       .split(separator: "\"", omittingEmptySubsequences: false).enumerated()
       .filter { $0.offset % 2 == 1 }.map { String($0.element) }
 

@@ -8,7 +8,7 @@
 /// tool's `sign` and `simulate`, the benchmarks' signed workloads, the test suites. Apps never
 /// sign, so none of it is public.
 package struct ResponseSigner: Sendable {
-  /// RFC 8032's first, second and third test keys: the README's test vector signs with the
+  /// RFC 8032's first, second and third test keys: the test vector of <doc:TrustedSnapshots> signs with the
   /// first as the root and the second as the intermediate; the third is certified by no root.
   package static let testRootKey = hexBytes(
     "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")

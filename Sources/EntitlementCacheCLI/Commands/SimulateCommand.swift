@@ -33,7 +33,7 @@ enum SimulateCommand: Command {
       """,
       """
       "signed": true makes the server sign its answers and the cache pin the simulation's
-      test root (the README's test-vector keys; public, for simulations only). A snapshot
+      test root (the documented test-vector keys; public, for simulations only). A snapshot
       ANSWER may then say how it is signed, "signature": valid (the default), none,
       wrong_nonce, other_user, expired_key, untrusted_key or forged.
       """,

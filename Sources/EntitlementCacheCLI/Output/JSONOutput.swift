@@ -7,7 +7,7 @@ import EntitlementCache
 #endif
 
 /// A JSON value whose object keys keep the order they were written in, so `--json` output is
-/// stable and reads in the order the README documents.
+/// stable and reads in the order the tool's manual (<doc:CommandLineTool>) documents.
 package indirect enum JSONOutput: Sendable {
   case null
   case bool(Bool)

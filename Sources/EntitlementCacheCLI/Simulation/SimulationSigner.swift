@@ -24,7 +24,7 @@ enum ScriptedSignature: String, Sendable, CaseIterable {
   case forged
 }
 
-/// The simulation's server keys: the README's test-vector keys (``ResponseSigner``), so a
+/// The simulation's server keys: the test-vector keys of <doc:TrustedSnapshots> (``ResponseSigner``), so a
 /// script's output is the same on every run. For simulations only: these keys are public.
 struct SimulationSigner: Sendable {
   /// 2100-01-01T00:00:00Z: a key that outlives any script.

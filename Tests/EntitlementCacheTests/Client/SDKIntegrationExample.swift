@@ -1,8 +1,8 @@
-// The README's "Plugging EntitlementCache into an SDK" shows the code between the two README
-// markers below, byte for byte (SDKIntegrationTests checks it), so the example always
-// compiles and does what the README says.
+// The refresh client's article (<doc:RefreshClient>) shows the code between the two markers
+// below, byte for byte (SDKIntegrationTests checks it), so the example always compiles and
+// does what the article says.
 
-// README: begin
+// RefreshClient.md: begin
 import EntitlementCache
 import EntitlementCacheTesting
 import Foundation
@@ -146,4 +146,4 @@ final class Purchases: Sendable {
     }
   }
 }
-// README: end
+// RefreshClient.md: end

@@ -6,7 +6,7 @@ import Testing
 
 @testable import EntitlementCache
 
-/// A transport the test answers by path, in the README's shape.
+/// A transport the test answers by path, in the shape of the article's example.
 final class ScriptedTransport: HTTPTransport {
   private let answers = Mutex<[(status: Int, body: Data)]>([])
   private let paths = Mutex<[String]>([])
@@ -35,26 +35,25 @@ final class ScriptedTransport: HTTPTransport {
   }
 }
 
-@Suite("README: plugging EntitlementCache into an SDK")
+@Suite("The refresh client article: plugging EntitlementCache into an SDK")
 struct SDKIntegrationTests {
-  @Test("the README shows exactly the example this file compiles")
-  func readmeShowsTheExample() throws {
+  @Test("the article shows exactly the example this file compiles")
+  func articleShowsTheExample() throws {
     let here = URL(fileURLWithPath: #filePath)
-    let root = here.deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+    let article = try Documentation.article("RefreshClient")
     let example = try String(
       contentsOf: here.deletingLastPathComponent().appending(path: "SDKIntegrationExample.swift"),
       encoding: .utf8)
-    guard let begin = example.range(of: "// README: begin\n"),
-      let end = example.range(of: "// README: end\n")
+    guard let begin = example.range(of: "// RefreshClient.md: begin\n"),
+      let end = example.range(of: "// RefreshClient.md: end\n")
     else {
       Issue.record("markers missing")
       return
     }
     let code = example[begin.upperBound..<end.lowerBound]
-    let shown = readme.contains("```swift\n" + code + "```\n")
-    #expect(shown, "README's integration example drifted from SDKIntegrationExample.swift")
+    let shown = article.contains("```swift\n" + code + "```\n")
+    #expect(
+      shown, "RefreshClient.md's integration example drifted from SDKIntegrationExample.swift")
   }
 
   @MainActor

@@ -23,12 +23,11 @@ struct SnapshotSchemaTests {
     (try? CustomerInfo(json: value, path: "")) != nil
   }
 
-  /// The JSON blocks of the README written to files its examples read, by file name.
-  static func readmeFiles() throws -> [String: String] {
-    let readme = try String(
-      contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+  /// The JSON blocks the tool's manual writes to files its examples read, by file name.
+  static func manualFiles() throws -> [String: String] {
+    let manual = try Documentation.article("CommandLineTool")
     var files: [String: String] = [:]
-    let lines = readme.components(separatedBy: "\n")
+    let lines = manual.components(separatedBy: "\n")
     var index = 0
     while index < lines.count {
       let line = lines[index]
@@ -49,13 +48,21 @@ struct SnapshotSchemaTests {
     return files
   }
 
-  @Test("the sample snapshot and the README's validate; the README's bad one does not")
+  @Test("the sample snapshot and the documented ones validate; the manual's bad one does not")
   func documentedExamples() throws {
     let schema = try Self.schema()
     let sample = try JSONParser.parse(Data(SampleSnapshot.json.utf8))
     #expect(schema.errors(sample).isEmpty, "\(schema.errors(sample))")
     #expect(Self.decodes(sample))
-    let files = try Self.readmeFiles()
+    let formatExamples = Documentation.fencedBlocks(
+      "json", in: try Documentation.article("SnapshotFormat"))
+    #expect(!formatExamples.isEmpty, "SnapshotFormat.md shows no example")
+    for example in formatExamples {
+      let value = try JSONParser.parse(Data(example.utf8))
+      #expect(schema.errors(value).isEmpty, "\(schema.errors(value))")
+      #expect(Self.decodes(value))
+    }
+    let files = try Self.manualFiles()
     let good = try JSONParser.parse(Data(try #require(files["snapshot.json"]).utf8))
     #expect(schema.errors(good).isEmpty, "\(schema.errors(good))")
     #expect(Self.decodes(good))

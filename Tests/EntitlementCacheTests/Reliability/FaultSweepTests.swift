@@ -67,7 +67,7 @@ struct FaultSweepTests {
 
   /// Which k of an allocation fault the sweeps run; every k of every I/O fault always runs.
   ///
-  /// `ENTITLEMENT_CACHE_SWEEP=full` runs every k of everything (the README gives its figures).
+  /// `ENTITLEMENT_CACHE_SWEEP=full` runs every k of everything (<doc:Reliability> gives its figures).
   /// By default a write's every third allocation fails, and an open's every 101st (the
   /// migrations make some 20,000); `sampled`, for the sanitizer runs in CI, takes every 17th
   /// and every 499th, and only the warm instance (``sweptModes``). Each k is still a whole
@@ -459,7 +459,7 @@ enum EmptyDatabase {
   static func path() throws -> String { try made.get() }
 }
 
-/// The sweep's case counts, printed once per write for the README's figures.
+/// The sweep's case counts, printed once per write for the figures of <doc:Reliability>.
 final class FaultSweepTally: Sendable {
   static let shared = FaultSweepTally()
   private let counts = Locked<[String: (cases: Int, failures: Int)]>([:])

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
 
-/// The README's test vector for server teams (DESIGN §12): every byte it shows is what this
+/// The test vector of the trusted-snapshots article for server teams (DESIGN §12): every byte it shows is what this
 /// code computes, and the signature it shows verifies.
-@Suite("Trusted snapshots: the README's test vector")
+@Suite("Trusted snapshots: the documented test vector")
 struct TrustTestVectorTests {
   static let scope = Fixture.scope(
     sdkKey: "sdk_test_key", installation: "install-1", environment: .production, user: "alice")
@@ -14,7 +15,7 @@ struct TrustTestVectorTests {
     #"{"requestDate":"2026-11-30T12:00:00Z","verification":"verified","entitlements":{"pro":{"status":"active","expiresAt":"2026-12-30T12:00:00Z"}}}"#
       .utf8)
 
-  /// The vector as the README shows it, from the keys up.
+  /// The vector as the article shows it, from the keys up.
   static func vectorText() throws -> String {
     let hex = SHA256Tests.hex
     let rootPublic = try #require(Ed25519.publicKey(ofPrivateKey: TestSigner.rootPrivate))
@@ -47,14 +48,12 @@ struct TrustTestVectorTests {
       """
   }
 
-  @Test("the README shows the vector this code computes, and it verifies")
-  func readmeShowsTheVector() throws {
+  @Test("the article shows the vector this code computes, and it verifies")
+  func articleShowsTheVector() throws {
     let text = try Self.vectorText()
-    let here = URL(fileURLWithPath: #filePath)
-    let root = here.deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
-    #expect(readme.contains("```text\n" + text + "```\n"), "README should show:\n\(text)")
+    let article = try Documentation.article("TrustedSnapshots")
+    #expect(
+      article.contains("```text\n" + text + "```\n"), "TrustedSnapshots.md should show:\n\(text)")
     let signed = try TestSigner.sign(Self.body, requestDate: Self.requestDate, scope: Self.scope)
     #expect(
       ResponseVerifier.failure(

@@ -181,7 +181,7 @@ import Testing
     #expect(backend.calls.fetches.count == 3)
   }
 
-  @Test func trustRootsVerifyTheREADMETestVector() throws {
+  @Test func trustRootsVerifyTheDocumentedTestVector() throws {
     let clock = ManualClock(launch)  // the vector's requestDate
     let roots = try TrustRoots(publicKeys: [hex(readmeVector.rootPublicKey)])
     var configuration = CacheConfiguration()
@@ -210,7 +210,7 @@ import Testing
   }
 }
 
-/// The README's test vector ("Trusted snapshots", "The format, for server teams").
+/// The documented test vector (the trusted-snapshots article, "The format, for server teams").
 let readmeVector = (
   rootPublicKey: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
   intermediate:

@@ -2,11 +2,11 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The README's "Command-line tool" section shows real sessions: every `$ entitlement-cache`
+/// The tool's manual (<doc:CommandLineTool>) shows real sessions: every `$ entitlement-cache`
 /// line in a ```console block is run, in order, in one directory, and what it prints must be
 /// exactly the lines below it. A block preceded by `<!-- file: NAME -->` is written to NAME
 /// first, so the session can read it.
-@Suite struct ReadmeTests {
+@Suite struct CommandLineManualTests {
   struct Example {
     var arguments: [String]
     var stdinFile: String?
@@ -14,18 +14,9 @@ import Testing
     var line: Int
   }
 
-  static func readmeSection() throws -> (text: String, firstLine: Int) {
-    let root = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
-    let start = try #require(readme.range(of: "\n## Command-line tool\n"))
-    let rest = readme[start.upperBound...]
-    let end = rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex
-    let firstLine = readme[..<start.upperBound].filter { $0 == "\n" }.count + 1
-    return (String(rest[..<end]), firstLine)
-  }
+  static let manualPath = Documentation.articlePath("CommandLineTool")
 
-  /// Splits a command line the way a POSIX shell would for the simple forms the README uses:
+  /// Splits a command line the way a POSIX shell would for the simple forms the manual uses:
   /// words, single and double quotes, and `< FILE`.
   static func words(_ line: String) -> (arguments: [String], stdinFile: String?) {
     var words: [String] = []
@@ -115,15 +106,15 @@ import Testing
   }
 
   @Test func everyExampleOutputIsWhatTheBinaryPrints() throws {
-    let (section, firstLine) = try Self.readmeSection()
-    let (files, examples) = try Self.parse(section, firstLine: firstLine)
-    #expect(examples.count >= 10, "the README's CLI section shows too few examples")
+    let manual = try Documentation.article("CommandLineTool")
+    let (files, examples) = try Self.parse(manual, firstLine: 1)
+    #expect(examples.count >= 10, "the manual shows too few examples")
     let directory = try TemporaryDirectory()
     for (name, content) in files {
       try directory.write(name, content)
     }
     for example in examples {
-      #expect(example.arguments.first == "entitlement-cache", "README line \(example.line)")
+      #expect(example.arguments.first == "entitlement-cache", "\(Self.manualPath):\(example.line)")
       let stdin = try example.stdinFile.map {
         try String(contentsOfFile: directory.path($0), encoding: .utf8)
       }
@@ -133,7 +124,7 @@ import Testing
       let actual = result.stdout + result.stderr
       #expect(
         actual == example.expected,
-        "README line \(example.line): `\(example.arguments.joined(separator: " "))` printed:\n\(actual)"
+        "\(Self.manualPath):\(example.line): `\(example.arguments.joined(separator: " "))` printed:\n\(actual)"
       )
     }
   }

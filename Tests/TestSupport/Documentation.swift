@@ -1,0 +1,44 @@
+import Foundation
+
+/// The package's documentation as the tests that keep it true read it: the README at the root
+/// and the DocC articles of the library's catalog.
+public enum Documentation {
+  /// The repository's root: three folders up from this file.
+  public static let root = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+  /// The path of the article `name` (`"CommandLineTool"`), relative to the root.
+  public static func articlePath(_ name: String) -> String {
+    "Sources/EntitlementCache/EntitlementCache.docc/\(name).md"
+  }
+
+  /// The text of the article `name`.
+  public static func article(_ name: String) throws -> String {
+    try String(contentsOf: root.appending(path: articlePath(name)), encoding: .utf8)
+  }
+
+  /// The text of the README.
+  public static func readme() throws -> String {
+    try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+  }
+
+  /// The blocks fenced as ```` ```language ```` in `text`, in order, without their fences.
+  public static func fencedBlocks(_ language: String, in text: String) -> [String] {
+    var blocks: [String] = []
+    var current: [String]?
+    for line in text.components(separatedBy: "\n") {
+      if var open = current {
+        if line == "```" {
+          blocks.append(open.joined(separator: "\n"))
+          current = nil
+        } else {
+          open.append(line)
+          current = open
+        }
+      } else if line == "```" + language {
+        current = []
+      }
+    }
+    return blocks
+  }
+}
