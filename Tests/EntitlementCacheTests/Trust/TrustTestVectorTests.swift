@@ -3,8 +3,8 @@ import Testing
 
 @testable import EntitlementCache
 
-/// The README's test vector for server teams (DESIGN §12): every byte it shows is what this
-/// code computes, and the signature it shows verifies.
+/// The README's test vector for server teams (<doc:TrustedSnapshots>): every byte it shows is what
+/// this code computes, and the signature it shows verifies.
 @Suite("Trusted snapshots: the README's test vector")
 struct TrustTestVectorTests {
   static let scope = Fixture.scope(
