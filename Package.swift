@@ -68,8 +68,8 @@ let package = Package(
       dependencies: ["EntitlementCache", "CSQLite"],
       path: "Benchmarks/entitlement-cache-bench"
     ),
-    // libFuzzer targets (DESIGN §13), one executable picking its target by name; it fuzzes only
-    // when scripts/fuzz.sh builds it with -sanitize=fuzzer and -DENTITLEMENT_CACHE_FUZZING.
+    // libFuzzer targets (<doc:Reliability>), one executable picking its target by name; it fuzzes
+    // only when scripts/fuzz.sh builds it with -sanitize=fuzzer and -DENTITLEMENT_CACHE_FUZZING.
     .executableTarget(
       name: "entitlement-cache-fuzz",
       // CSQLite for the stateful target's own connection, which empties the file between inputs.

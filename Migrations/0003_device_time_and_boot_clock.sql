@@ -1,4 +1,4 @@
--- The time model of DESIGN §5.1: device time and server time kept apart.
+-- The time model (<doc:TimeModel>): device time and server time kept apart.
 --
 -- high_water_mark now holds device times only (the latest device clock reading seen since the
 -- last successful refresh, which resets it). Under version 2 it was raised with the server's
@@ -11,7 +11,7 @@ UPDATE scope SET high_water_mark = coalesce(
     max(coalesce(last_refresh_attempt_at, stored_at), coalesce(stored_at, last_refresh_attempt_at)),
     high_water_mark);
 
--- The boot clock at the last successful refresh (DESIGN §5.1 rule 6): the boot session's
+-- The boot clock at the last successful refresh (<doc:TimeModel>): the boot session's
 -- identity and the time since that boot in milliseconds. NULL where the platform has no such
 -- clock, for a refresh stored with an overridden clock, and for every row written before this
 -- migration, which therefore keep to the wall-clock rules until their next refresh.
@@ -27,7 +27,7 @@ ALTER TABLE scope ADD COLUMN server_offset INTEGER
 -- Which successful refresh the row's high-water mark belongs to: the revision of the write
 -- that stored the snapshot. Read-time marks are persisted only onto the refresh they were
 -- observed under, so a mark raised before another process's refresh cannot undo that
--- refresh's reset (DESIGN §5.1 rule 1). NULL without a snapshot. Rows stored before this
+-- refresh's reset (<doc:TimeModel>). NULL without a snapshot. Rows stored before this
 -- migration take their current revision, which no later write reuses.
 ALTER TABLE scope ADD COLUMN refresh_revision INTEGER;
 UPDATE scope SET refresh_revision = revision WHERE stored_at IS NOT NULL;

@@ -1,5 +1,5 @@
--- The purchase queue of DESIGN §11: one row per store transaction, bound for good to the scope
--- that first observed it. Only hashes identify the observer (its scope_key, and its user_hash
+-- The purchase queue (<doc:PurchaseQueue>): one row per store transaction, bound for good to the
+-- scope that first observed it. Only hashes identify the observer (its scope_key, and its user_hash
 -- and environment for the support tool's listing); the raw app-user ID never reaches the file.
 -- Times are integer milliseconds since the Unix epoch, device time.
 CREATE TABLE purchase_queue (

@@ -1,5 +1,5 @@
--- Trusted snapshots (DESIGN §12): the signed material kept with the snapshot, so every read of
--- the scope from disk can check the signature again and compare the normalized columns with
+-- Trusted snapshots (<doc:TrustedSnapshots>): the signed material kept with the snapshot, so every
+-- read of the scope from disk can check the signature again and compare the normalized columns with
 -- the body it covers.
 --
 -- Written by every store; NULL for a snapshot that came with no signature, and for every row
@@ -17,9 +17,9 @@ ALTER TABLE scope ADD COLUMN response_scope_hash BLOB;
 ALTER TABLE scope ADD COLUMN request_nonce BLOB;
 
 -- What the library decided when the snapshot arrived, with trust roots configured: the
--- trusted server time it checked the intermediate's expiry against (§5.1), and the reason it
--- failed (NULL when verified). trust_checked_at is NULL when the writer had no trust roots:
--- `verification` is then the body's own claim. A read with trust roots decides again from the
--- columns above and must reach the same verdict, or the row was edited: `failed(tampered)`.
+-- trusted server time it checked the intermediate's expiry against (<doc:TimeModel>), and the
+-- reason it failed (NULL when verified). trust_checked_at is NULL when the writer had no trust
+-- roots: `verification` is then the body's own claim. A read with trust roots decides again from
+-- the columns above and must reach the same verdict, or the row was edited: `failed(tampered)`.
 ALTER TABLE scope ADD COLUMN trust_checked_at INTEGER;
 ALTER TABLE scope ADD COLUMN verification_failure TEXT;

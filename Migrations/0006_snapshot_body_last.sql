@@ -30,7 +30,8 @@ CREATE TABLE scope_rebuilt (
   installation_hash BLOB NOT NULL CHECK (length(installation_hash) = 32),
   environment TEXT NOT NULL CHECK (environment IN ('production', 'sandbox', 'local')),
 
-  -- Bookkeeping (DESIGN §4). stored_at is the device time of the last successful refresh.
+  -- Bookkeeping (<doc:Storage#Bookkeeping>). stored_at is the device time of the last successful
+  -- refresh.
   stored_at INTEGER,
   server_time INTEGER,
   last_refresh_attempt_at INTEGER,

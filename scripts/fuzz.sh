@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer targets (DESIGN §13) of Fuzz/entitlement-cache-fuzz, each for SECONDS
+# Runs the libFuzzer targets (<doc:Reliability>) of Fuzz/entitlement-cache-fuzz, each for SECONDS
 # (default 60), and prints per target the inputs executed, the rate and the crashes. Exits
 # non-zero when any target crashed; the crashing input is kept in .build/fuzz/artifacts/TARGET/
 # (.build/fuzz-plain/artifacts/TARGET/ with --without-asan).

@@ -73,8 +73,8 @@ struct CacheCases {
       result: { try CaseResult("read_through_access", workload, $0, sink) })
   }
 
-  /// ``hotAccess(_:)`` on a cache with trust roots (DESIGN §12), every scope resident and
-  /// checked before timing starts: a read from memory checks nothing, so this costs what
+  /// ``hotAccess(_:)`` on a cache with trust roots (<doc:TrustedSnapshots>), every scope resident
+  /// and checked before timing starts: a read from memory checks nothing, so this costs what
   /// hot_access costs.
   func hotAccessVerified(_ trusted: TrustedWorkload) throws -> TimedCase {
     let name = "hot_access_verified"
@@ -105,8 +105,8 @@ struct CacheCases {
       })
   }
 
-  /// ``readThroughAccess(_:)`` on a cache with trust roots (DESIGN §12) over a file of signed
-  /// snapshots: each read from the file reads the scope whole, hashes the body, checks the
+  /// ``readThroughAccess(_:)`` on a cache with trust roots (<doc:TrustedSnapshots>) over a file of
+  /// signed snapshots: each read from the file reads the scope whole, hashes the body, checks the
   /// signature again (the intermediate's certificate was found certified once and is
   /// remembered) and compares the normalized rows with the body's facts. A scope is read from
   /// disk again mostly with its body unchanged (after a failed refresh, or another process's
@@ -248,11 +248,11 @@ struct CacheCases {
       })
   }
 
-  /// ``snapshotWrite(_:samples:)`` of signed snapshots on a cache with trust roots (DESIGN
-  /// §12): the store checks the signature (the certificate's root check is remembered after
-  /// the first) and stores the signed material and the verdict with the rows. Each scope is
-  /// written its own snapshot, signed for it. Compared with ``Baselines/ed25519Verify(_:)``
-  /// plus ``Baselines/rawWrite(_:samples:)``.
+  /// ``snapshotWrite(_:samples:)`` of signed snapshots on a cache with trust roots
+  /// (<doc:TrustedSnapshots>): the store checks the signature (the certificate's root check is
+  /// remembered after the first) and stores the signed material and the verdict with the rows. Each
+  /// scope is written its own snapshot, signed for it. Compared with
+  /// ``Baselines/ed25519Verify(_:)`` plus ``Baselines/rawWrite(_:samples:)``.
   func snapshotWriteSigned(_ trusted: TrustedWorkload, samples: Int) throws -> TimedCase {
     let name = "snapshot_write_signed"
     let workload = trusted.workload
@@ -299,8 +299,8 @@ struct CacheCases {
       })
   }
 
-  /// Enqueuing a purchase just observed (DESIGN §11): one write transaction, durable when it
-  /// returns, with a fresh transaction ID and the template's 3 KB token each time, observed by
+  /// Enqueuing a purchase just observed (<doc:PurchaseQueue>): one write transaction, durable when
+  /// it returns, with a fresh transaction ID and the template's 3 KB token each time, observed by
   /// the scopes in the seeded order. Nothing reads, so there are no read marks to persist with
   /// it. Compared with ``Baselines/rawEnqueue(_:samples:lookup:)``.
   func purchaseEnqueue(_ workload: Workload, samples: Int) throws -> TimedCase {

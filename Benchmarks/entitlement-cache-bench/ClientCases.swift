@@ -2,8 +2,8 @@ import EntitlementCache
 import Foundation
 import Synchronization
 
-/// The cases of issue 11: what the refresh client (DESIGN §10) adds on top of the cache, for
-/// the read an app makes most and for the start-up an app waits on.
+/// The cases of issue 11: what the refresh client (<doc:RefreshClient>) adds on top of the cache,
+/// for the read an app makes most and for the start-up an app waits on.
 ///
 /// Each client runs as an app's does, on ``SystemClientRuntime`` (real tasks on the global
 /// executor, the default cross-process check every second), but with the cache's fixed clock,

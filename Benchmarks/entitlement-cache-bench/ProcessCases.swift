@@ -19,14 +19,14 @@ struct ProcessCases {
       return .skipped(name, workload, reason: "no entitlement-cache binary (pass --cli PATH)")
     }
     // The binary must answer correctly before its speed means anything: granted (exit 0) for a
-    // stored scope, not granted (exit 1) for a scope that was never stored.
+    // stored scope, not granted (exit 1) for a scope that was never stored (<doc:CommandLineTool>).
     let granted = try Spawn.run(cli, checkArguments(workload, user: Workload.user(0)))
     let unknown = try Spawn.run(cli, checkArguments(workload, user: "never-stored"))
     guard granted.status == 0, unknown.status == 1 else {
       return .skipped(
         name, workload,
         reason:
-          "\(cli) does not answer check per DESIGN §9 (exit \(granted.status) for a stored scope, \(unknown.status) for an unknown one)"
+          "\(cli) does not answer check with its exit codes (exit \(granted.status) for a stored scope, \(unknown.status) for an unknown one)"
       )
     }
     var sequence = ScopeSequence(count: workload.scopeCount)

@@ -58,7 +58,7 @@ struct Suite {
       in: path + "/under-writes", scopes: Workload.headlineScopes,
       entitlements: Workload.headlineEntitlements, makeDirectory: true)
     // Issue 13: the same 100 scopes, each holding a snapshot signed for it, for a cache with
-    // trust roots (DESIGN §12).
+    // trust roots (<doc:TrustedSnapshots>).
     let trusted = try TrustedWorkload.create(
       in: path + "/trusted", scopes: Workload.headlineScopes,
       entitlements: Workload.headlineEntitlements)

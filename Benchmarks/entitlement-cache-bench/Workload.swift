@@ -108,7 +108,8 @@ struct Workload {
   }
 }
 
-/// Snapshot JSON in the DESIGN §3 shape, with `pro` and as many other entitlements as asked.
+/// Snapshot JSON in the snapshot format (<doc:SnapshotFormat>), with `pro` and as many other
+/// entitlements as asked.
 enum SnapshotJSON {
   static func make(entitlements count: Int) -> String {
     precondition(count >= 1, "a workload snapshot holds at least pro")

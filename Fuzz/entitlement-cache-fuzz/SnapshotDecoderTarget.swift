@@ -7,8 +7,8 @@ import EntitlementCacheTesting
   import Foundation
 #endif
 
-/// `CustomerInfoSnapshot(jsonData:)` on the input (DESIGN §3). The library's JSON parser,
-/// its first step, accepts only what `JSONDecoder` accepts, and reads it as the same value
+/// `CustomerInfoSnapshot(jsonData:)` on the input (<doc:SnapshotFormat>). The library's JSON
+/// parser, its first step, accepts only what `JSONDecoder` accepts, and reads it as the same value
 /// (the parser's tests check this on generated documents). When the snapshot decodes:
 /// - the same bytes decode again to an equal snapshot, and the model re-encoded reads back as
 ///   the same CustomerInfo;

@@ -1,13 +1,14 @@
 import TestSupport
 
 /// The snapshots the stateful target stores, as a server would send them, around its clock's
-/// start (2026-11-30T12:00:00Z): between them they reach every state of DESIGN §5 and §6.
+/// start (2026-11-30T12:00:00Z): between them they reach every state of the offline rules
+/// (<doc:OfflineRules>).
 enum SnapshotVariants {
   static let all = [
     sample, graceAndFamily, deviceBlocked, serverAhead, empty, oversized, deviceUnknown,
   ]
 
-  /// DESIGN §3's sample, the one every test shares.
+  /// The example snapshot (<doc:SnapshotFormat>), the one every test shares.
   static let sample = SampleSnapshot.json
 
   /// Grace with and without its end, billing retry, family sharing, an unknown status and

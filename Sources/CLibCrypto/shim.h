@@ -11,8 +11,8 @@
 #include <openssl/sha.h>
 
 // Ed25519 has no low-level API in OpenSSL 3: EVP is the only way in. It is used only where a
-// signature is checked (a signed snapshot stored or read from disk, DESIGN §12), never on the
-// hot path.
+// signature is checked (a signed snapshot stored or read from disk, <doc:TrustedSnapshots>), never
+// on the hot path.
 #include <openssl/evp.h>
 
 #endif

@@ -16,7 +16,7 @@ import Testing
     let (result, json) = try workspace.check(now: "2026-11-30T12:01:00Z")
     #expect(result.status == 0)
     #expect(result.stderr.isEmpty)
-    // Every field of DESIGN §9, in its order.
+    // Every field `check --json` prints (<doc:CommandLineTool>), in its order.
     let keys = [
       "\"entitlement\"", "\"state\"", "\"reason\"", "\"recovery\"", "\"isHighTrust\"",
       "\"evidence\"", "\"device\"",
@@ -182,7 +182,7 @@ import Testing
     let tooOld = try workspace.check(now: "2026-12-02T12:00:00Z", ["--max-snapshot-age", "1d"])
     #expect(tooOld.result.status == 1)
     #expect(tooOld.json["reason"] as? String == "snapshot_too_old")
-    // DESIGN §6: offlineUnavailable names no validUntil.
+    // offlineUnavailable names no validUntil (<doc:OfflineRules#Decisions>).
     #expect(evidence(tooOld.json)["validUntil"] is NSNull)
 
     // server-snapshot: expiresAt is not compared with the device clock, but the snapshot

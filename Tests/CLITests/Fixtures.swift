@@ -21,7 +21,7 @@ enum Sample {
   /// 2026-11-30T12:00:00Z, the `requestDate` of ``json``.
   static let requestDate = SampleSnapshot.requestDate
 
-  /// The DESIGN §3 example snapshot, with a recognisable token.
+  /// The example snapshot (<doc:SnapshotFormat>), with a recognisable token.
   static let json = SampleSnapshot.json
 
   /// A snapshot with one entitlement of the given fields, at ``requestDate``.

@@ -5,7 +5,7 @@ import Testing
 // For a raw connection that forces a row past the schema's checks, as another tool might.
 @testable import EntitlementCache
 
-/// `queue` and doctor's purchase counts (DESIGN §11): what a support engineer reads of the
+/// `queue` and doctor's purchase counts (<doc:PurchaseQueue>): what a support engineer reads of the
 /// purchase queue, by hash only, without changing the file.
 @Suite struct QueueCommandTests {
   let workspace: Workspace

@@ -943,7 +943,7 @@ enum SimScript {
   }
 }
 
-// MARK: The purchase queue (DESIGN §11)
+// MARK: The purchase queue (<doc:PurchaseQueue>)
 
 extension SimulateTests {
   @Test func aPurchaseIsPostedAsItsObserverAcrossAnAccountSwitchAndNeverAsTheNextUser() throws {

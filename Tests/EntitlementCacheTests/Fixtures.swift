@@ -32,7 +32,7 @@ enum Fixture {
     }
   }
 
-  /// The DESIGN §3 example snapshot.
+  /// The example snapshot (<doc:SnapshotFormat>).
   static let sampleJSON = SampleSnapshot.json
 
   static func snapshot(_ json: String = sampleJSON) throws -> CustomerInfoSnapshot {

@@ -1,4 +1,4 @@
-/// The DESIGN §3 example snapshot, which the library and CLI tests share.
+/// The example snapshot (<doc:SnapshotFormat>), which the library and CLI tests share.
 public enum SampleSnapshot {
   /// The access-context token in ``json``: tests check it never reaches any output.
   public static let token = "SECRET-ACCESS-TOKEN"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# kill -9 during writes (DESIGN §8, §13): a snapshot write is one transaction, all or nothing,
-# whenever the process dies.
+# kill -9 during writes (<doc:Storage>, <doc:Reliability>): a snapshot write is one transaction, all
+# or nothing, whenever the process dies.
 #
 #   scripts/reliability/kill-writes.sh [RUNS] [BIN]     # RUNS default 1000
 #

@@ -12,8 +12,9 @@ Subcommands (the .sh scripts call them; run by hand for debugging):
   reliability.py soak-setup   BIN DB SNAPDIR
   reliability.py soak-report  DB WRITER_JSON READER_JSON SECONDS
 
-The oracle. Three snapshot variants of the DESIGN §3 sample (Tests/TestSupport/SampleSnapshot
-.swift) for the same scope, each recognisable from every place a reader can see it:
+The oracle. Three snapshot variants of the example snapshot
+(Tests/TestSupport/SampleSnapshot.swift) for the same scope, each recognisable from every place
+a reader can see it:
 
   variant  requestDate (scope row   put --now    entitlement rows        marker  access context
            server_time, JSON body)  (stored_at)  (pro.verified_at)       key     expires

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Two processes, one file (DESIGN §8, §13): one writer, readers never block on it, never see
-# SQLITE_BUSY, and always read a whole snapshot.
+# Two processes, one file (<doc:Storage>, <doc:Reliability>): one writer, readers never block on it,
+# never see SQLITE_BUSY, and always read a whole snapshot.
 #
 #   scripts/reliability/two-process-soak.sh [SECONDS] [BIN]     # SECONDS default 60
 #

@@ -5,7 +5,7 @@
 #endif
 
 /// The clocks the cache reads: the device's wall clock for `now`, and where the platform has
-/// one, the clock that counts since boot across sleep (DESIGN §5.1 rule 6).
+/// one, the clock that counts since boot across sleep (<doc:TimeModel>).
 ///
 /// Apps use ``system``. Tests inject a `ManualClock` from the `EntitlementCacheTesting`
 /// product. The command-line tool's `--now` uses a clock stopped at that date with no boot

@@ -85,7 +85,7 @@ public struct CacheConfiguration: Sendable {
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.
   public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit
 
-  /// The pinned Ed25519 roots (DESIGN §12). When set, the library decides verification
+  /// The pinned Ed25519 roots (<doc:TrustedSnapshots>). When set, the library decides verification
   /// itself: a snapshot is `verified` only when its signature checks, and `failed` with a
   /// ``VerificationFailure`` otherwise; the body's own `verification` field is ignored. The
   /// signed material is stored with the snapshot and checked again, against the normalized

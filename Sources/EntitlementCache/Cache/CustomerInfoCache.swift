@@ -123,8 +123,8 @@ public struct CachedCustomerInfo: Sendable, Hashable {
   public var snapshot: CustomerInfoSnapshot?
   /// When it was stored and what happened since.
   public var bookkeeping: ScopeBookkeeping
-  /// With trust roots, what the library decided about the snapshot (DESIGN §12), checked as
-  /// it was read; nil without them, or without a snapshot. The snapshot's own
+  /// With trust roots, what the library decided about the snapshot (<doc:TrustedSnapshots>),
+  /// checked as it was read; nil without them, or without a snapshot. The snapshot's own
   /// `verification` is the body's claim, which trust roots ignore.
   public var verdict: TrustVerdict?
 

@@ -123,7 +123,7 @@ struct AccessSubscriber {
   }
 }
 
-/// Backed-off retries after failed fetches (DESIGN §10 item 9): the first after the initial
+/// Backed-off retries after failed fetches (<doc:RefreshClient>): the first after the initial
 /// delay, each next one twice as late up to the maximum, each scaled by a random factor in
 /// 0.75..<1.25 (and still capped) so devices that failed together do not retry together.
 struct RetrySchedule {

@@ -31,7 +31,7 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomR
   public var scope: CacheScope
   /// The raw app-user ID to send. It is the SDK's own; the cache stores only its hash.
   public var appUserID: String
-  /// 16 fresh random bytes for the server to sign with its answer (DESIGN §12).
+  /// 16 fresh random bytes for the server to sign with its answer (<doc:TrustedSnapshots>).
   public var nonce: [UInt8]
   /// The flow that asked.
   public var flow: RefreshFlow
@@ -53,10 +53,10 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomR
 
 /// The server's answer.
 public struct FetchedCustomerInfo: Sendable, Hashable {
-  /// The response body: a CustomerInfo snapshot as JSON (DESIGN §3), exactly as received.
+  /// The response body, exactly as received: a CustomerInfo snapshot (<doc:SnapshotFormat>).
   public var body: Data
-  /// The signed material that came with the body (DESIGN §12), the server's signature over
-  /// it, its `requestDate`, the scope and the request's ``FetchRequest/nonce``; nil when the
+  /// The signed material that came with the body (<doc:TrustedSnapshots>), the server's signature
+  /// over it, its `requestDate`, the scope and the request's ``FetchRequest/nonce``; nil when the
   /// answer came unsigned. The client stores it with the snapshot, with the nonce it sent.
   public var signature: ResponseSignature?
 

@@ -164,7 +164,7 @@ extension EntitlementClient {
     core.withLock { core in core.removedScopes[scope.key].map { $0 > epoch } ?? false }
   }
 
-  /// Stores or records `answer` under the flight's scope (DESIGN §10 items 7–9), holding the
+  /// Stores or records `answer` under the flight's scope (<doc:RefreshClient>), holding the
   /// write lock from the logged-out check to the write.
   private func apply(
     _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,

@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// The refresh client: what an SDK runs on top of any ``CustomerInfoCache`` (DESIGN §10).
+/// The refresh client: what an SDK runs on top of any ``CustomerInfoCache`` (<doc:RefreshClient>).
 ///
 /// It fills the cache from the SDK's ``CustomerInfoFetcher`` in the flows the product documents
 /// name, and publishes the current identity's state to the app. It owns no storage.
@@ -142,7 +142,7 @@ public final class EntitlementClient: Sendable {
     core.withLock { $0.published }
   }
 
-  /// The current identity's state under `fetchPolicy` (DESIGN §10 item 4).
+  /// The current identity's state under `fetchPolicy` (<doc:RefreshClient>).
   ///
   /// The state answered is the identity's that is current when the call returns: if the app
   /// switched users while it waited, it gets the new user's state (see ``ClientState/appUserID``),

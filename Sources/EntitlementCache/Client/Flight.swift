@@ -1,5 +1,5 @@
 /// One network fetch for one scope, which every refresh of that scope joins while it is in the
-/// air (DESIGN §10 item 5).
+/// air (<doc:RefreshClient>).
 ///
 /// The flight and a caller that stops waiting for it (a `fetchCurrent` timeout) take the same
 /// lock to decide who writes first: either the caller records the timeout before the answer is

@@ -1,4 +1,4 @@
-/// The flow that asked for a refresh (DESIGN §10 item 6); the fetcher sees it, and each
+/// The flow that asked for a refresh (<doc:RefreshClient>); the fetcher sees it, and each
 /// ``RefreshReport`` names it.
 public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
   /// ``EntitlementClient/start(in:)``: the configure flow.
@@ -33,7 +33,7 @@ public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How ``EntitlementClient/state(fetchPolicy:)`` balances the cache and the network
-/// (DESIGN §10 item 4).
+/// (<doc:RefreshClient>).
 public enum FetchPolicy: Sendable, Hashable {
   /// The cached state; never the network.
   case cacheOnly

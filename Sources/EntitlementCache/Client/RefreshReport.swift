@@ -1,4 +1,4 @@
-/// How one fetch ended, or a forced wait for it (DESIGN §10).
+/// How one fetch ended, or a forced wait for it (<doc:RefreshClient>).
 public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
   /// The answer was stored.
   case stored

@@ -139,10 +139,10 @@ public struct AccessEvidence: Sendable, Hashable {
   /// with the server's time whatever it is.
   public var clockOffset: Int?
   /// The cache's estimate of the server's clock at this decision, which every server-issued
-  /// boundary was compared with (DESIGN §5.1). Nil without a snapshot.
+  /// boundary was compared with (<doc:TimeModel>). Nil without a snapshot.
   public var estimatedServerTime: Date?
-  /// The scope observed a purchase the queue has not posted yet (DESIGN §11). It never grants
-  /// by itself: on a denial or `offlineUnavailable`, say "purchase processing", not "buy".
+  /// The scope observed a purchase the queue has not posted yet (<doc:PurchaseQueue>). It never
+  /// grants by itself: on a denial or `offlineUnavailable`, say "purchase processing", not "buy".
   public var pendingPurchase: Bool
 
   /// Creates evidence.

@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// The time one evaluation uses (DESIGN §5.1): the device's time guarded against being set
+/// The time one evaluation uses (<doc:TimeModel>): the device's time guarded against being set
 /// back, the time elapsed since the refresh, and the cache's estimate of the server's clock.
 ///
 /// Two clocks meet here. The device's can be set by a person, or run minutes slow; the
@@ -22,7 +22,7 @@ struct ClockReading: Sendable, Hashable {
   /// in the refresh's boot session, else `effectiveDeviceNow - storedAt`. Never negative; zero
   /// without a snapshot.
   var elapsed: TimeInterval
-  /// The estimate of the server's clock: `requestDate + elapsed`, which is DESIGN's
+  /// The estimate of the server's clock: `requestDate + elapsed`, which is the time model's
   /// `max(effectiveDeviceNow + serverOffset, requestDate)` since `serverOffset` is
   /// `requestDate - storedAt`. Without a snapshot, `effectiveDeviceNow`.
   var serverNow: Date

@@ -115,7 +115,7 @@ public enum EntitlementEvaluator {
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
   ) -> EvaluatedCustomerInfo {
     var evaluated = info
-    // With trust roots the library's verdict, not the body's claim (DESIGN §12).
+    // With trust roots the library's verdict, not the body's claim (<doc:TrustedSnapshots>).
     if evaluated.verification != snapshot.verification {
       evaluated.verification = snapshot.verification
     }
@@ -198,17 +198,19 @@ public enum EntitlementEvaluator {
   ) -> Freshness {
     if bookkeeping.lastRefreshFailedAt != nil { return .offline }
     guard bookkeeping.storedAt != nil else { return .stale }
-    // Elapsed time is the device's (DESIGN §5.1 rule 4): a device clock minutes slow does not
+    // Elapsed time is the device's (<doc:TimeModel>): a device clock minutes slow does not
     // make a refresh read stale the moment it lands.
     return clock.elapsed < policy.staleAfter ? .fresh : .stale
   }
 
-  /// DESIGN §5 steps 2–7 for one key. The hot path calls this with facts already in memory.
+  /// The offline rules (<doc:OfflineRules>) for one key, on a clock already read. The hot path
+  /// calls this with facts already in memory.
   ///
   /// Server-issued boundaries are compared with `clock.serverNow`, elapsed times with
-  /// `clock.elapsed` (DESIGN §5.1). `validUntil` follows DESIGN §6: the first instant without
-  /// access, in server time, while access holds or after it lapsed by its own boundary; nil for
-  /// every other denial and for `offlineUnavailable`, so a denial never shows one still ahead.
+  /// `clock.elapsed` (<doc:TimeModel>). `validUntil` follows <doc:OfflineRules#Decisions>: the
+  /// first instant without access, in server time, while access holds or after it lapsed by its own
+  /// boundary; nil for every other denial and for `offlineUnavailable`, so a denial never shows one
+  /// still ahead.
   static func decide(
     _ key: String, facts: EntitlementFacts?, snapshot: SnapshotFacts,
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
@@ -344,9 +346,9 @@ public enum EntitlementEvaluator {
 }
 
 extension ScopeBookkeeping {
-  /// `serverTime` is the snapshot's `requestDate` (DESIGN §4), which bounds lifetime access
-  /// without `verifiedAt`. Bookkeeping built by hand for a CustomerInfo held in memory may
-  /// omit it; without it that access would never end.
+  /// `serverTime` is the snapshot's `requestDate` (<doc:Storage#Bookkeeping>), which bounds
+  /// lifetime access without `verifiedAt`. Bookkeeping built by hand for a CustomerInfo held in
+  /// memory may omit it; without it that access would never end.
   fileprivate func withServerTime(of info: CustomerInfo) -> ScopeBookkeeping {
     guard serverTime == nil else { return self }
     var filled = self

@@ -24,7 +24,7 @@ public struct EvaluatedCustomerInfo: Sendable, Hashable {
   /// of the device's at the last refresh. Nil without a snapshot.
   public var clockOffset: Int?
   /// The cache's estimate of the server's clock now, which every server-issued boundary was
-  /// compared with (DESIGN §5.1).
+  /// compared with (<doc:TimeModel>).
   public var estimatedServerTime: Date
   /// The scope's bookkeeping.
   public var bookkeeping: ScopeBookkeeping

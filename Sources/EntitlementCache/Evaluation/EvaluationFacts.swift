@@ -45,7 +45,7 @@ struct EntitlementFacts: Sendable, Hashable {
 /// The snapshot-wide facts a decision needs, besides the entitlement's own.
 struct SnapshotFacts: Sendable, Hashable {
   var verification: OpenEnum<VerificationStatus>
-  /// Why the library decided `failed` (DESIGN §12); nil otherwise.
+  /// Why the library decided `failed` (<doc:TrustedSnapshots>); nil otherwise.
   var verificationFailure: VerificationFailure?
   var accessContextExpiresAt: Date?
   var deviceAccess: DeviceAccessInfo?

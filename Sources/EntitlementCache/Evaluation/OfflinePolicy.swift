@@ -41,7 +41,7 @@ public struct OfflinePolicy: Sendable, Hashable {
   public var clockRollbackTolerance: TimeInterval
   /// Whether `family_shared` entitlements are denied. Default false.
   public var excludeFamilyShared: Bool
-  /// Whether only a `verified` snapshot may decide (DESIGN §12): any other answers
+  /// Whether only a `verified` snapshot may decide (<doc:TrustedSnapshots>): any other answers
   /// ``UnavailableReason/unverified``. Default false: verification is informational, shown in
   /// the evidence. With ``CacheConfiguration/trustRoots`` set, `verified` is the library's own
   /// check of the server's signature, made again on every read from disk; without them it is

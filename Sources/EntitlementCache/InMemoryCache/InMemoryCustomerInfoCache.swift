@@ -8,7 +8,7 @@
 /// as its only storage.
 ///
 /// It keeps one snapshot and its ``ScopeBookkeeping`` per scope and decides with the same
-/// evaluator, on the same time model (DESIGN §5.1): times are kept to the millisecond, a
+/// evaluator, on the same time model (<doc:TimeModel>): times are kept to the millisecond, a
 /// successful refresh resets the device high-water mark, and every failed refresh and every
 /// read raises it. For the same calls on the same clock it gives the same decisions, evaluated
 /// CustomerInfo and ``load(_:)`` bookkeeping as the SQLite cache (once that one has persisted
@@ -406,7 +406,7 @@ private struct StoredScope: Sendable {
     if floored > bookkeeping.deviceHighWaterMark { bookkeeping.deviceHighWaterMark = floored }
   }
 
-  /// The clocks for this scope now (DESIGN §5.1).
+  /// The clocks for this scope now (<doc:TimeModel>).
   func clockReading(now: Date, boot: BootInstant?, policy: OfflinePolicy) -> ClockReading {
     ClockReading(
       now: now, boot: boot, bookkeeping: bookkeeping, tolerance: policy.clockRollbackTolerance)

@@ -26,7 +26,7 @@ public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
   public let customerInfo: CustomerInfo
   /// The JSON that is stored: the server's bytes, or the encoding of a CustomerInfo built in code.
   public let jsonData: Data
-  /// The server's signature over these bytes, kept with them (DESIGN §12); nil when the
+  /// The server's signature over these bytes, kept with them (<doc:TrustedSnapshots>); nil when the
   /// response came unsigned. A cache with ``TrustRoots`` decides `verified` from it alone.
   public let signature: ResponseSignature?
   /// The nonce the request sent, which the signature must carry; nil when it sent none, or for

@@ -134,8 +134,8 @@ public struct DeviceSummary: Sendable, Hashable, JSONModel {
 
 extension DeviceAccessInfo: CustomReflectable {
   /// Every field but the values of the unknown ones, which are listed by name only: the server
-  /// may put a device token there (DESIGN §3 keeps tokens out of every output), so `dump`, a
-  /// debugger and `String(describing:)` of a CustomerInfo never show one.
+  /// may put a device token there, and tokens stay out of every output (<doc:SnapshotFormat>), so
+  /// `dump`, a debugger and `String(describing:)` of a CustomerInfo never show one.
   public var customMirror: Mirror {
     Mirror(
       self,

@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// What the cache knows about a scope besides its snapshot (DESIGN §4).
+/// What the cache knows about a scope besides its snapshot (<doc:Storage#Bookkeeping>).
 ///
 /// Device times (what the device's wall clock said) and server times (`requestDate`) are kept
 /// apart: ``serverOffset`` links them at the last successful refresh, and the high-water mark
@@ -32,7 +32,8 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   /// SHA-256 of the stored snapshot bytes.
   public var snapshotSHA256: [UInt8]?
   /// The purchase queue holds a purchase this scope observed that is not posted yet
-  /// (`pending` or `posting`, DESIGN §11): a denial then says "purchase processing", not "buy".
+  /// (`pending` or `posting`; see <doc:PurchaseQueue>): a denial then says "purchase processing",
+  /// not "buy".
   public var hasPendingPurchase: Bool
 }
 

@@ -1,4 +1,4 @@
-/// The persistent purchase queue (DESIGN §11): what the refresh client posts purchases from.
+/// The persistent purchase queue the refresh client posts purchases from (<doc:PurchaseQueue>).
 ///
 /// ``SQLiteCustomerInfoCache`` keeps it in the cache's file, in the same transactions as
 /// everything else it writes; ``InMemoryCustomerInfoCache`` keeps it in memory. A cache of an

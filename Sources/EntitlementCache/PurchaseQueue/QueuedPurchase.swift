@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// Where a queued purchase is on its way to the server (DESIGN §11).
+/// Where a queued purchase is on its way to the server (<doc:PurchaseQueue>).
 public enum PurchaseState: String, Sendable, Hashable, CaseIterable {
   /// Waiting to be posted: never posted, or posted and failed transiently (see
   /// ``QueuedPurchase/nextAttemptAt``).

@@ -6,7 +6,7 @@ enum EmbeddedMigrations {
     Migration(
       version: 1,
       name: "scoped_snapshots",
-      sql: #"""
+      sql: ##"""
         -- One row per scope. A scope is known only by hashes: the raw SDK key, installation ID and
         -- app-user ID never reach this file (see Sources/EntitlementCache/Scope/CacheScope.swift for the hash construction).
         -- Times are integer milliseconds since the Unix epoch.
@@ -18,7 +18,8 @@ enum EmbeddedMigrations {
           installation_hash BLOB NOT NULL CHECK (length(installation_hash) = 32),
           environment TEXT NOT NULL CHECK (environment IN ('production', 'sandbox', 'local')),
 
-          -- Bookkeeping (DESIGN §4). stored_at is the device time of the last successful refresh.
+          -- Bookkeeping (<doc:Storage#Bookkeeping>). stored_at is the device time of the last successful
+          -- refresh.
           stored_at INTEGER,
           server_time INTEGER,
           last_refresh_attempt_at INTEGER,
@@ -68,7 +69,7 @@ enum EmbeddedMigrations {
           PRIMARY KEY (scope_id, key)
         ) WITHOUT ROWID;
 
-        """#
+        """##
     ),
     Migration(
       version: 2,
@@ -124,7 +125,7 @@ enum EmbeddedMigrations {
       version: 3,
       name: "device_time_and_boot_clock",
       sql: #"""
-        -- The time model of DESIGN §5.1: device time and server time kept apart.
+        -- The time model (<doc:TimeModel>): device time and server time kept apart.
         --
         -- high_water_mark now holds device times only (the latest device clock reading seen since the
         -- last successful refresh, which resets it). Under version 2 it was raised with the server's
@@ -137,7 +138,7 @@ enum EmbeddedMigrations {
             max(coalesce(last_refresh_attempt_at, stored_at), coalesce(stored_at, last_refresh_attempt_at)),
             high_water_mark);
 
-        -- The boot clock at the last successful refresh (DESIGN §5.1 rule 6): the boot session's
+        -- The boot clock at the last successful refresh (<doc:TimeModel>): the boot session's
         -- identity and the time since that boot in milliseconds. NULL where the platform has no such
         -- clock, for a refresh stored with an overridden clock, and for every row written before this
         -- migration, which therefore keep to the wall-clock rules until their next refresh.
@@ -153,7 +154,7 @@ enum EmbeddedMigrations {
         -- Which successful refresh the row's high-water mark belongs to: the revision of the write
         -- that stored the snapshot. Read-time marks are persisted only onto the refresh they were
         -- observed under, so a mark raised before another process's refresh cannot undo that
-        -- refresh's reset (DESIGN §5.1 rule 1). NULL without a snapshot. Rows stored before this
+        -- refresh's reset (<doc:TimeModel>). NULL without a snapshot. Rows stored before this
         -- migration take their current revision, which no later write reuses.
         ALTER TABLE scope ADD COLUMN refresh_revision INTEGER;
         UPDATE scope SET refresh_revision = revision WHERE stored_at IS NOT NULL;
@@ -164,8 +165,8 @@ enum EmbeddedMigrations {
       version: 4,
       name: "purchase_queue",
       sql: #"""
-        -- The purchase queue of DESIGN §11: one row per store transaction, bound for good to the scope
-        -- that first observed it. Only hashes identify the observer (its scope_key, and its user_hash
+        -- The purchase queue (<doc:PurchaseQueue>): one row per store transaction, bound for good to the
+        -- scope that first observed it. Only hashes identify the observer (its scope_key, and its user_hash
         -- and environment for the support tool's listing); the raw app-user ID never reaches the file.
         -- Times are integer milliseconds since the Unix epoch, device time.
         CREATE TABLE purchase_queue (
@@ -240,8 +241,8 @@ enum EmbeddedMigrations {
       version: 5,
       name: "signed_snapshots",
       sql: #"""
-        -- Trusted snapshots (DESIGN §12): the signed material kept with the snapshot, so every read of
-        -- the scope from disk can check the signature again and compare the normalized columns with
+        -- Trusted snapshots (<doc:TrustedSnapshots>): the signed material kept with the snapshot, so every
+        -- read of the scope from disk can check the signature again and compare the normalized columns with
         -- the body it covers.
         --
         -- Written by every store; NULL for a snapshot that came with no signature, and for every row
@@ -259,10 +260,10 @@ enum EmbeddedMigrations {
         ALTER TABLE scope ADD COLUMN request_nonce BLOB;
 
         -- What the library decided when the snapshot arrived, with trust roots configured: the
-        -- trusted server time it checked the intermediate's expiry against (§5.1), and the reason it
-        -- failed (NULL when verified). trust_checked_at is NULL when the writer had no trust roots:
-        -- `verification` is then the body's own claim. A read with trust roots decides again from the
-        -- columns above and must reach the same verdict, or the row was edited: `failed(tampered)`.
+        -- trusted server time it checked the intermediate's expiry against (<doc:TimeModel>), and the
+        -- reason it failed (NULL when verified). trust_checked_at is NULL when the writer had no trust
+        -- roots: `verification` is then the body's own claim. A read with trust roots decides again from
+        -- the columns above and must reach the same verdict, or the row was edited: `failed(tampered)`.
         ALTER TABLE scope ADD COLUMN trust_checked_at INTEGER;
         ALTER TABLE scope ADD COLUMN verification_failure TEXT;
 
@@ -271,7 +272,7 @@ enum EmbeddedMigrations {
     Migration(
       version: 6,
       name: "snapshot_body_last",
-      sql: #"""
+      sql: ##"""
         -- The snapshot's body moves to the end of the scope row.
         --
         -- A body of a few KiB is larger than a page keeps in place, so most of the row's record goes
@@ -304,7 +305,8 @@ enum EmbeddedMigrations {
           installation_hash BLOB NOT NULL CHECK (length(installation_hash) = 32),
           environment TEXT NOT NULL CHECK (environment IN ('production', 'sandbox', 'local')),
 
-          -- Bookkeeping (DESIGN §4). stored_at is the device time of the last successful refresh.
+          -- Bookkeeping (<doc:Storage#Bookkeeping>). stored_at is the device time of the last successful
+          -- refresh.
           stored_at INTEGER,
           server_time INTEGER,
           last_refresh_attempt_at INTEGER,
@@ -417,7 +419,7 @@ enum EmbeddedMigrations {
           UPDATE scope SET unsent_purchases = unsent_purchases - 1 WHERE scope_key = OLD.observer_key;
         END;
 
-        """#
+        """##
     ),
     Migration(
       version: 7,

@@ -81,10 +81,11 @@ package struct DatabaseHealth: Sendable, Hashable {
   /// gave a state outside the schema); empty when the file predates the queue (schema 3 or
   /// earlier); nil when the damage the integrity check reports makes the queue unreadable.
   package var purchaseCounts: [PurchaseState: Int]?
-  /// Scopes holding a snapshot, by the verdict recorded when it was stored (DESIGN §12); the
-  /// nil key counts those stored by a cache without trust roots, which decided nothing. Not
-  /// checked again here: `entitlement-cache verify` re-checks a scope. Empty for a file from
-  /// before trusted snapshots (schema 4 or earlier); nil when damage stops the count.
+  /// Scopes holding a snapshot, by the verdict recorded when it was stored
+  /// (<doc:TrustedSnapshots>); the nil key counts those stored by a cache without trust roots,
+  /// which decided nothing. Not checked again here: `entitlement-cache verify` re-checks a scope.
+  /// Empty for a file from before trusted snapshots (schema 4 or earlier); nil when damage stops
+  /// the count.
   package var verificationCounts: [TrustVerdict?: Int]?
 
   /// Whether the integrity check passed and this build reads the schema: its own or an

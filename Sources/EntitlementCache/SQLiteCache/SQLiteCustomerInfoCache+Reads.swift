@@ -145,8 +145,9 @@ extension SQLiteCustomerInfoCache {
     var clock: ClockReading
   }
 
-  /// Reads `scope` from the file again and checks its signature and rows now (DESIGN §12),
-  /// whatever memory held: what `entitlement-cache verify` runs. Later reads use the result.
+  /// Reads `scope` from the file again and checks its signature and rows now
+  /// (<doc:TrustedSnapshots>), whatever memory held: what `entitlement-cache verify` runs. Later
+  /// reads use the result.
   ///
   /// - Returns: The verdict; nil when no snapshot is stored.
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` when the cache has no

@@ -12,9 +12,10 @@ extension SQLiteCustomerInfoCache {
   /// The next read in this process sees the write at once; other processes within the
   /// cross-process check interval.
   ///
-  /// With ``CacheConfiguration/trustRoots`` set, the signature is checked here (DESIGN §12),
-  /// the intermediate's expiry against the scope's trusted server time (§5.1), and the verdict
-  /// is stored with the signed material, to be checked again on every read from the file.
+  /// With ``CacheConfiguration/trustRoots`` set, the signature is checked here
+  /// (<doc:TrustedSnapshots>), the intermediate's expiry against the scope's trusted server time
+  /// (<doc:TimeModel>), and the verdict is stored with the signed material, to be checked again on
+  /// every read from the file.
   ///
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
   ///   ``CacheConfiguration/snapshotSizeLimit``; ``CacheError/unverifiedSnapshot(_:)`` when it
@@ -94,7 +95,7 @@ extension SQLiteCustomerInfoCache {
       let (rowID, pending) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
         statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
-        // The refresh's device time is also the reset high-water mark (DESIGN §5.1 rule 1):
+        // The refresh's device time is also the reset high-water mark (<doc:TimeModel>):
         // the server's requestDate goes only into server_time.
         try statement.bind(now, to: SnapshotParameter.refreshedAt)
         try statement.bind(info.requestDate, to: SnapshotParameter.requestDate)

@@ -48,7 +48,7 @@ enum SHA256 {
 
 }
 
-/// Ed25519 signatures (RFC 8032): what the trusted snapshots of DESIGN §12 are signed with.
+/// Ed25519 signatures (RFC 8032): what trusted snapshots are signed with (<doc:TrustedSnapshots>).
 ///
 /// Keys and signatures are raw bytes: a 32-byte public key, a 32-byte private key (the RFC's
 /// seed) and a 64-byte signature. Nothing here logs or describes a key.

@@ -4,8 +4,8 @@
   import Foundation
 #endif
 
-/// The signed material that comes with a server's response (DESIGN §12): the signature, the
-/// intermediate key's certificate, and what the server signed besides the body.
+/// The signed material that comes with a server's response (<doc:TrustedSnapshots>): the signature,
+/// the intermediate key's certificate, and what the server signed besides the body.
 ///
 /// Its description says only how long each part is: no signature or key is ever printed.
 public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible,

@@ -4,9 +4,9 @@
   import Foundation
 #endif
 
-/// The server's side of DESIGN §12, for the package's own tools and tests: the command-line
-/// tool's `sign` and `simulate`, the benchmarks' signed workloads, the test suites. Apps never
-/// sign, so none of it is public.
+/// The server's side of trusted snapshots (<doc:TrustedSnapshots>), for the package's own tools and
+/// tests: the command-line tool's `sign` and `simulate`, the benchmarks' signed workloads, the test
+/// suites. Apps never sign, so none of it is public.
 package struct ResponseSigner: Sendable {
   /// RFC 8032's first, second and third test keys: the test vector of <doc:TrustedSnapshots> signs with the
   /// first as the root and the second as the intermediate; the third is certified by no root.

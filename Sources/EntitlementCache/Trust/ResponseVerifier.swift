@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// Why a signed response is not `verified` (DESIGN §12).
+/// Why a signed response is not `verified` (<doc:TrustedSnapshots>).
 public enum VerificationFailure: String, Sendable, Hashable, CaseIterable {
   /// Trust roots are configured and the response came with no signature.
   case missingSignature = "missing_signature"
@@ -25,7 +25,8 @@ public enum VerificationFailure: String, Sendable, Hashable, CaseIterable {
   case tampered
 }
 
-/// The checks of DESIGN §12 as pure functions: what is signed, and whether a response verifies.
+/// The checks of trusted snapshots (<doc:TrustedSnapshots>) as pure functions: what is signed, and
+/// whether a response verifies.
 public enum ResponseVerifier {
   /// `"entitlement-cache/response/v1\0"`.
   static let responseTag = Array("entitlement-cache/response/v1".utf8) + [0]
@@ -73,8 +74,8 @@ public enum ResponseVerifier {
   ///     whose nonce was checked when it arrived.
   ///   - scope: The scope the snapshot is stored under.
   ///   - roots: The pinned roots.
-  ///   - serverNow: The trusted server time (§5.1) when a response arrives; nil when a stored
-  ///     snapshot is checked again, which its key's later expiry does not undo.
+  ///   - serverNow: The trusted server time (<doc:TimeModel>) when a response arrives; nil when a
+  ///     stored snapshot is checked again, which its key's later expiry does not undo.
   public static func failure(
     body: Data, requestDate: Date, signature: ResponseSignature?, expectedNonce: [UInt8]?,
     scope: CacheScope, serverNow: Date?, roots: TrustRoots

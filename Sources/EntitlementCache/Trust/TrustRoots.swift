@@ -1,5 +1,5 @@
-/// The Ed25519 root public keys an app pins (DESIGN §12): a snapshot is `verified` only when
-/// an intermediate key one of them certified signed it.
+/// The Ed25519 root public keys an app pins (<doc:TrustedSnapshots>): a snapshot is `verified` only
+/// when an intermediate key one of them certified signed it.
 public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {
   /// The pinned 32-byte public keys.
   package let publicKeys: [[UInt8]]

@@ -4,8 +4,8 @@
   import Foundation
 #endif
 
-/// What the library decided about a snapshot's signature (DESIGN §12), when the cache has
-/// ``TrustRoots``.
+/// What the library decided about a snapshot's signature (<doc:TrustedSnapshots>), when the cache
+/// has ``TrustRoots``.
 public enum TrustVerdict: Sendable, Hashable, CustomStringConvertible {
   /// A pinned root certified the key that signed the snapshot for its scope, and what is
   /// stored is what was signed.
@@ -51,8 +51,8 @@ public enum TrustVerdict: Sendable, Hashable, CustomStringConvertible {
 struct StoredTrust: Sendable, Hashable {
   var signature: ResponseSignature?
   var requestNonce: [UInt8]?
-  /// The trusted server time (§5.1) the writer checked the intermediate's expiry against; nil
-  /// when the writer had no trust roots and decided nothing.
+  /// The trusted server time (<doc:TimeModel>) the writer checked the intermediate's expiry
+  /// against; nil when the writer had no trust roots and decided nothing.
   var checkedAt: Date?
   /// The writer's verdict, when it had trust roots: nil either when it had none or when the
   /// stored verdict is not one a writer produces (an edit).
@@ -78,11 +78,11 @@ struct StoredTrust: Sendable, Hashable {
   }
 }
 
-/// The checks of DESIGN §12 as the caches apply them: once when a snapshot arrives, and again
-/// from what the file holds whenever a scope is read from disk.
+/// The checks of trusted snapshots (<doc:TrustedSnapshots>) as the caches apply them: once when a
+/// snapshot arrives, and again from what the file holds whenever a scope is read from disk.
 enum SnapshotTrust {
   /// The verdict on a snapshot arriving for `scope`, with the intermediate's expiry checked
-  /// against `serverNow`, the trusted server time (§5.1).
+  /// against `serverNow`, the trusted server time (<doc:TimeModel>).
   static func arrivalVerdict(
     _ snapshot: CustomerInfoSnapshot, bodyDigest: [UInt8], for scope: CacheScope,
     roots: TrustRoots, serverNow: Date
@@ -94,8 +94,8 @@ enum SnapshotTrust {
         serverNow: serverNow, roots: roots))
   }
 
-  /// The trusted server time a snapshot arriving is checked against (DESIGN §12): the latest
-  /// of the response's own signed `requestDate`; the scope's last *verified* `requestDate`
+  /// The trusted server time a snapshot arriving is checked against (<doc:TrustedSnapshots>): the
+  /// latest of the response's own signed `requestDate`; the scope's last *verified* `requestDate`
   /// plus the time the boot clock measured since, in that refresh's boot session; and the
   /// device's wall clock now, moved by that refresh's clock offset.
   ///

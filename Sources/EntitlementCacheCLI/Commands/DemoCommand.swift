@@ -36,7 +36,8 @@ enum DemoCommand: Command {
       "entitlement-cache demo --db demo.sqlite && entitlement-cache scopes --db demo.sqlite",
     ])
 
-  /// 2026-11-30T12:00:00Z, the `requestDate` of DESIGN §3's example snapshot.
+  /// 2026-11-30T12:00:00Z, the `requestDate` of the example snapshot the tests share
+  /// (`Tests/TestSupport/SampleSnapshot.swift`).
   static let defaultStart = Date(timeIntervalSince1970: 1_796_040_000)
 
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {

@@ -6,7 +6,7 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// `queue`: the purchase queue's entries, by observer hash (DESIGN §11).
+/// `queue`: the purchase queue's entries, by observer hash (<doc:PurchaseQueue>).
 enum QueueCommand: Command {
   static let spec = CommandSpec(
     name: "queue",

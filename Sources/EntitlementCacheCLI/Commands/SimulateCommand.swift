@@ -1,5 +1,5 @@
 /// `simulate --script FILE`: replays a script with the real refresh client against a scripted
-/// server, in virtual time (DESIGN §10).
+/// server, in virtual time (<doc:CommandLineTool>).
 enum SimulateCommand: Command {
   static let spec = CommandSpec(
     name: "simulate",

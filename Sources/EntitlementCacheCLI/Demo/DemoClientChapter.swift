@@ -7,8 +7,8 @@ import EntitlementCacheTesting
   import Foundation
 #endif
 
-/// The demo's last chapter: the refresh client (DESIGN §10), run by the `simulate` engine on
-/// the demo's database. The story is a simulation script, so what it shows is what
+/// The demo's last chapter: the refresh client (<doc:RefreshClient>), run by the `simulate` engine
+/// on the demo's database. The story is a simulation script, so what it shows is what
 /// `entitlement-cache simulate` prints for the same script.
 ///
 /// Alice's grant is in the file from a session the day before. The app launches with no

@@ -6,7 +6,8 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// An ``AccessDecision`` as `check` prints it (DESIGN §9), also used by `show` and `demo`.
+/// An ``AccessDecision`` as `check` prints it (<doc:CommandLineTool>), also used by `show` and
+/// `demo`.
 enum DecisionOutput {
   /// The state and reason codes of the JSON form: `("denied", "expired")`.
   static func codes(_ state: AccessState) -> (state: String, reason: String?) {

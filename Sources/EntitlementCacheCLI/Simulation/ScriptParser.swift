@@ -6,8 +6,8 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// Reads a `simulate` script (DESIGN §10) and checks every field before anything runs: a bad
-/// script is one ``ScriptError`` naming the first bad field by its JSON path.
+/// Reads a `simulate` script (<doc:CommandLineTool>) and checks every field before anything runs: a
+/// bad script is one ``ScriptError`` naming the first bad field by its JSON path.
 package enum ScriptParser {
   /// The longest latency or timeout a script may give. A real request gives up within a minute
   /// or two; a day is far beyond, and keeps a run that retries while an answer is awaited

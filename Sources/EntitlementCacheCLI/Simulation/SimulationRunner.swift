@@ -27,7 +27,7 @@ struct SimulationRunner {
   }
 
   /// The device's boot session: one boot clock for the whole run, since a relaunch is a new
-  /// process, not a reboot, so the time model's boot clock (DESIGN §5.1 rule 6) carries
+  /// process, not a reboot, so the boot clock of the time model (<doc:TimeModel>) carries
   /// across it, as on a phone. Each run is a boot of its own: a kept database's readings from
   /// an earlier run, whose boot clock also started at zero, must not look like this boot's. The
   /// name is never printed and never equals a stored one, so the output does not depend on it.

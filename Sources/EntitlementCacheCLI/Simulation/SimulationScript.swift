@@ -6,8 +6,8 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// A `simulate` script, parsed and checked (DESIGN §10, `entitlement-cache simulate`): who the
-/// app is, what the server answers, and what happens when.
+/// A `simulate` script, parsed and checked (`entitlement-cache simulate`, <doc:CommandLineTool>):
+/// who the app is, what the server answers, and what happens when.
 package struct SimulationScript: Sendable {
   /// The true time when the simulation starts: every `+DURATION` counts from it.
   var start: Date

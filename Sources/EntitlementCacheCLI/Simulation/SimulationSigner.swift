@@ -6,7 +6,7 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// How a scripted answer is signed, when the script says `"signed": true` (DESIGN §12).
+/// How a scripted answer is signed, when the script says `"signed": true` (<doc:TrustedSnapshots>).
 enum ScriptedSignature: String, Sendable, CaseIterable {
   /// Signed as a server would: the request's nonce and scope, by a certified key in time.
   case valid

@@ -1,6 +1,6 @@
 import EntitlementCache
 
-/// The exit status of the tool (DESIGN §9).
+/// The exit status of the tool (<doc:CommandLineTool>).
 package enum ExitStatus: Int32, Sendable {
   /// Success; for `check`, access is granted.
   case success = 0

@@ -71,7 +71,7 @@ package struct Invocation {
   /// The clock's time for the whole run, so every relative time in the output agrees.
   let now: Date
   /// The boot clock's reading for the run, taken with `now`; nil with `--now`, so a what-if
-  /// answer follows the given time alone (DESIGN §9), and where the platform has none.
+  /// answer follows the given time alone (<doc:CommandLineTool>), and where the platform has none.
   let bootInstant: BootInstant?
 
   package init(_ arguments: ParsedArguments) throws(CLIError) {

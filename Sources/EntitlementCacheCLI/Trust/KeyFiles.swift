@@ -13,9 +13,9 @@ import EntitlementCache
   import Darwin
 #endif
 
-/// The tool's key files (DESIGN §12): one base64 key per line, `#` lines ignored. `keygen`
-/// writes them, each with a header comment naming its kind; `sign` reads a private key, and
-/// `--trust-root` one or more public keys.
+/// The tool's key files (<doc:TrustedSnapshots>): one base64 key per line, `#` lines ignored.
+/// `keygen` writes them, each with a header comment naming its kind; `sign` reads a private key,
+/// and `--trust-root` one or more public keys.
 enum KeyFiles {
   /// The two kinds of key file, which hold keys of the same length: only the header that
   /// `keygen` writes tells them apart.
@@ -112,7 +112,7 @@ enum KeyFiles {
 }
 
 /// `put --signature FILE`'s envelope: the signed material that came with a response, as JSON
-/// with base64 fields (DESIGN §12), which `sign` writes.
+/// with base64 fields (<doc:TrustedSnapshots>), which `sign` writes.
 ///
 /// ```json
 /// {"signature": "…", "intermediate": "…", "nonce": "…", "scopeHash": "…"}

@@ -6,8 +6,8 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// `sign SCOPE --root-key F --file SNAPSHOT`: signs a snapshot as a server would (DESIGN
-/// §12), for trying `put --signature` and `verify` with test keys.
+/// `sign SCOPE --root-key F --file SNAPSHOT`: signs a snapshot as a server would
+/// (<doc:TrustedSnapshots>), for trying `put --signature` and `verify` with test keys.
 enum SignCommand: Command {
   static let spec = CommandSpec(
     name: "sign",

@@ -7,7 +7,7 @@ enum VerifyCommand: Command {
     summary: "check a stored snapshot's signature and columns again now (exit 0 when verified)",
     usage: "verify SCOPE --trust-root F [options]",
     discussion: """
-      Reads the scope from the file and checks it as every read from disk does (DESIGN §12):
+      Reads the scope from the file and checks it as every read from disk does:
       the signature over the stored body, the nonce and the key's expiry as checked when it
       was stored, and every stored column against the body. Prints verified or failed with
       the reason; tampered means the file was edited since the snapshot was stored.

@@ -68,7 +68,7 @@ extension ContractContext {
     equal(again.lastRefreshAttemptAt, T.at(30 * T.minute), "the attempt is the second store")
     equal(
       again.deviceHighWaterMark, T.at(30 * T.minute),
-      "a store resets the mark to its own time, even below a time reads saw (DESIGN §5.1 rule 1)")
+      "a store resets the mark to its own time, even below a time reads saw")
     if let size = again.snapshotSize {
       equal(size, second.jsonData.count, "snapshotSize follows the new bytes")
     }

@@ -7,7 +7,8 @@ import EntitlementCacheTesting
   import Foundation
 #endif
 
-/// The kinds of read, each of which must count as a device time seen (DESIGN §4).
+/// The kinds of read, each of which must count as a device time seen (the bookkeeping of
+/// `Sources/EntitlementCache/EntitlementCache.docc/Storage.md`).
 enum ContractRead: String, CaseIterable {
   case decision = "access(to:)"
   case keyListing = "activeEntitlementKeys"

@@ -8,8 +8,10 @@ import Testing
   import Foundation
 #endif
 
-/// The contract of `PurchaseQueueStore` (DESIGN §11), as a kit that runs it against any cache
-/// that keeps a purchase queue, as ``CustomerInfoCacheContract`` does for the cache itself.
+/// The contract of `PurchaseQueueStore`
+/// (`Sources/EntitlementCache/EntitlementCache.docc/PurchaseQueue.md`), as a kit that runs it
+/// against any cache that keeps a purchase queue, as ``CustomerInfoCacheContract`` does for the
+/// cache itself.
 ///
 /// ```swift
 /// @Test(arguments: PurchaseQueueContract.Clause.allCases)

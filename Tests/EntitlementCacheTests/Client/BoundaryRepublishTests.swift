@@ -4,8 +4,8 @@ import Testing
 
 @testable import EntitlementCache
 
-/// DESIGN §10 items 2 and 3: streams replay the latest state and never repeat one; time crossing
-/// a boundary republishes at its instant, with no network.
+/// Updates and time passing (<doc:RefreshClient>): streams replay the latest state and never repeat
+/// one; time crossing a boundary republishes at its instant, with no network.
 @Suite("Refresh client: streams and boundaries")
 struct BoundaryRepublishTests {
   @Test(

@@ -4,7 +4,7 @@ import Testing
 
 @testable import EntitlementCache
 
-/// DESIGN §10 items 4, 5 and 8: fetch policies, one flight per scope, never backwards.
+/// Fetch policies, one flight per scope, never backwards (<doc:RefreshClient>).
 @Suite("Refresh client: fetch policies, one flight, never backwards")
 struct FlightTests {
   static let hourLater = ClientFixture.start.addingTimeInterval(3600)

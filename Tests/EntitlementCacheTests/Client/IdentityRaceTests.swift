@@ -4,8 +4,8 @@ import Testing
 
 @testable import EntitlementCache
 
-/// DESIGN §10 item 7: each request captures its scope; a late answer lands under it and reaches
-/// a stream only while that scope is current.
+/// Identity (<doc:RefreshClient>): each request captures its scope; a late answer lands under it
+/// and reaches a stream only while that scope is current.
 @Suite("Refresh client: a late answer stays with its user")
 struct IdentityRaceTests {
   @Test(

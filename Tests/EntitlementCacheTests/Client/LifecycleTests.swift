@@ -4,7 +4,7 @@ import Testing
 
 @testable import EntitlementCache
 
-/// DESIGN §10 items 6, 9 and 10: which flows refresh, backoff, the background, other processes.
+/// Which flows refresh, backoff, the background, other processes (<doc:RefreshClient>).
 @Suite("Refresh client: flows, failures and the app's lifecycle")
 struct LifecycleTests {
   @Test("failures back off from about 1 s, doubling to 5 min, with jitter; a success resets them")

@@ -5,7 +5,7 @@ import Testing
 
 @testable import EntitlementCache
 
-/// The refresh client driving the purchase queue (DESIGN §11), on both caches.
+/// The refresh client driving the purchase queue (<doc:PurchaseQueue>), on both caches.
 @Suite("Refresh client: the purchase queue")
 struct PurchaseQueueClientTests {
   static let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start)

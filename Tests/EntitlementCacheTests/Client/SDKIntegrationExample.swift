@@ -29,7 +29,7 @@ struct BackendFetcher: CustomerInfoFetcher {
       + (request.appUserID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "")
     let headers = [
       "Authorization": "Bearer \(apiKey)",
-      "X-Nonce": Data(request.nonce).base64EncodedString(),  // the server signs it (DESIGN §12)
+      "X-Nonce": Data(request.nonce).base64EncodedString(),  // the server signs it
       "X-Flow": request.flow.rawValue,
     ]
     let answer: (status: Int, body: Data)

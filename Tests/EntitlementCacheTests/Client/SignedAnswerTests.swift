@@ -6,7 +6,7 @@ import Testing
 @testable import EntitlementCache
 
 /// The refresh client with a cache that has trust roots: the fetcher's signature and the
-/// request's nonce reach the store (DESIGN §12).
+/// request's nonce reach the store (<doc:TrustedSnapshots>).
 @Suite("Refresh client: signed answers")
 struct SignedAnswerTests {
   static func harness(_ kind: CacheKind) throws -> ClientHarness {

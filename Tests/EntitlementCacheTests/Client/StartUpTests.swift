@@ -4,7 +4,8 @@ import Testing
 
 @testable import EntitlementCache
 
-@Suite("Refresh client: start-up publishes before the network (DESIGN §10 item 1)")
+/// Start-up (<doc:RefreshClient>).
+@Suite("Refresh client: start-up publishes before the network")
 struct StartUpTests {
   @Test("with nothing cached, start publishes offlineUnavailable(noSnapshot) at once")
   func nothingCached() throws {

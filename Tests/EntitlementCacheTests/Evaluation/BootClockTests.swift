@@ -5,14 +5,15 @@ import Testing
 
 @testable import EntitlementCache
 
-/// DESIGN §5.1 rule 6: in the boot session of the refresh, the time since the refresh is the
-/// boot clock's, whatever the wall clock says; in any other session, or for a refresh stored
-/// without a boot clock, the offset rule (the wall clock guarded by the device mark) applies.
+/// The boot clock of the time model (<doc:TimeModel>): in the boot session of the refresh, the time
+/// since the refresh is the boot clock's, whatever the wall clock says; in any other session, or
+/// for a refresh stored without a boot clock, the offset rule (the wall clock guarded by the device
+/// mark) applies.
 ///
 /// Every case runs through the SQLite cache (the instance that wrote, which answers from
 /// memory, and the evaluated view) and through the pure evaluator with the bookkeeping the
 /// file holds, and both must agree.
-@Suite("Boot clock (DESIGN §5.1 rule 6): in the refresh's boot session the wall clock is moot")
+@Suite("Boot clock: in the refresh's boot session the wall clock is moot")
 struct BootClockTests {
 
   static let scope = Fixture.scopeA

@@ -34,8 +34,9 @@ struct Sides: Sendable, Hashable {
   var validUntil: Date?
 }
 
-/// One boundary of DESIGN §5–6: a snapshot whose `requestDate` is T (unless the case says
-/// otherwise), the instant that matters in server time, and what each preset shows around it.
+/// One boundary of the offline rules (<doc:OfflineRules>): a snapshot whose `requestDate` is T
+/// (unless the case says otherwise), the instant that matters in server time, and what each preset
+/// shows around it.
 struct BoundaryCase: Sendable, CustomTestStringConvertible {
   var name: String
   var info: CustomerInfo
@@ -55,7 +56,8 @@ struct BoundaryCase: Sendable, CustomTestStringConvertible {
 
 /// How far the device's clock is from the server's, through the refresh and every read after
 /// it: a clock set back 20 days before refreshing, ten minutes slow, right, an hour fast, and
-/// 20 days ahead. DESIGN §5.1: none of them moves a server-issued boundary or an elapsed time.
+/// 20 days ahead. By the time model (<doc:TimeModel>) none of them moves a server-issued boundary
+/// or an elapsed time.
 enum DeviceSkew: TimeInterval, CaseIterable, Sendable, CustomTestStringConvertible {
   case twentyDaysBehind = -1_728_000
   case tenMinutesSlow = -600
@@ -75,7 +77,7 @@ enum DeviceSkew: TimeInterval, CaseIterable, Sendable, CustomTestStringConvertib
 }
 
 @Suite(
-  "Every boundary of DESIGN §5–6 in server time, 1 ms either side, five device skews, both presets")
+  "Every offline-rule boundary in server time, 1 ms either side, five device skews, both presets")
 struct BoundaryTableTests {
 
   static let granted = Probe.state(.granted)
@@ -256,8 +258,8 @@ struct BoundaryTableTests {
     if offset < 0 {
       #expect(decision.evidence.validUntil == sides.validUntil, context)
     }
-    // DESIGN §6: a boundary that passed is the one the evidence names after a denial by its
-    // own boundary; offlineUnavailable names none.
+    // <doc:OfflineRules#Decisions>: a boundary that passed is the one the evidence names after a
+    // denial by its own boundary; offlineUnavailable names none.
     if offset >= 0, case .state(let state) = expected {
       switch state {
       case .denied: #expect(decision.evidence.validUntil == testCase.boundary, context)

@@ -3,7 +3,9 @@ import Testing
 
 @testable import EntitlementCache
 
-@Suite("Clock guard and freshness (DESIGN §4, §5.1, §5.3)")
+/// The device mark (<doc:Storage#Bookkeeping>), the time model (<doc:TimeModel>) and freshness
+/// (<doc:OfflineRules>).
+@Suite("Clock guard and freshness")
 struct ClockGuardTests {
 
   /// A subscription that ends 90 minutes after T.
@@ -199,9 +201,9 @@ struct ClockGuardTests {
     #expect(evaluated.decisions["pro"] == decision)
   }
 
-  /// DESIGN §5.1 rule 1 across processes: a mark one instance raised before another's refresh
-  /// belongs to the older refresh. Persisting it later must not undo the reset, in the file or
-  /// in the first instance's memory.
+  /// A refresh resets the device mark (<doc:TimeModel>), across processes: a mark one instance
+  /// raised before another's refresh belongs to the older refresh. Persisting it later must not
+  /// undo the reset, in the file or in the first instance's memory.
   @Test("a mark raised before another instance's refresh does not outlive that refresh")
   func markRaisedBeforeAnotherRefreshIsDropped() throws {
     let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }

@@ -29,7 +29,8 @@ struct ReasonCase: Sendable, CustomTestStringConvertible {
   var testDescription: String { name }
 }
 
-@Suite("Every denial and unavailable reason of DESIGN §6")
+/// The denial and unavailable reasons of <doc:OfflineRules#Decisions>.
+@Suite("Every denial and unavailable reason")
 struct DecisionReasonTests {
 
   static let familyShared = Fixture.entitlement(

@@ -3,7 +3,8 @@ import Testing
 
 @testable import EntitlementCache
 
-@Suite("Device Access (DESIGN §5.6)")
+/// Device Access as a decision sees it (<doc:OfflineRules#Decisions>).
+@Suite("Device Access")
 struct DeviceAccessTests {
 
   /// Every reason the server can send, one it may add later, and none at all.

@@ -16,7 +16,8 @@ extension Fixture {
   static let hour: TimeInterval = 3_600
   static let day: TimeInterval = 86_400
 
-  /// T, when most scenarios store their snapshot: the DESIGN §3 sample's `requestDate`.
+  /// T, when most scenarios store their snapshot: the example snapshot's `requestDate`
+  /// (<doc:SnapshotFormat>).
   static let t0 = Fixture.requestDate
 
   /// T plus `offset` seconds.

@@ -22,7 +22,7 @@ struct EvaluationPropertyTests {
     max(now, scenario.bookkeeping(readMark: readMark).deviceHighWaterMark)
   }
 
-  /// DESIGN §5.1: the server's time as the cache estimates it, what server-issued boundaries
+  /// The server's time as the cache estimates it (<doc:TimeModel>), what server-issued boundaries
   /// are compared with: `requestDate` plus the device time elapsed since the store.
   static func serverNow(_ scenario: Scenario, _ now: Date, readMark: Date? = nil) -> Date {
     let elapsed = effectiveNow(scenario, now, readMark: readMark).timeIntervalSince(
@@ -177,7 +177,7 @@ struct EvaluationPropertyTests {
           < bookkeeping.deviceHighWaterMark.addingTimeInterval(
             -scenario.policy.clockRollbackTolerance)),
       context)
-    // DESIGN §5.3, whatever the decision.
+    // Freshness (<doc:OfflineRules>), whatever the decision.
     let age = max(now, bookkeeping.deviceHighWaterMark).timeIntervalSince(scenario.storedAt)
     let freshness: Freshness =
       offline ? .offline : age < scenario.policy.staleAfter ? .fresh : .stale

@@ -3,7 +3,8 @@ import Testing
 
 @testable import EntitlementCache
 
-@Suite("Recovery hints and high trust (DESIGN §6)")
+/// The recovery hint and `isHighTrust` of a decision (<doc:OfflineRules>).
+@Suite("Recovery hints and high trust")
 struct RecoveryAndTrustTests {
 
   /// An entitlement for each kind of denial, keyed by what it is.

@@ -81,7 +81,7 @@ struct SQLiteEquivalenceTests {
   }
 
   @Test(
-    "the server's own bytes (DESIGN §3 sample), every key, across its boundaries",
+    "the server's own bytes (the example snapshot), every key, across its boundaries",
     arguments: Preset.allCases)
   func sampleSnapshot(_ preset: Preset) throws {
     let snapshot = try Fixture.snapshot()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import EntitlementCache
 
-/// DESIGN §5.1 against a true clock: the cache's decisions compared with the truth.
+/// The time model (<doc:TimeModel>) against a true clock: the cache's decisions against the truth.
 ///
 /// Each seed plays one device's life. True time only moves forward; the server's clock is true
 /// time, so a refresh at true time R returns `requestDate = R`; the device's wall clock reads
@@ -14,13 +14,13 @@ import Testing
 /// the pure evaluator asked at the true server time (stored at R, `requestDate` R, now T: no
 /// skew, no boot clock). The cache cannot know what it never saw: when the clock was set back
 /// after the refresh and no later time was observed, it has no way to tell. So the property
-/// holds for every read that the cache *could* get right, which DESIGN §5.1 promises it does:
+/// holds for every read that the cache *could* get right, which the time model promises it does:
 ///
-/// - the read is in the boot session of the refresh (rule 6): then the decision is the
+/// - the read is in the boot session of the refresh (the boot clock): then the decision is the
 ///   truth's, exactly;
 /// - or the cache has seen the later time: a read, write or refresh attempt since the refresh
 ///   at a device time that, under the skew at the refresh, is a true time at or after this
-///   read's (rules 1–4). Then no read grants where the truth denies.
+///   read's (the device mark and the clock offset). Then no read grants where the truth denies.
 ///
 /// Every read is also evaluated in memory with the bookkeeping the cache should hold, and must
 /// equal the SQLite cache's answer, so the in-memory evaluator is held to the same property.
@@ -143,7 +143,7 @@ extension TrustedTimePropertyTests {
     /// In the boot session of the refresh, or the cache has seen a time at or after this
     /// read's true time.
     var covered: Bool
-    /// In the boot session of the refresh (DESIGN §5.1 rule 6).
+    /// In the boot session of the refresh, where the boot clock measures.
     var inSession: Bool
     /// Held to the truth exactly.
     var exact: Bool

@@ -42,7 +42,8 @@ struct QueueCaches {
   }
 }
 
-@Suite("Purchase queue store (DESIGN §11)")
+/// ``PurchaseQueueStore`` on both caches (<doc:PurchaseQueue>).
+@Suite("Purchase queue store")
 struct PurchaseQueueStoreTests {
   @Test(
     "enqueue is idempotent by transaction ID and the first observer keeps the entry",

@@ -8,8 +8,8 @@ import Testing
 
 /// SQLite's own way of testing I/O errors (src/test_vfs.c, test/malloc_common.tcl): one
 /// operation run again and again with the k-th call of one kind failing, k = 1, 2, ... until it
-/// runs to the end without meeting the fault.
-@Suite("Fault injection: every write, with each I/O call failing in turn (DESIGN §13)")
+/// runs to the end without meeting the fault. What it shows: <doc:Reliability>.
+@Suite("Fault injection: every write, with each I/O call failing in turn")
 struct FaultSweepTests {
   /// One injected failure: an I/O call of one kind or an allocation, with which code, and
   /// whether every later one fails too.

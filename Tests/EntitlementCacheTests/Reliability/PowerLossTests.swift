@@ -8,8 +8,8 @@ import Testing
 /// SQLite's crash tests, for every write: the power is cut at each sync the write and the
 /// following close make, in turn, and the writes not yet synced are dropped, kept, or torn.
 /// The file then reopens intact holding the state before the write or after it, and with
-/// `durability = .full` never loses a write that returned.
-@Suite("Power loss: every write, cut at each sync point (DESIGN §13)")
+/// `durability = .full` never loses a write that returned (<doc:Reliability>).
+@Suite("Power loss: every write, cut at each sync point")
 struct PowerLossTests {
   /// What a cut does to the unsynced writes; tears with three seeds.
   static let cuts: [(TestVFS.PowerCut, UInt32)] = [

@@ -98,7 +98,7 @@ struct ReadBookkeepingTests {
   }
 
   /// Last use only moves forward; the device mark belongs to one refresh, and a refresh at a
-  /// clock set back resets it to the refresh's own time (DESIGN §5.1 rule 1), where its
+  /// clock set back resets it to the refresh's own time (<doc:TimeModel>), where its
   /// offset to the server's time takes over.
   @Test func clockSetBackMovesLastUseNeverBackAndARefreshResetsTheMark() throws {
     let directory = try TemporaryDirectory()

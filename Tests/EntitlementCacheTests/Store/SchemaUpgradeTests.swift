@@ -106,7 +106,7 @@ struct SchemaUpgradeTests {
 }
 
 /// A file written under schema version 2 opens under this build: migration 3 separates device
-/// time from server time (DESIGN §5.1). Every snapshot is kept; the old high-water mark, which
+/// time from server time (<doc:TimeModel>). Every snapshot is kept; the old high-water mark, which
 /// version 2 raised with the server's requestDate, does not carry a server time into the new
 /// device-only mark.
 @Suite("Schema upgrade from version 2")

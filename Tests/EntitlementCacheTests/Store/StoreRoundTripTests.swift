@@ -47,8 +47,8 @@ struct StoreRoundTripTests {
     #expect(bookkeeping.snapshotSHA256 == SHA256.hash(Array(snapshot.jsonData)))
   }
 
-  /// DESIGN §4: the device mark holds device times only; the server's clock being ahead is
-  /// recorded as the offset, not folded into the mark (issue 9).
+  /// The device mark holds device times only (<doc:Storage#Bookkeeping>); the server's clock being
+  /// ahead is recorded as the offset, not folded into the mark (issue 9).
   @Test func theDeviceMarkHoldsTheDeviceTimeWhenTheServerIsAhead() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate.addingTimeInterval(-3600))

@@ -2,8 +2,8 @@ import Testing
 
 @testable import EntitlementCache
 
-/// The Ed25519 side of the crypto facade (DESIGN §12), checked against RFC 8032's test vectors
-/// and against itself on generated keys and messages.
+/// The Ed25519 side of the crypto facade (<doc:TrustedSnapshots>), checked against RFC 8032's test
+/// vectors and against itself on generated keys and messages.
 @Suite("Ed25519")
 struct Ed25519Tests {
   /// The bytes of a hexadecimal string.

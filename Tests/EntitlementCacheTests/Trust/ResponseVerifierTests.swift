@@ -43,7 +43,8 @@ enum TestSigner {
   }
 }
 
-@Suite("Response verification (DESIGN §12)")
+/// ``ResponseVerifier``: every reason a response is not verified (<doc:TrustedSnapshots>).
+@Suite("Response verification")
 struct ResponseVerifierTests {
   static let requestDate = Fixture.date("2026-11-30T12:00:00Z")
   static let body = Data(

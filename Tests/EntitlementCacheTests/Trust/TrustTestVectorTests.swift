@@ -4,7 +4,7 @@ import Testing
 
 @testable import EntitlementCache
 
-/// The test vector of the trusted-snapshots article for server teams (DESIGN §12): every byte it shows is what this
+/// The test vector for server teams (<doc:TrustedSnapshots>): every byte it shows is what this
 /// code computes, and the signature it shows verifies.
 @Suite("Trusted snapshots: the documented test vector")
 struct TrustTestVectorTests {

@@ -60,7 +60,8 @@ enum TrustFixture {
   }
 }
 
-@Suite("Trusted snapshots: verified on store, checked again from disk (DESIGN §12)")
+/// Trusted snapshots through a cache (<doc:TrustedSnapshots>).
+@Suite("Trusted snapshots: verified on store, checked again from disk")
 struct TrustedSnapshotTests {
   let clock = ManualClock(Fixture.requestDate.addingTimeInterval(1), bootSession: "boot-1")
 

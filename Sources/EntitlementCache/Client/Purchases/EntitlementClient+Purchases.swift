@@ -85,7 +85,8 @@ extension EntitlementClient {
   /// Lets the client post, as `appUserID`, the purchases that user observed in an earlier
   /// launch, and drains the queue.
   ///
-  /// The queue keeps only hashes of its observers (DESIGN §2), so after a relaunch the client
+  /// The queue keeps only hashes of its observers
+  /// (<doc:PurchaseQueue#Posted-as-the-observer>), so after a relaunch the client
   /// can post another user's entries only once it knows their raw app-user ID: when that user
   /// is current again, or when the SDK, which keeps its users' IDs, names them here (a user
   /// logged out on a shared device, whose purchase is still queued). Entries are posted as

@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// The SDK's network for purchases: posts one queued purchase to the server (DESIGN §11).
+/// The SDK's network for purchases: posts one queued purchase to the server (<doc:PurchaseQueue>).
 ///
 /// The refresh client calls it for each entry of the queue, *as the user who first observed
 /// the purchase*, never as whoever is current: ``PurchasePostRequest/appUserID`` is that user's.
@@ -40,8 +40,8 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
   public var token: PurchaseToken
   /// Which attempt this is, from 1; counted before the call.
   public var attempt: Int
-  /// 16 fresh random bytes for the server to sign with the CustomerInfo it answers (DESIGN
-  /// §12), as a fetch's ``FetchRequest/nonce``; empty when none is sent.
+  /// 16 fresh random bytes for the server to sign with the CustomerInfo it answers
+  /// (<doc:TrustedSnapshots>), as a fetch's ``FetchRequest/nonce``; empty when none is sent.
   public var nonce: [UInt8]
 
   /// A post of `transactionID` as `appUserID`.

@@ -5,7 +5,8 @@
 #endif
 
 /// What reads learn about a scope and the file must eventually hold: the latest device time a
-/// read saw (raising the high-water mark, DESIGN §4) and the latest use (for retention).
+/// read saw (raising the high-water mark; <doc:Storage#Bookkeeping>) and the latest use (for
+/// retention).
 ///
 /// Reads raise them in memory only; the next write transaction, ``SQLiteCustomerInfoCache/flush()``
 /// or ``SQLiteCustomerInfoCache/close()`` persists them, so the hot read never writes. One name
@@ -16,7 +17,7 @@ struct ReadMarks: Sendable, Hashable {
   var highWaterMark: Date
   var lastUsedAt: Date
   /// The refresh the reads were made under (``ScopeRow/refreshRevision``): the mark applies
-  /// to that refresh only, since the next one resets it (DESIGN §5.1 rule 1).
+  /// to that refresh only, since the next one resets it (<doc:TimeModel>).
   var refreshRevision: Int64?
 
   /// Both sets of marks in one. `self` is the newer: when the two were read under different

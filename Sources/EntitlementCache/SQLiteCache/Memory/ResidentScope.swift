@@ -14,7 +14,7 @@ final class ResidentScope {
   // first, so with many scopes resident a read brings in few cache lines.
 
   /// The latest device time seen since the scope's last successful refresh, raised by reads
-  /// in memory and persisted lazily (DESIGN §4).
+  /// in memory and persisted lazily (<doc:Storage#Bookkeeping>).
   @exclusivity(unchecked) var highWaterMark: Date
   @exclusivity(unchecked) var lastUsedAt: Date
   /// Set when the scope must be read from the file again (a write here changed the row only
@@ -89,8 +89,8 @@ final class ResidentScope {
 
   /// Takes over read marks that an older resident, or a dropped one, raised and did not
   /// persist: the file's marks may be behind what reads here have already seen. The high-water
-  /// mark carries over only within one refresh: a successful refresh since reset it (DESIGN
-  /// §5.1 rule 1).
+  /// mark carries over only within one refresh: a successful refresh since reset it
+  /// (<doc:TimeModel>).
   func carryForward(_ marks: ReadMarks?) {
     guard let marks else { return }
     if marks.refreshRevision == scopeRow.refreshRevision, marks.highWaterMark > highWaterMark {

@@ -80,7 +80,7 @@ package enum ScopeSQL {
   package static let upsertSnapshot = upsert(
     SnapshotParameter.assignments.map { ($0.column, $0.value.rawValue) },
     // A successful refresh clears the failure it follows; the mark is reset, not raised
-    // (DESIGN §5.1 rule 1).
+    // (<doc:TimeModel>).
     alsoOnConflict: ["last_refresh_failed_at = NULL", "last_refresh_failure_reason = NULL"],
     returningID: true)
 
@@ -164,7 +164,7 @@ package enum ScopeSQL {
 
   /// Persists ``ReadMarks``; never moves either time backwards. A mark read under another
   /// refresh than the row's now (its refresh revision) is not written: the refresh since
-  /// reset the mark (DESIGN §5.1 rule 1), and an older device time would undo that.
+  /// reset the mark (<doc:TimeModel>), and an older device time would undo that.
   static let persistReadMarks = """
     UPDATE scope SET
       high_water_mark = CASE WHEN refresh_revision IS ?\(ReadMarksParameter.refreshRevision.rawValue)

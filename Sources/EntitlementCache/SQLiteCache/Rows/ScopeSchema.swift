@@ -49,7 +49,7 @@ enum ScopeRowColumn: Int32, CaseIterable, ResultColumn {
   /// read would write the same value back.
   case lastUsedAt
   /// How many entries this scope observed that the purchase queue has not posted yet
-  /// (DESIGN §11), kept on the row by the queue's triggers.
+  /// (<doc:PurchaseQueue>), kept on the row by the queue's triggers.
   case pendingPurchase
 
   static let first: Int32 = 0
@@ -235,7 +235,7 @@ package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
   /// The write's revision, which is also the refresh's (`refresh_revision`).
   case revision
   case bootSession, bootUptime
-  /// The signed material (DESIGN §12), NULL for an unsigned snapshot.
+  /// The signed material (<doc:TrustedSnapshots>), NULL for an unsigned snapshot.
   case responseSignature, responseIntermediate, responseNonce, responseScopeHash, requestNonce
   /// The writer's verdict with trust roots: the trusted server time it checked expiry against
   /// and why it failed; both NULL without trust roots, the failure NULL when verified.
