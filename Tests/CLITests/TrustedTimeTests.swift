@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The four answers issue 9 found wrong, replayed with the tool as a user would: each breaks a
-/// promise of `spec/offline-access.txt` under the old time model and holds under the time model
+/// promise of the offline rules (<doc:OfflineRules>) under the old time model and holds under the time model
 /// (<doc:TimeModel>).
 @Suite("Trusted time, end to end: the issue 9 reproductions")
 struct TrustedTimeTests {

@@ -68,12 +68,14 @@ public struct OfflinePolicy: Sendable, Hashable {
     self.requireVerified = requireVerified
   }
 
-  /// The default (spec/offline-access.txt): expiring access ends at `expiresAt` by the device
-  /// clock, lifetime access is usable 30 days after `verifiedAt`, stale after 5 minutes.
+  /// The default: expiring access ends at `expiresAt`, offline too, compared with the estimated
+  /// server time (<doc:TimeModel>); lifetime access is usable 30 days after `verifiedAt`; stale
+  /// after 5 minutes.
   public static let conservative = OfflinePolicy()
 
-  /// The perk model (spec/check-access-perks.txt): the server's status holds, stale after
-  /// 5 minutes, unusable after 2 days, no device-clock comparison of `expiresAt`.
+  /// The perk model: the server's status holds until the snapshot is replaced, stale after
+  /// 5 minutes, unusable after 2 days; `expiresAt` is not compared with any clock
+  /// (<doc:OfflineRules>).
   public static let serverSnapshot = OfflinePolicy(
     maxSnapshotAge: 2 * 86_400, expiryReference: .serverSnapshot)
 }

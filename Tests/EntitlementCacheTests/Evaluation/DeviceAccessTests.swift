@@ -152,8 +152,8 @@ struct DeviceAccessTests {
 
   @Test("the perk model still honours the server-issued device expiry")
   func serverSnapshotHonoursDeviceExpiry() {
-    // check-access-perks skips the device-clock comparison of expiresAt only; the device
-    // authorization is the server's own bound on this installation (offline-access.txt).
+    // The perk model skips the comparison of expiresAt only; the device authorization is the
+    // server's own bound on this installation (<doc:OfflineRules>).
     let info = Fixture.info(
       ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.minute))],
       deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day)))
