@@ -33,9 +33,14 @@ let package = Package(
     // build of an app that depends on the package.
     .executableTarget(name: "migration-embedder"),
 
+    // Relaxed atomic loads and stores for the hot read, as static inline C: Synchronization's
+    // Atomic needs iOS 18 and macOS 15. A header alone, so it adds nothing to link.
+    .target(name: "CAtomics"),
+
     .target(
       name: "EntitlementCache",
       dependencies: [
+        "CAtomics",
         "CSQLite",
         .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android])),
       ]
@@ -83,8 +88,8 @@ let package = Package(
 
     // Fixtures both test targets share; built only with the tests.
     .target(name: "TestSupport", path: "Tests/TestSupport"),
-    // The fault-injecting and power-cut VFS of the reliability tests: the package's only C,
-    // because a VFS is a table of C callbacks over the default VFS's own file objects.
+    // The fault-injecting and power-cut VFS of the reliability tests, in C because a VFS is a
+    // table of C callbacks over the default VFS's own file objects.
     .target(name: "SQLiteFaultInjection", path: "Tests/SQLiteFaultInjection"),
     .testTarget(
       name: "EntitlementCacheTests",
