@@ -2,7 +2,6 @@
   import EntitlementCacheTesting
   import Foundation
   import Observation
-  import Synchronization
   import Testing
 
   @testable import EntitlementCache
@@ -117,7 +116,7 @@
 
   /// Set once by an observation's change handler.
   final class Flag: Sendable {
-    private let flag = Mutex(false)
+    private let flag = Locked(false)
     var isSet: Bool { flag.withLock { $0 } }
     func set() { flag.withLock { $0 = true } }
   }

@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -8,8 +7,8 @@ import Testing
 
 /// A transport the test answers by path, in the README's shape.
 final class ScriptedTransport: HTTPTransport {
-  private let answers = Mutex<[(status: Int, body: Data)]>([])
-  private let paths = Mutex<[String]>([])
+  private let answers = Locked<[(status: Int, body: Data)]>([])
+  private let paths = Locked<[String]>([])
 
   func queue(status: Int, body: String) {
     answers.withLock { $0.append((status, Data(body.utf8))) }

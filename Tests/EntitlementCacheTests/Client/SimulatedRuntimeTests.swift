@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import EntitlementCache
@@ -13,7 +12,7 @@ struct SimulatedRuntimeTests {
     "waits end in deadline order, the earlier-started first on a tie, the clock at each deadline")
   func deadlineOrder() {
     let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
-    let log = Mutex<[String]>([])
+    let log = Locked<[String]>([])
     for (name, seconds) in [("c", 3), ("a", 1), ("b1", 2), ("b2", 2)] {
       runtime.spawn {
         try? await runtime.sleep(for: .seconds(seconds))
@@ -34,7 +33,7 @@ struct SimulatedRuntimeTests {
   @Test("time passing on the runtime's clock is the runtime's advance: every wait due ends")
   func advancingTheClockFiresWaits() {
     let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
-    let log = Mutex<[String]>([])
+    let log = Locked<[String]>([])
     runtime.spawn {
       try? await runtime.sleep(for: .seconds(2))
       let at = runtime.manualClock.now.timeIntervalSince(Self.start)
@@ -54,7 +53,7 @@ struct SimulatedRuntimeTests {
   @Test("a wait started while an earlier one ends is run in the same advance when it is due")
   func waitsStartedDuringAnAdvance() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let log = Mutex<[Double]>([])
+    let log = Locked<[Double]>([])
     runtime.spawn {
       for _ in 0..<3 {
         try? await runtime.sleep(for: .seconds(1))
@@ -68,7 +67,7 @@ struct SimulatedRuntimeTests {
   @Test("a cancelled wait throws CancellationError and leaves nothing pending")
   func cancellation() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let outcome = Mutex<String?>(nil)
+    let outcome = Locked<String?>(nil)
     let task = runtime.spawn {
       do {
         try await runtime.sleep(for: .seconds(60))
@@ -99,7 +98,7 @@ struct SimulatedRuntimeTests {
   @Test("a zero-length wait ends when the simulation is drained, with no time passing")
   func zeroLengthWait() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let woke = Mutex(false)
+    let woke = Locked(false)
     runtime.spawn {
       try? await runtime.sleep(for: .zero)
       woke.withLock { $0 = true }
@@ -112,7 +111,7 @@ struct SimulatedRuntimeTests {
   @Test("nothing runs until the simulation is drained")
   func onlyWhenDrained() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let ran = Mutex(false)
+    let ran = Locked(false)
     runtime.spawn { ran.withLock { $0 = true } }
     #expect(!ran.withLock { $0 })
     runtime.runUntilIdle()

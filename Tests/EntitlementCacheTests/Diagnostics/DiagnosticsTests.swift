@@ -1,7 +1,6 @@
 import CSQLite
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -9,7 +8,7 @@ import Testing
 
 /// What a ``DiagnosticHandler`` was told, in order.
 final class DiagnosticJournal: Sendable {
-  private let told = Mutex<[Diagnostic]>([])
+  private let told = Locked<[Diagnostic]>([])
 
   /// The handler to give a configuration.
   var handler: DiagnosticHandler {
