@@ -9,6 +9,7 @@ import Testing
 /// cache's change mark and reads only when it moved.
 @Suite("Refresh client: the cache's change signal instead of reading every check")
 struct ChangeSignalTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "an idle foreground client makes no cache read in 10 virtual minutes", arguments: [true, false])
   func idleClientReadsNothing(signals: Bool) throws {
@@ -42,6 +43,7 @@ struct ChangeSignalTests {
     #expect(harness.states.last?.customerInfo?.freshness == .fresh)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a snapshot stored through the client's cache instance is published at once, with no check",
     arguments: CacheKind.allCases)
@@ -69,6 +71,7 @@ struct ChangeSignalTests {
     #expect(harness.reports.count == reports + 1)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an idle foreground client on SQLite decodes no body in 10 virtual minutes")
   func idleClientDecodesNothing() throws {
     let sqlite = Locked<SQLiteCustomerInfoCache?>(nil)

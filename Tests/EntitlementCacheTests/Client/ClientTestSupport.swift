@@ -176,6 +176,7 @@ enum ClientFixture {
 }
 
 /// A client on a simulated runtime, with every published state, decision and report recorded.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ClientHarness: Sendable {
   let runtime: SimulatedRuntime
   let fetcher = HandAnsweredFetcher()

@@ -43,6 +43,7 @@ struct CustomStorageFailureTests {
     }
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a full disk is reported as the cache's own storage failure, and access stays")
   func fullDiskKeepsAccess() throws {
     let filling = Locked<FillingCache?>(nil)

@@ -8,6 +8,7 @@ import Testing
 struct SimulatedRuntimeTests {
   static let start = ClientFixture.start
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "waits end in deadline order, the earlier-started first on a tie, the clock at each deadline")
   func deadlineOrder() {
@@ -30,6 +31,7 @@ struct SimulatedRuntimeTests {
     #expect(log.withLock { $0 } == ["a@1.0", "b1@2.0", "b2@2.0", "c@3.0"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("time passing on the runtime's clock is the runtime's advance: every wait due ends")
   func advancingTheClockFiresWaits() {
     let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
@@ -50,6 +52,7 @@ struct SimulatedRuntimeTests {
     #expect(runtime.manualClock.bootInstant?.sinceBoot == 5)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a wait started while an earlier one ends is run in the same advance when it is due")
   func waitsStartedDuringAnAdvance() {
     let runtime = SimulatedRuntime(start: Self.start)
@@ -64,6 +67,7 @@ struct SimulatedRuntimeTests {
     #expect(log.withLock { $0 } == [1, 2, 3])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a cancelled wait throws CancellationError and leaves nothing pending")
   func cancellation() {
     let runtime = SimulatedRuntime(start: Self.start)
@@ -84,6 +88,7 @@ struct SimulatedRuntimeTests {
     #expect(runtime.pendingWaits.isEmpty)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the same seed gives the same random numbers; another seed others")
   func seededRandom() {
     let one = SimulatedRuntime(start: Self.start, seed: 7)
@@ -95,6 +100,7 @@ struct SimulatedRuntimeTests {
     #expect(Set(first).count == 4)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a zero-length wait ends when the simulation is drained, with no time passing")
   func zeroLengthWait() {
     let runtime = SimulatedRuntime(start: Self.start)
@@ -108,6 +114,7 @@ struct SimulatedRuntimeTests {
     #expect(runtime.elapsed == .zero)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("nothing runs until the simulation is drained")
   func onlyWhenDrained() {
     let runtime = SimulatedRuntime(start: Self.start)

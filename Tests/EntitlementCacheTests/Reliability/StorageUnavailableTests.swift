@@ -180,6 +180,7 @@ extension CacheError {
 /// The refresh client over a file that opens only after the app started.
 @Suite("Storage that is not there yet, seen from the refresh client")
 struct StorageUnavailableClientTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the client publishes storage_unavailable, then the real state once the file opens")
   func publishesTheRealStateOnceTheFileOpens() throws {
     let vfs = try TestVFS()
@@ -223,6 +224,7 @@ struct HeldPurchaseTests {
   /// A client that posts purchases, started over a cache file that cannot be opened yet.
   ///
   /// - Parameter onDiagnostic: Given to both the cache's and the client's configuration.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func lockedClient(
     _ vfs: TestVFS, onDiagnostic: DiagnosticHandler? = nil
   ) throws -> (ClientHarness, SQLiteCustomerInfoCache) {
@@ -250,6 +252,7 @@ struct HeldPurchaseTests {
   }
 
   /// Completes `transactionID` and fails the refresh after it; the result.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func complete(_ transactionID: String, on harness: ClientHarness) -> PurchaseSyncResult? {
     let purchase = harness.run { client in
       try? await client.purchaseCompleted(PurchaseFixture.purchase(transactionID))
@@ -260,6 +263,7 @@ struct HeldPurchaseTests {
     return purchase.result ?? nil
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "it is held in memory and said so, then queued and posted as its observer once the file opens")
   func heldThenQueued() throws {
@@ -290,6 +294,7 @@ struct HeldPurchaseTests {
     harness.runtime.runUntilIdle()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a refresh's own write that opens the file queues what was held")
   func openedByTheClientsOwnWrite() throws {
     let vfs = try TestVFS()
