@@ -51,7 +51,13 @@ struct SDKIntegrationTests {
       Issue.record("markers missing")
       return
     }
-    let code = example[begin.upperBound..<end.lowerBound]
+    // Availability attributes are the file's, not the example's: the file builds for the
+    // package's floor (iOS 16), where the observer needs Observation's iOS 17, while an SDK
+    // copying the example marks its types for its own deployment target.
+    let code = example[begin.upperBound..<end.lowerBound].split(
+      separator: "\n", omittingEmptySubsequences: false
+    ).filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("@available(") }
+      .joined(separator: "\n")
     let shown = readme.contains("```swift\n" + code + "```\n")
     #expect(shown, "README's integration example drifted from SDKIntegrationExample.swift")
   }
