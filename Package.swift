@@ -3,11 +3,12 @@ import PackageDescription
 
 let package = Package(
   name: "EntitlementCache",
-  // The standard-library API the sources use needs these: Synchronization's Atomic (the hot
-  // read's check for other processes' writes), TaskExecutor (the client runtime's executor
-  // preference) and String(validating:) (the JSON parser). The README's "Platforms" section
-  // lists every use that holds the floor here; scripts/check-availability.py checks it in CI.
-  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  // The floor is Swift Concurrency's Duration and Clock (iOS 16, macOS 13, tvOS 16, watchOS 9),
+  // which the cache's time model and the client's waits are written in; visionOS starts at 1.
+  // Newer API is guarded where it is used: AccessModel (Observation), and the executor
+  // preference that only the testing product's SimulatedRuntime asks for (task executors).
+  // The README's "Platforms" section lists each; scripts/check-availability.py checks them.
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
   products: [
     .library(name: "EntitlementCache", targets: ["EntitlementCache"]),
     // Test doubles for SDKs that test their code against the cache: a manual clock, and the
@@ -33,9 +34,14 @@ let package = Package(
     // build of an app that depends on the package.
     .executableTarget(name: "migration-embedder"),
 
+    // Relaxed atomic loads and stores for the hot read, as static inline C: Synchronization's
+    // Atomic needs iOS 18 and macOS 15. A header alone, so it adds nothing to link.
+    .target(name: "CAtomics"),
+
     .target(
       name: "EntitlementCache",
       dependencies: [
+        "CAtomics",
         "CSQLite",
         .target(name: "CLibCrypto", condition: .when(platforms: [.linux, .android])),
       ]
@@ -83,8 +89,8 @@ let package = Package(
 
     // Fixtures both test targets share; built only with the tests.
     .target(name: "TestSupport", path: "Tests/TestSupport"),
-    // The fault-injecting and power-cut VFS of the reliability tests: the package's only C,
-    // because a VFS is a table of C callbacks over the default VFS's own file objects.
+    // The fault-injecting and power-cut VFS of the reliability tests, in C because a VFS is a
+    // table of C callbacks over the default VFS's own file objects.
     .target(name: "SQLiteFaultInjection", path: "Tests/SQLiteFaultInjection"),
     .testTarget(
       name: "EntitlementCacheTests",

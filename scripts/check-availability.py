@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
-"""Checks that the package's sources use no standard-library API newer than its platforms.
+"""Checks that the package's sources use no toolchain API newer than its platforms.
 
-The toolchain's interface files for Swift, _Concurrency and Synchronization
+The toolchain's interface files for Swift, _Concurrency, Synchronization and Observation
 (lib/swift/linux/NAME.swiftmodule/*.swiftinterface) carry each declaration's Apple availability
 even on Linux. This collects the names declared there only with an availability above the
 package's declared floor (Package.swift's `platforms:`, or `--floor iOS=16,macOS=13,...`),
-and fails when a source file under Sources/ uses one outside a scope guarded by `@available`
-or `#available` for at least that version.
+adds the package's own top-level types and functions declared `@available` above it
+(SimulatedRuntime, say), and fails when a Swift file of any target (under Sources/, Tests/
+and every other folder a target's `path:` names) uses one outside a scope guarded by
+`@available`, `if #available` or `guard #available` for at least that version:
+`swift build --build-tests` on a Mac builds every one of those files for the floor, so a use
+anywhere would stop it.
+
+With `--floor` it lists every use that holds the package above that floor: the list to work
+through before lowering `platforms:`.
 
 It is a name-level check, and says what it cannot see:
 - names only: a name that is also declared by an older API (an overload, a member of another
   type) is not flagged, so `Task.init(executorPreference:)` is found by its label, but a new
-  overload of an old function is not;
-- only Swift, _Concurrency and Synchronization: Foundation, Observation, Dispatch and the
-  system C modules are not checked (Apple's Foundation has availability of its own);
+  overload of an old function is not; of the package's own declarations only the top-level
+  types and functions declared `@available` are found, not a member (a method, a property);
+- only those four modules: Foundation (Apple's has availability of its own; Linux has no
+  interface file for it), Dispatch and the system C modules are not checked;
 - not what the compiler itself requires of a deployment target (runtime support for a
   language feature, such as typed-throws function types in generic contexts): only building
   for each Apple platform shows those.
@@ -30,11 +38,11 @@ PLATFORMS = ["macOS", "iOS", "tvOS", "watchOS", "visionOS"]
 # What SwiftPM assumes for a platform Package.swift does not name (swift-tools-version 6.0).
 DEFAULT_FLOOR = {"macOS": (10, 13), "iOS": (12, 0), "tvOS": (12, 0), "watchOS": (4, 0),
                  "visionOS": (1, 0)}
-MODULES = ["Swift", "_Concurrency", "Synchronization"]
+MODULES = ["Swift", "_Concurrency", "Synchronization", "Observation"]
 DECLARATION = re.compile(
     r"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:(?:public|open|final|static|class|mutating|nonmutating|"
     r"override|convenience|required|indirect|nonisolated|consuming|borrowing|dynamic)\s+)*"
-    r"(struct|class|enum|protocol|actor|typealias|func|var|let|init|subscript|case|extension)\b"
+    r"(struct|class|enum|protocol|actor|typealias|func|var|let|init|subscript|case|extension|macro)\b"
     r"\s*([A-Za-z_][\w.]*)?\s*(\()?")
 AVAILABLE = re.compile(r"@available\(([^)]*)\)")
 GUARD = re.compile(r"#available\(([^)]*)\)")
@@ -106,7 +114,10 @@ def interface_names(floor):
                     # An initializer is known by its type and each label, since a defaulted
                     # parameter before it may be left out: Task(executorPreference:
                     parameters = line.split("init", 1)[1]
-                    for label in re.findall(r"[(,]\s*(\w+)(?:\s+\w+)?\s*:", parameters):
+                    # A label may follow attributes: `@_inheritActorContext operation:`.
+                    labels = re.findall(
+                        r"[(,]\s*(?:@\w+(?:\([^)]*\))?\s+)*(\w+)(?:\s+\w+)?\s*:", parameters)
+                    for label in labels:
                         if label != "_":
                             keys.append(f"{owner.split('.')[-1]}({label}:")
                 elif kind != "extension" and name and not name.startswith("_"):
@@ -143,18 +154,36 @@ def interface_names(floor):
     return {key: value for key, value in newer.items() if key not in older}
 
 
-def own_names():
+def source_roots():
+    """Every folder holding a target's Swift files: Sources/ and Tests/ by SwiftPM's default,
+    and the first folder of each `path:` in Package.swift."""
+    text = open("Package.swift", encoding="utf-8").read()
+    roots = ["Sources", "Tests"]
+    for path in re.findall(r'\bpath:\s*"([^"]+)"', text):
+        root = path.split("/")[0]
+        if root not in roots and os.path.isdir(root):
+            roots.append(root)
+    return roots
+
+
+def swift_files(roots):
+    for root in roots:
+        for directory, _, files in sorted(os.walk(root)):
+            for file in sorted(files):
+                if file.endswith(".swift"):
+                    yield os.path.join(directory, file)
+
+
+def own_names(roots):
     """Every name the package's sources declare: a use of one of them is the package's own."""
     declared = set()
     pattern = re.compile(r"\b(?:func|var|let|case|struct|class|enum|protocol|typealias|actor)\s+(\w+)")
-    for root, _, files in os.walk("Sources"):
-        for file in files:
-            if file.endswith(".swift"):
-                for line in open(os.path.join(root, file), encoding="utf-8"):
-                    declared.update(pattern.findall(strip(line)))
-                    # `let (seconds, attoseconds) = duration.components` names its own parts.
-                    for parts in re.findall(r"\b(?:let|var)\s*\(([^)]*)\)", strip(line)):
-                        declared.update(re.findall(r"\w+", parts))
+    for path in swift_files(roots):
+        for line in open(path, encoding="utf-8"):
+            declared.update(pattern.findall(strip(line)))
+            # `let (seconds, attoseconds) = duration.components` names its own parts.
+            for parts in re.findall(r"\b(?:let|var)\s*\(([^)]*)\)", strip(line)):
+                declared.update(re.findall(r"\w+", parts))
     return declared
 
 
@@ -163,49 +192,116 @@ def strip(line):
     return line.split("//", 1)[0]
 
 
-def violations(names, floor):
-    found = []
-    own = own_names()
-    patterns = {}
-    for key in names:
-        if key.endswith(":"):
-            owner, label = key[:-1].split("(")
-            patterns[key] = re.compile(r"\b" + re.escape(owner) + r"\s*\(\s*" + re.escape(label) + r"\s*:")
-        elif key not in own:
-            # A tuple's label (`duration.components.attoseconds`) is not the newer member.
-            patterns[key] = re.compile(r"(?<!components\.)\b" + re.escape(key) + r"\b")
-    for root, _, files in os.walk("Sources"):
-        for file in sorted(files):
-            if not file.endswith(".swift"):
-                continue
-            path = os.path.join(root, file)
-            guarded = []  # availability of each open brace
+def merge(*requirements):
+    merged = {}
+    for requirement in requirements:
+        for platform, value in requirement.items():
+            merged[platform] = max(merged.get(platform, (0, 0)), value)
+    return merged
+
+
+GUARD_STATEMENT = re.compile(r"\bguard\s+#available\(([^)]*)\)")
+TYPE_DECLARATION = re.compile(
+    r"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private|open|"
+    r"final|indirect|nonisolated)\s+)*(?:class|struct|enum|protocol|actor|typealias)\s+(\w+)")
+TOP_LEVEL_FUNCTION = re.compile(
+    r"^(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private|"
+    r"nonisolated)\s+)*func\s+(\w+)")
+EXTENSION = re.compile(
+    r"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)*"
+    r"extension\s+([\w.]+)")
+
+
+def scoped_lines(path, gated):
+    """Each line of a Swift file, stripped of strings and comments, with the availability it
+    is guarded by: `@available` on a declaration covers its body, `if #available` its block
+    (not the `else` block), `guard #available` the rest of the enclosing scope, and an
+    extension of a type in `gated` (name to requirement) the extension's body."""
+    guarded = []  # what each open brace is guarded by
+    pending = {}  # attributes and conditions waiting for the brace they apply to
+    parentheses = 0  # an attribute's arguments or a parameter list may span lines
+    waiting = []  # (depth, requirement) of a `guard #available` whose `else` is still open
+    for number, raw in enumerate(open(path, encoding="utf-8"), 1):
+        line = strip(raw)
+        statement = GUARD_STATEMENT.search(line)
+        for arguments in AVAILABLE.findall(line):
+            pending = merge(pending, parse_available(arguments))
+        if not statement:
+            for arguments in GUARD.findall(line):
+                pending = merge(pending, parse_available(arguments))
+        extension = EXTENSION.match(line)
+        if extension:
+            pending = merge(pending, gated.get(extension.group(1).split(".")[0], {}))
+        rest = parse_available(statement.group(1)) if statement else {}
+        yield number, line, merge(*guarded, pending, rest), len(guarded)
+        # Braces in the order they come, so `} else {` closes the guarded block and opens one
+        # that is not.
+        enclosing = len(guarded)
+        opened = False
+        for brace in re.findall(r"[{}]", line):
+            if brace == "{":
+                guarded.append({} if opened else pending)
+                opened = True
+            elif guarded:
+                guarded.pop()
+        # `guard #available` covers what follows its `else` block, once that block closes.
+        if rest and enclosing > 0:
+            waiting.append((enclosing, rest))
+        for depth, requirement in list(waiting):
+            if len(guarded) < depth:
+                waiting.remove((depth, requirement))
+            elif len(guarded) == depth:
+                guarded[depth - 1] = merge(guarded[depth - 1], requirement)
+                waiting.remove((depth, requirement))
+        # A line inside parentheses opened above (an attribute's or a parameter list's) is
+        # part of what it continues, so what is pending waits for the brace after it.
+        continuing = parentheses > 0
+        parentheses = max(parentheses + line.count("(") - line.count(")"), 0)
+        stripped = line.strip()
+        if opened or (not continuing and parentheses == 0 and stripped
+                      and not stripped.startswith("@")):
             pending = {}
-            for number, raw in enumerate(open(path, encoding="utf-8"), 1):
-                line = strip(raw)
-                for arguments in AVAILABLE.findall(raw) + GUARD.findall(raw):
-                    for platform, value in parse_available(arguments).items():
-                        pending[platform] = max(pending.get(platform, (0, 0)), value)
-                scope = {}
-                for level in guarded:
-                    for platform, value in level.items():
-                        scope[platform] = max(scope.get(platform, (0, 0)), value)
-                for platform, value in pending.items():
-                    scope[platform] = max(scope.get(platform, (0, 0)), value)
-                effective = {p: max(floor[p], scope.get(p, (0, 0))) for p in PLATFORMS}
-                for key, pattern in patterns.items():
-                    if pattern.search(line) and above(names[key], effective):
-                        need = ", ".join(f"{p} {'.'.join(map(str, v))}"
-                                         for p, v in sorted(names[key].items()))
-                        found.append(f"{path}:{number}: `{key}` needs {need}")
-                opens = line.count("{") - line.count("}")
-                for _ in range(max(opens, 0)):
-                    guarded.append(pending if opens > 0 else {})
-                    pending = {}
-                if opens < 0:
-                    del guarded[len(guarded) + opens:]
-                if opens != 0 or (line.strip() and not line.strip().startswith("@")):
-                    pending = {} if opens <= 0 else pending
+
+
+def gated_types(roots, floor):
+    """The package's own top-level types and functions declared with an availability above
+    the floor (a nested type is named through the type around it, which this finds; a member
+    function is not found)."""
+    gated = {}
+    for path in swift_files(roots):
+        for _, line, scope, depth in scoped_lines(path, {}):
+            match = TYPE_DECLARATION.match(line) or TOP_LEVEL_FUNCTION.match(line)
+            if match and depth == 0 and above(scope, floor):
+                gated[match.group(1)] = merge(gated.get(match.group(1), {}), scope)
+    return gated
+
+
+SIMPLE_NAME = re.compile(r"(?<!components\.)\b[A-Za-z_]\w*\b")
+LABELLED_CALL = re.compile(r"\b(\w+)\s*\(\s*(\w+)\s*:")
+
+
+def violations(names, floor, roots):
+    own = own_names(roots)
+    gated = gated_types(roots, floor)
+    # The package's own names shadow a newer standard-library name; an initializer's key
+    # (`Task(executorPreference:`) is found by its label whatever the package declares.
+    simple = {key: value for key, value in names.items()
+              if not key.endswith(":") and key not in own}
+    simple.update(gated)
+    labelled = {key: value for key, value in names.items() if key.endswith(":")}
+    found = []
+    for path in swift_files(roots):
+        for number, line, scope, _ in scoped_lines(path, {**names, **gated}):
+            effective = {p: max(floor[p], scope.get(p, (0, 0))) for p in PLATFORMS}
+            keys = [key for key in SIMPLE_NAME.findall(line) if key in simple]
+            keys += [key for key in (f"{o}({l}:" for o, l in LABELLED_CALL.findall(line))
+                     if key in labelled]
+            for key in dict.fromkeys(keys):
+                requirement = simple.get(key) or labelled[key]
+                if above(requirement, effective):
+                    need = ", ".join(f"{p} {'.'.join(map(str, v))}"
+                                     for p, v in sorted(requirement.items()))
+                    found.append(f"{path}:{number}: `{key}` needs {need}")
     return found
 
 
@@ -216,9 +312,11 @@ def main():
             platform, value = item.split("=")
             floor[platform] = version(value)
     names = interface_names(floor)
+    roots = source_roots()
     shown = ", ".join(f"{p} {'.'.join(map(str, floor[p]))}" for p in PLATFORMS)
-    print(f"check-availability: floor {shown}; {len(names)} standard-library names are newer")
-    found = violations(names, floor)
+    print(f"check-availability: floor {shown}; {len(names)} toolchain names are newer; "
+          f"checking {', '.join(root + '/' for root in roots)}")
+    found = violations(names, floor, roots)
     try:
         for line in found:
             print(line)
@@ -227,7 +325,7 @@ def main():
     if found:
         print(f"check-availability: {len(found)} uses newer than the floor, unguarded")
         sys.exit(1)
-    print("check-availability: no unguarded use of a newer standard-library name")
+    print("check-availability: no unguarded use of a newer name")
 
 
 if __name__ == "__main__":

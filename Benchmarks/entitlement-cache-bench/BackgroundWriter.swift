@@ -1,7 +1,6 @@
 import Dispatch
 import EntitlementCache
 import Foundation
-import Synchronization
 
 /// A thread of its own that stores one snapshot for one scope on a cache, back to back with
 /// no pause, from `init` until ``stop()``: the background refresh of
@@ -44,7 +43,7 @@ private final class Control: Sendable {
   /// Signalled after the first store, or when the thread ends without one.
   let firstStore = DispatchSemaphore(value: 0)
   private let exited = DispatchSemaphore(value: 0)
-  private let stopRequested = Atomic<Bool>(false)
+  private let stopRequested = Locked(false)
   private let outcome = Locked<Outcome>(Outcome())
 
   private struct Outcome {
@@ -60,7 +59,7 @@ private final class Control: Sendable {
   func run(_ store: () throws -> Void) {
     var writes = 0
     var failure: (any Error)?
-    while !stopRequested.load(ordering: .relaxed) {
+    while !stopRequested.withLock({ $0 }) {
       do {
         try store()
       } catch {
@@ -80,7 +79,7 @@ private final class Control: Sendable {
   }
 
   func stop() throws -> Int {
-    stopRequested.store(true, ordering: .relaxed)
+    stopRequested.withLock { $0 = true }
     let mustWait = outcome.withLock { outcome in
       defer { outcome.joined = true }
       return !outcome.joined

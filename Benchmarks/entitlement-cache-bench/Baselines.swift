@@ -1,7 +1,6 @@
 import CSQLite
 import EntitlementCache
 import Foundation
-import Synchronization
 
 /// What the cache is measured against: the same questions answered by the simplest code that
 /// could answer them, over the same scopes, in the same seeded order, with the same clock read.

@@ -1,6 +1,5 @@
 import EntitlementCache
 import Foundation
-import Synchronization
 
 /// The cases of issue 11: what the refresh client (<doc:RefreshClient>) adds on top of the cache,
 /// for the read an app makes most and for the start-up an app waits on.
@@ -236,7 +235,7 @@ struct SilentFetcher: CustomerInfoFetcher {
 
 /// The `requestDate` of every state a stream delivered, in order.
 final class ReceivedStates: Sendable {
-  let dates = Mutex<[Date?]>([])
+  let dates = Locked<[Date?]>([])
 }
 
 /// Runs async work to its end from synchronous code.
@@ -245,7 +244,7 @@ enum Blocking {
   @discardableResult
   static func run<Value: Sendable>(_ work: @escaping @Sendable () async -> Value) -> Value? {
     let done = DispatchSemaphore(value: 0)
-    let result = Mutex<Value?>(nil)
+    let result = Locked<Value?>(nil)
     Task {
       let value = await work()
       result.withLock { $0 = value }

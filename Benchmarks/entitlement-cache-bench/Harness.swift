@@ -1,4 +1,4 @@
-import Synchronization
+import EntitlementCache
 
 #if canImport(Glibc)
   import Glibc
@@ -135,7 +135,10 @@ struct Harness {
         times[index].append(Self.time(sizes[index], cases[index].batch) / Double(sizes[index]))
       }
     }
-    let alternation = Self.alternations.add(1, ordering: .relaxed).newValue
+    let alternation = Self.alternations.withLock { count in
+      count += 1
+      return count
+    }
     return try cases.indices.map { index in
       var result = try cases[index].result(
         Measurement(perOperation: times[index], batchSize: sizes[index]))
@@ -147,7 +150,7 @@ struct Harness {
 
   /// Numbers each ``run(together:)``, so a target knows which cases took their samples in the
   /// same rounds.
-  private static let alternations = Atomic<Int>(0)
+  private static let alternations = Locked(0)
 
   /// Runs `batch(count)` (which performs `count` operations) until it has `samples` timed
   /// batches (the plan's by default), and returns nanoseconds per operation for each.

@@ -6,7 +6,8 @@ import PackageDescription
 // (`main` in one checkout, anything in another), which `package:` below would have to spell.
 let package = Package(
   name: "MiniSDK",
-  platforms: [.macOS(.v15), .iOS(.v18)],
+  // EntitlementCache's own floor: an SDK can support every system the library does.
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
   products: [
     .library(name: "MiniSDK", targets: ["MiniSDK"])
   ],

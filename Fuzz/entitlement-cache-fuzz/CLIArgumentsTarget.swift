@@ -22,7 +22,7 @@ enum CLIArgumentsTarget {
     var raw = Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
       .map(Array.init)
     if raw.last?.isEmpty == true { raw.removeLast() }
-    let allText = raw.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
+    let allText = raw.allSatisfy { String(validatingUTF8Bytes: $0) != nil }
     do throws(CLIError) {
       let arguments = try ArgumentParser.text(of: raw, commands: commandSpecs)
       require(allText, "an argument that is not UTF-8 passed the check")

@@ -1,3 +1,5 @@
+import EntitlementCache
+
 /// The tool's whole argument grammar: `entitlement-cache COMMAND [--flag VALUE | --switch]...`.
 ///
 /// Deliberately small: long flags only (plus `-h`), `--flag VALUE` or `--flag=VALUE`, no
@@ -146,14 +148,14 @@ package enum ArgumentParser {
   {
     var texts: [String] = []
     for (index, bytes) in arguments.enumerated() {
-      if let text = String(validating: bytes, as: UTF8.self) {
+      if let text = String(validatingUTF8Bytes: bytes) {
         texts.append(text)
         continue
       }
       let problem =
         "not valid UTF-8; arguments are text, and invalid bytes are refused, never repaired"
       if let equals = bytes.firstIndex(of: UInt8(ascii: "=")), bytes.starts(with: Array("--".utf8)),
-        let name = String(validating: bytes[..<equals], as: UTF8.self)
+        let name = String(validatingUTF8Bytes: bytes[..<equals])
       {
         throw CLIError.usage("\(name): \(problem)")
       }

@@ -22,6 +22,11 @@ import EntitlementCache
 /// Work for the simulation runs only when ``runUntilIdle()`` or ``advance(by:)`` drains it,
 /// on the caller's thread. Start tasks the test itself awaits with ``spawn(_:)`` so they run
 /// here too.
+///
+/// Needs task executors (iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2): without an
+/// executor preference the client's tasks would run on the global concurrent executor, in no
+/// order a test could script.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 public final class SimulatedRuntime: ClientRuntime, Sendable {
   private struct Sleeper {
     let deadline: Duration
@@ -172,7 +177,7 @@ extension Duration {
 }
 
 /// A first-in, first-out queue of jobs that runs only when drained, on the draining thread.
-///
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class JobQueue: TaskExecutor, Sendable {
   private let pending = Locked<[UnownedJob]>([])
 

@@ -4,7 +4,7 @@ import Testing
 
 /// The client's boundary timer crosses a boundary once and moves on, end to end through
 /// `simulate`, whose virtual clock lands a refresh at a fractional millisecond.
-@Suite struct BoundaryTimerTests {
+@Suite(.enabled(if: CLI.simulates)) struct BoundaryTimerTests {
   /// A refresh answered after 112 ms, at +7 min: its stale boundary five minutes later lies
   /// a fraction of a microsecond ahead of the instant the timer wakes at. The timer used to be
   /// set for zero, find the boundary not crossed, and set itself again: 100% CPU, no output,

@@ -18,6 +18,14 @@ struct CLIResult: Sendable {
 
 /// Runs `entitlement-cache` as a child process, as a user would in a terminal.
 enum CLI {
+  /// Whether the tool simulates on this system (`simulate`, and the demo's last chapter): its
+  /// engine needs task executors, which macOS has from version 15. The tests that run it are
+  /// enabled only then.
+  static var simulates: Bool {
+    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return true }
+    return false
+  }
+
   /// The binary `swift test` built beside the test bundle (`ENTITLEMENT_CACHE_BIN` overrides).
   static let binary: String = {
     let environment = ProcessInfo.processInfo.environment

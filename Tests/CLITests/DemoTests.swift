@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `demo`, the README's main-job command.
-@Suite struct DemoTests {
+@Suite(.enabled(if: CLI.simulates)) struct DemoTests {
   let directory: TemporaryDirectory
 
   init() throws {

@@ -11,7 +11,7 @@ import Testing
 /// `KILL_RUNS` sets the number of runs (default 60, so the suite stays fast); `KILL_SEED`
 /// replays a failed session's scripts and kill delays. Where a kill lands inside the process
 /// still depends on the machine, so a replay repeats the pressure, not the exact instant.
-@Suite struct PurchaseQueueKillTests {
+@Suite(.enabled(if: CLI.simulates)) struct PurchaseQueueKillTests {
   let directory: TemporaryDirectory
 
   init() throws {

@@ -51,7 +51,7 @@ enum SimScript {
 
 /// `simulate`: the real refresh client against a scripted server in virtual time, end to end
 /// through the built binary.
-@Suite struct SimulateTests {
+@Suite(.enabled(if: CLI.simulates)) struct SimulateTests {
   let directory: TemporaryDirectory
 
   init() throws {

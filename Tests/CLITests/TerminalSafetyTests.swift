@@ -149,7 +149,7 @@ import Testing
     #expect(bookkeeping["lastRefreshFailureReason"] as? String == Self.hostile)
   }
 
-  @Test func simulateEscapesTheScriptsLabels() throws {
+  @Test(.enabled(if: CLI.simulates)) func simulateEscapesTheScriptsLabels() throws {
     let label = Self.jsonString(Self.hostileArgument)
     let script = try workspace.directory.write(
       "script.json",

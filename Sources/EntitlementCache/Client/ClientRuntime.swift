@@ -11,6 +11,10 @@
 /// `SimulatedRuntime` of the `EntitlementCacheTesting` product: a virtual clock that moves
 /// only when told (give it to the cache), and an executor that runs the client's tasks one at a time, so a run is the
 /// same byte for byte every time and no test sleeps on the real clock.
+///
+/// An executor preference needs task executors (iOS 18, macOS 15, tvOS 18, watchOS 11,
+/// visionOS 2): on earlier systems the client's tasks run on the global concurrent executor
+/// whatever ``taskExecutor`` says, so `SimulatedRuntime` is available only from those versions.
 public protocol ClientRuntime: Sendable {
   /// Suspends for `duration` of elapsed time (a clock that keeps counting while the device
   /// sleeps and that nobody can set).
@@ -20,6 +24,9 @@ public protocol ClientRuntime: Sendable {
   func sleep(for duration: Duration) async throws
 
   /// The executor the client's tasks run on; nil for the global concurrent executor.
+  ///
+  /// A runtime that leaves it out gets the default, nil.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   var taskExecutor: (any TaskExecutor)? { get }
 
   /// A uniformly random 64-bit value: request nonces, retry jitter, the background delay and
@@ -29,6 +36,10 @@ public protocol ClientRuntime: Sendable {
 }
 
 extension ClientRuntime {
+  /// Nil: the client's tasks run on the global concurrent executor.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  public var taskExecutor: (any TaskExecutor)? { nil }
+
   /// A uniform fraction in `0..<1`, from ``nextRandom()``'s top 53 bits.
   func randomFraction() -> Double {
     Double(nextRandom() >> 11) / Double(1 << 53)
@@ -57,6 +68,7 @@ public struct SystemClientRuntime: ClientRuntime {
   }
 
   /// Nil: the global concurrent executor.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   public var taskExecutor: (any TaskExecutor)? { nil }
 
   /// A value from `SystemRandomNumberGenerator`, which is cryptographically secure.

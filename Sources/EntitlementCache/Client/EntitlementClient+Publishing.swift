@@ -155,15 +155,24 @@ extension EntitlementClient {
   /// Starts `body` as a task of the client's on the runtime's executor, tracked so `stop()`
   /// and `deinit` can cancel it. A stopped client starts nothing. The task holds the client
   /// only as `body` does: timers capture it weakly, so a dropped client is freed.
+  ///
+  /// Before task executors (iOS 18, macOS 15) the task runs on the global concurrent
+  /// executor; only a simulated runtime names another, and it needs them.
   @discardableResult
   func spawn(
     _ core: inout ClientCore, _ body: @escaping @Sendable () async -> Void
   ) -> ClientTask? {
     guard !core.stopped else { return nil }
     let id = core.nextSubscriberID()
-    let task = Task(executorPreference: runtime.taskExecutor) { [weak self] in
+    let operation: @Sendable () async -> Void = { [weak self] in
       await body()
       _ = self?.core.withLock { $0.tasks.removeValue(forKey: id) }
+    }
+    let task: Task<Void, Never>
+    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+      task = Task(executorPreference: runtime.taskExecutor, operation: operation)
+    } else {
+      task = Task(operation: operation)
     }
     core.tasks[id] = task
     return ClientTask(id: id, task: task)

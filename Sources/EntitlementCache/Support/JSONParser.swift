@@ -213,7 +213,7 @@ package struct JSONParser {
       return String(decoding: raw, as: UTF8.self)
     }
     if !escaped {
-      guard let text = String(validating: raw, as: UTF8.self) else {
+      guard let text = String(validatingUTF8Bytes: raw) else {
         throw SyntaxError(problem: "invalid UTF-8", offset: start)
       }
       return text
@@ -282,7 +282,7 @@ package struct JSONParser {
       }
       position += 2
     }
-    guard let text = String(validating: utf8, as: UTF8.self) else {
+    guard let text = String(validatingUTF8Bytes: utf8) else {
       throw SyntaxError(problem: "invalid UTF-8", offset: start)
     }
     return text

@@ -8,7 +8,9 @@
 
 /// A value reachable only while a lock is held: the package's one lock.
 ///
-/// `Mutex` alone would make every closure that touches a connection prove, through region
+/// `Mutex` needs iOS 18 and macOS 15; this box works at every deployment target the package
+/// supports, so the tests and benchmarks, which build for the same floor, use it too.
+/// `Mutex` alone would also make every closure that touches a connection prove, through region
 /// isolation, that nothing it captures is shared; the store's closures pass the connection to
 /// helpers and statement callbacks, which that analysis cannot follow. This box keeps the
 /// same runtime discipline with a rule checked by review instead.
@@ -24,8 +26,8 @@
 /// - `value` is private and read or written only inside `withLock` and `withLockIfAvailable`,
 ///   while `mutex` is held, so no two threads ever touch it at the same time;
 /// - both take non-escaping closures, and every caller (all in this package: the library, its
-///   testing module and the tool) returns only `Sendable` values copied out of the state,
-///   never the value or a class instance reachable from it;
+///   testing module, the tool, the tests and the benchmarks) returns only `Sendable` values
+///   copied out of the state, never the value or a class instance reachable from it;
 /// - `mutex` is allocated once, initialized before `init` returns and destroyed only in
 ///   `deinit`, when no thread can hold a reference: this instance is its one owner.
 package final class Locked<Value>: @unchecked Sendable {

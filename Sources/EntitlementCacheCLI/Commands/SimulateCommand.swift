@@ -61,6 +61,11 @@ enum SimulateCommand: Command {
     ])
 
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
+    // The engine runs the client's tasks on its own task executor, which is what makes a
+    // replay the same every time; macOS has task executors only from version 15.
+    guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+      throw CLIError.usage("simulate: needs macOS 15 or later")
+    }
     guard let file = invocation.arguments.value("--script"), !file.isEmpty else {
       throw CLIError.usage("simulate: missing --script FILE")
     }

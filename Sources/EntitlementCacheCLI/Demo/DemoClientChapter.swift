@@ -59,6 +59,7 @@ struct DemoClientChapter {
   }
 
   /// Runs the chapter's script and returns its steps, each with the events it caused.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   func run() throws(CLIError) -> [DemoStep] {
     let script: SimulationScript
     do {

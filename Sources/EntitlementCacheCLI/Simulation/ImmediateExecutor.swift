@@ -8,6 +8,7 @@
 ///
 /// Only for tasks that do nothing but record: the job runs inside the yielder's call, which
 /// may hold the client's lock, so it must never call back into the client.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ImmediateExecutor: TaskExecutor, Sendable {
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)

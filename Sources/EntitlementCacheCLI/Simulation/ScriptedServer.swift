@@ -16,6 +16,7 @@ import EntitlementCacheTesting
 /// It is the client's ``PurchasePoster`` too: each post for a user takes that user's next
 /// scripted post answer (none left: `transient`). The user is the observer's label: the client
 /// posts as whoever first observed the purchase.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   private struct State {
     var remaining: [String: [ScriptedAnswer]]

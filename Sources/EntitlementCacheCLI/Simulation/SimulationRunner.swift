@@ -15,6 +15,9 @@ import EntitlementCacheTesting
 /// it: a step that waits (a restore, a `fetchCurrent`, a log-in) goes on while later steps run.
 /// After the last step the virtual clock moves from wait to wait while an answer is on its way
 /// or a step still waits for one; then the run ends, and timers due later never fire.
+///
+/// Needs task executors, as `SimulatedRuntime` does.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 struct SimulationRunner {
   let script: SimulationScript
 
@@ -48,6 +51,7 @@ struct SimulationRunner {
 }
 
 /// The device of one run: the virtual clocks, the server, the app running on them, and the log.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 private final class SimulatedDevice: Sendable {
   /// The app as one process sees it: its cache and its client. A relaunch replaces both.
   struct App: Sendable {

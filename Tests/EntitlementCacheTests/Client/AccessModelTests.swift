@@ -2,7 +2,6 @@
   import EntitlementCacheTesting
   import Foundation
   import Observation
-  import Synchronization
   import Testing
 
   @testable import EntitlementCache
@@ -13,6 +12,7 @@
   @MainActor
   struct AccessModelTests {
     /// Suspends until something `read` reads changes, then returns once the change is made.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     func nextChange(_ read: @escaping () -> Void) async {
       await withCheckedContinuation { continuation in
         withObservationTracking(read) { continuation.resume() }
@@ -21,6 +21,7 @@
       // one step there.
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("it changes once per published state, and reads the decisions, freshness and queue")
     func followsTheClient() async throws {
       let harness = try ClientHarness(posts: true)
@@ -63,6 +64,7 @@
       #expect(model.state == harness.states.last)
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a purchase the server has not confirmed reads as processing")
     func purchaseProcessing() async throws {
       let harness = try ClientHarness(on: .sqlite, posts: true)
@@ -84,6 +86,7 @@
       harness.runtime.runUntilIdle()
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("made after the client started, it shows the cached state in its first frame")
     func firstFrame() async throws {
       // No watched keys: what the snapshot names is still there.
@@ -95,6 +98,7 @@
       #expect(model["gold"] == nil && !model.isGranted("gold"))
     }
 
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a released model stops following: the client keeps no subscriber for it")
     func releasedModelStops() async throws {
       let harness = try ClientHarness()
@@ -117,7 +121,7 @@
 
   /// Set once by an observation's change handler.
   final class Flag: Sendable {
-    private let flag = Mutex(false)
+    private let flag = Locked(false)
     var isSet: Bool { flag.withLock { $0 } }
     func set() { flag.withLock { $0 = true } }
   }

@@ -8,6 +8,7 @@ import Testing
 /// one; time crossing a boundary republishes at its instant, with no network.
 @Suite("Refresh client: streams and boundaries")
 struct BoundaryRepublishTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "offline, pro flips to expired at the exact instant of expiresAt", arguments: CacheKind.allCases
   )
@@ -29,6 +30,7 @@ struct BoundaryRepublishTests {
     #expect(harness.fetcher.requests.allSatisfy { $0.flow == .start || $0.flow == .retry })
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a server clock ahead of the device moves the flip to the device time of the boundary")
   func expiryWithServerAhead() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -45,6 +47,7 @@ struct BoundaryRepublishTests {
     #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(60))
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("staleAfter republishes with freshness stale at its instant, deciding the same")
   func staleBoundary() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -56,6 +59,7 @@ struct BoundaryRepublishTests {
     #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(300))
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a subscriber gets the latest state at once, then only changes")
   func replayAndNoRepeats() throws {
     let harness = try ClientHarness()
@@ -82,6 +86,7 @@ struct BoundaryRepublishTests {
     }
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a per-key stream for a key nobody configured decides it, and stops deciding it when dropped")
   func accessStreamForAnyKey() throws {

@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -10,10 +9,11 @@ import Testing
 /// cache's change mark and reads only when it moved.
 @Suite("Refresh client: the cache's change signal instead of reading every check")
 struct ChangeSignalTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "an idle foreground client makes no cache read in 10 virtual minutes", arguments: [true, false])
   func idleClientReadsNothing(signals: Bool) throws {
-    let counting = Mutex<CountingCache?>(nil)
+    let counting = Locked<CountingCache?>(nil)
     let harness = try ClientHarness(cache: { clock, _ in
       let cache = CountingCache(InMemoryCustomerInfoCache(clock: clock), signals: signals)
       counting.withLock { $0 = cache }
@@ -43,6 +43,7 @@ struct ChangeSignalTests {
     #expect(harness.states.last?.customerInfo?.freshness == .fresh)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a snapshot stored through the client's cache instance is published at once, with no check",
     arguments: CacheKind.allCases)
@@ -70,9 +71,10 @@ struct ChangeSignalTests {
     #expect(harness.reports.count == reports + 1)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an idle foreground client on SQLite decodes no body in 10 virtual minutes")
   func idleClientDecodesNothing() throws {
-    let sqlite = Mutex<SQLiteCustomerInfoCache?>(nil)
+    let sqlite = Locked<SQLiteCustomerInfoCache?>(nil)
     let harness = try ClientHarness(cache: { clock, directory in
       let cache = try CacheKind.sqlite.make(clock: clock, in: directory)
       sqlite.withLock { $0 = cache as? SQLiteCustomerInfoCache }
@@ -129,40 +131,40 @@ struct ChangeSignalTests {
 final class CountingCache: ForwardingCustomerInfoCache, CustomerInfoChangeSignaling {
   let base: InMemoryCustomerInfoCache
   private let signals: Bool
-  private let count = Atomic<Int>(0)
+  private let count = Locked(0)
 
   init(_ base: InMemoryCustomerInfoCache, signals: Bool) {
     self.base = base
     self.signals = signals
   }
 
-  var reads: Int { count.load(ordering: .relaxed) }
-  func resetReads() { count.store(0, ordering: .relaxed) }
+  var reads: Int { count.withLock { $0 } }
+  func resetReads() { count.withLock { $0 = 0 } }
 
   /// Nil without the signal: the client then reads at every check, as for a cache that lacks it.
   func changeMark() -> UInt64? { signals ? base.changeMark() : nil }
 
   func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    count.add(1, ordering: .relaxed)
+    count.withLock { $0 += 1 }
     return try base.load(scope)
   }
 
   func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
     -> AccessDecision
   {
-    count.add(1, ordering: .relaxed)
+    count.withLock { $0 += 1 }
     return base.access(to: entitlement, for: scope, policy: policy)
   }
 
   func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
-    count.add(1, ordering: .relaxed)
+    count.withLock { $0 += 1 }
     return base.activeEntitlementKeys(for: scope, policy: policy)
   }
 
   func evaluatedCustomerInfo(for scope: CacheScope, policy: OfflinePolicy?) throws(CacheError)
     -> EvaluatedCustomerInfo?
   {
-    count.add(1, ordering: .relaxed)
+    count.withLock { $0 += 1 }
     return try base.evaluatedCustomerInfo(for: scope, policy: policy)
   }
 }

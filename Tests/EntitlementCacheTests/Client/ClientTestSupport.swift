@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -18,7 +17,7 @@ final class HandAnswered<Request: Sendable, Answer: Sendable>: Sendable {
     let continuation: CheckedContinuation<Result<Answer, FetchFailure>, Never>
   }
 
-  private let state = Mutex<(pending: [Pending], made: [Request], keepsCancelled: Bool)>(
+  private let state = Locked<(pending: [Pending], made: [Request], keepsCancelled: Bool)>(
     ([], [], false))
 
   /// From now on a cancelled request keeps waiting for its answer, as a transport that ignores
@@ -177,13 +176,14 @@ enum ClientFixture {
 }
 
 /// A client on a simulated runtime, with every published state, decision and report recorded.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ClientHarness: Sendable {
   let runtime: SimulatedRuntime
   let fetcher = HandAnsweredFetcher()
   let poster = HandAnsweredPoster()
   let cache: any CustomerInfoCache
   let client: EntitlementClient
-  private let recorded = Mutex<
+  private let recorded = Locked<
     (
       states: [ClientState], pro: [AccessDecision], reports: [RefreshReport], times: [Date],
       purchases: [PurchaseUpdate]
@@ -321,7 +321,7 @@ final class ClientHarness: Sendable {
 
 /// The result of a task run on the simulation, once it has ended.
 final class Outcome<Value: Sendable>: Sendable {
-  private let value = Mutex<Value?>(nil)
+  private let value = Locked<Value?>(nil)
   func set(_ newValue: Value) { value.withLock { $0 = newValue } }
   var result: Value? { value.withLock { $0 } }
   var isFinished: Bool { value.withLock { $0 != nil } }

@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import EntitlementCache
@@ -17,7 +16,7 @@ struct CustomStorageFailureTests {
   /// Stores through its base until the disk fills; then every write fails as full.
   final class FillingCache: ForwardingCustomerInfoCache {
     let base: InMemoryCustomerInfoCache
-    let isFull = Atomic<Bool>(false)
+    let isFull = Locked(false)
 
     init(base: InMemoryCustomerInfoCache) { self.base = base }
 
@@ -39,14 +38,15 @@ struct CustomStorageFailureTests {
     }
 
     private func refuseWhenFull(_ operation: CacheOperation) throws(CacheError) {
-      guard isFull.load(ordering: .relaxed) else { return }
+      guard isFull.withLock({ $0 }) else { return }
       throw .storage(operation, StorageFailure(.full, underlying: DiskFull()))
     }
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a full disk is reported as the cache's own storage failure, and access stays")
   func fullDiskKeepsAccess() throws {
-    let filling = Mutex<FillingCache?>(nil)
+    let filling = Locked<FillingCache?>(nil)
     let harness = try ClientHarness(cache: { clock, _ in
       let cache = FillingCache(base: InMemoryCustomerInfoCache(clock: clock))
       filling.withLock { $0 = cache }
@@ -54,7 +54,7 @@ struct CustomStorageFailureTests {
     })
     let cache = try #require(filling.withLock { $0 })
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    cache.isFull.store(true, ordering: .relaxed)
+    cache.isFull.withLock { $0 = true }
     harness.client.start()
     harness.runtime.runUntilIdle()
     harness.fetcher.answer(

@@ -9,6 +9,7 @@ import Testing
 struct FlightTests {
   static let hourLater = ClientFixture.start.addingTimeInterval(3600)
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("two concurrent refreshes of one scope make one fetch", arguments: CacheKind.allCases)
   func oneFlight(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind)
@@ -26,6 +27,7 @@ struct FlightTests {
     #expect(harness.outcomes == ["alice: stored"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a forced fetch that times out answers the cached state marked offline; its late answer is stored and published",
     arguments: CacheKind.allCases)
@@ -60,6 +62,7 @@ struct FlightTests {
         == nil)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a forced fetch answered in time is stored and answered fresh")
   func forcedFetchInTime() throws {
     let harness = try ClientHarness()
@@ -77,6 +80,7 @@ struct FlightTests {
     #expect(harness.outcomes == ["alice: stored"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("cacheOnly never fetches; cachedOrFetched answers at once and refreshes when stale")
   func cachePolicies() throws {
     let harness = try ClientHarness()
@@ -107,6 +111,7 @@ struct FlightTests {
     #expect(waitsForFresh.result?.customerInfo?.freshness == .fresh)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "restore and sync return only after a fetch that started after them",
     arguments: [RefreshFlow.restore, .sync, .purchase])
@@ -133,6 +138,7 @@ struct FlightTests {
     #expect(harness.fetcher.requests.map(\.flow) == [.start, flow])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an answer older than the stored snapshot is not stored", arguments: CacheKind.allCases)
   func olderAnswerDiscarded(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind)
@@ -148,6 +154,7 @@ struct FlightTests {
     #expect(harness.client.access(to: "pro").isGranted)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failed verification never replaces a verified snapshot", arguments: CacheKind.allCases)
   func failedVerificationKept(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind)
@@ -166,6 +173,7 @@ struct FlightTests {
     #expect(harness.client.access(to: "pro").isGranted)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failed verification is stored over an unverified snapshot: it replaces no trust")
   func failedVerificationOverUnverified() throws {
     let harness = try ClientHarness()
@@ -178,6 +186,7 @@ struct FlightTests {
     #expect(harness.outcomes == ["alice: stored"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a body that is not a snapshot is recorded as a failed refresh and stores nothing")
   func invalidBody() throws {
     let harness = try ClientHarness()

@@ -8,6 +8,7 @@ import Testing
 /// and reaches a stream only while that scope is current.
 @Suite("Refresh client: a late answer stays with its user")
 struct IdentityRaceTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a late answer for A after logIn(B) is stored under A and never reaches B",
     arguments: CacheKind.allCases)
@@ -41,6 +42,7 @@ struct IdentityRaceTests {
       })
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a late answer for A after logOut() is dropped, and A's snapshot stays removed",
     arguments: CacheKind.allCases)
@@ -69,6 +71,7 @@ struct IdentityRaceTests {
         || harness.publishedPro.last == "guest: denied(expired)")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a logOut whose removal fails throws before switching: the user, their snapshot and no fetch")
   func logOutThatCannotRemoveSwitchesNothing() throws {
@@ -93,6 +96,7 @@ struct IdentityRaceTests {
     #expect(harness.client.currentState?.appUserID == "alice")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an access stream names the user of every decision, and a switch delivers the new one's")
   func accessUpdatesSayWhose() throws {
     let harness = try ClientHarness()
@@ -114,6 +118,7 @@ struct IdentityRaceTests {
     #expect(seen.result == ["alice: \(noSnapshot)", "bob: \(noSnapshot)"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("logOut keeps the previous snapshot when configured to")
   func logOutKeepsSnapshot() throws {
     let harness = try ClientHarness(configure: { $0.removesSnapshotOnLogOut = false })
@@ -127,6 +132,7 @@ struct IdentityRaceTests {
     #expect(harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope).isGranted)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "A→B→A: the first session's late answer lands under A and is published once A is current again",
     arguments: CacheKind.allCases)
@@ -168,6 +174,7 @@ struct IdentityRaceTests {
         || harness.publishedPro.last == "alice: denied(not_entitled)")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("logging in as the current user changes nothing and fetches nothing")
   func logInAsSelf() throws {
     let harness = try ClientHarness()
@@ -179,6 +186,7 @@ struct IdentityRaceTests {
     #expect(harness.states.count == 1)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an empty app-user ID is rejected and nothing changes")
   func emptyUser() throws {
     let harness = try ClientHarness()

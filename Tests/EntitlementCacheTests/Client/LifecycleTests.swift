@@ -7,6 +7,7 @@ import Testing
 /// Which flows refresh, backoff, the background, other processes (<doc:RefreshClient>).
 @Suite("Refresh client: flows, failures and the app's lifecycle")
 struct LifecycleTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("failures back off from about 1 s, doubling to 5 min, with jitter; a success resets them")
   func backoff() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -41,6 +42,7 @@ struct LifecycleTests {
         .lastRefreshFailureReason == nil)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a rejected fetch is recorded with its status, never retried on a timer, asked again by the next flow"
   )
@@ -62,6 +64,7 @@ struct LifecycleTests {
     #expect(harness.fetcher.waiting.map(\.flow) == [.explicit])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a fresh answer a purchase post stored cancels the retry of an earlier failed fetch")
   func postedAnswerCancelsRetry() throws {
     let harness = try ClientHarness(
@@ -85,6 +88,7 @@ struct LifecycleTests {
     #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("in the background retries stop; back in the foreground a stale snapshot refreshes")
   func backgroundStopsRetries() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -100,6 +104,7 @@ struct LifecycleTests {
     #expect(harness.fetcher.waiting.map(\.flow) == [.foreground])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("entering the foreground with a fresh snapshot does not fetch")
   func foregroundWhenFresh() throws {
     let harness = try ClientHarness()
@@ -116,6 +121,7 @@ struct LifecycleTests {
     #expect(harness.fetcher.waiting.map(\.flow) == [.foreground])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "launched in the background: no fetch under 25 h; past it, one after a random delay of at most 5 s"
   )
@@ -140,6 +146,7 @@ struct LifecycleTests {
     #expect(old.fetcher.waiting.map(\.flow) == [.start])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the network coming back refreshes at once after offline access, and not otherwise")
   func networkAvailable() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -156,6 +163,7 @@ struct LifecycleTests {
     #expect(harness.fetcher.requests.map(\.flow) == [.start, .networkAvailable])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("another process's write is published within 1 s in the foreground, not in the background")
   func otherProcessWrite() throws {
     let harness = try ClientHarness(on: .sqlite)
@@ -186,6 +194,7 @@ struct LifecycleTests {
     #expect(harness.publishedPro.last == "alice: offlineUnavailable(no_snapshot)")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("stop cancels the fetch in flight, drops its answer and ends every stream")
   func stop() throws {
     let harness = try ClientHarness()

@@ -10,6 +10,7 @@ import Testing
 @Suite("Refresh client: purchase backoff across launches")
 struct PurchaseBackoffTests {
   /// One device: a file, a virtual clock, and the client of the current launch.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   final class Device: Sendable {
     let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
     let directory: TemporaryDirectory
@@ -46,6 +47,7 @@ struct PurchaseBackoffTests {
     }
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "each failed post doubles the persisted delay from 2 s to the 1 h cap, jittered, and a relaunch keeps it"
   )
@@ -85,6 +87,7 @@ struct PurchaseBackoffTests {
     device.runtime.runUntilIdle()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a due time a clock set back pushed far ahead does not hold the purchase")
   func clockSetBack() throws {
     let device = try Device()
@@ -103,6 +106,7 @@ struct PurchaseBackoffTests {
     device.runtime.runUntilIdle()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("unsent 30 days after its observation, an entry expires: kept, listed, never posted again")
   func thirtyDayExpiry() throws {
     let device = try Device()

@@ -14,6 +14,7 @@ struct PurchaseQueueClientTests {
     .success(FetchedCustomerInfo(body: Data(json.utf8)))
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "observed by A, then logOut and logIn(B), network back: posted as A, never as B; B observing it again changes nothing",
     arguments: CacheKind.allCases)
@@ -62,6 +63,7 @@ struct PurchaseQueueClientTests {
     #expect(try queue.queuedPurchases(observedBy: ClientFixture.identity("bob").scope).isEmpty)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a conflict reaches the sync result and the stream, and nothing is reconciled under the current user",
     arguments: CacheKind.allCases)
@@ -94,6 +96,7 @@ struct PurchaseQueueClientTests {
     #expect(harness.poster.requests.count == 1)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a denial says pendingPurchase while the entry waits, and not once it synced",
     arguments: CacheKind.allCases)
@@ -121,6 +124,7 @@ struct PurchaseQueueClientTests {
     #expect(purchase.result??.state.decisions["pro"]?.isGranted == true)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("restore and sync return only after the queue has drained", arguments: CacheKind.allCases)
   func restoreWaitsForTheQueue(kind: CacheKind) throws {
     let harness = try ClientHarness(user: "alice", on: kind, posts: true)
@@ -141,6 +145,7 @@ struct PurchaseQueueClientTests {
     #expect(restore.result?.synced.map(\.transactionID) == ["tx1"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "one observer's entries go in observation order; a transient failure holds the ones after it",
     arguments: CacheKind.allCases)
@@ -179,6 +184,7 @@ struct PurchaseQueueClientTests {
       try queue.queuedPurchases(observedBy: scope).map(\.state) == [.synced, .synced, .rejected])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "an entry a crash left posting is posted again at the next start", arguments: CacheKind.allCases
   )
@@ -198,6 +204,7 @@ struct PurchaseQueueClientTests {
 
   // A poster with a cache that keeps no queue does not compile: the initializer that takes a
   // poster takes `any CustomerInfoCache & PurchaseQueueStore`.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("without a poster nothing is posted")
   func noPosterPostsNothing() throws {
     let harness = try ClientHarness(user: "alice", on: .sqlite, posts: false)

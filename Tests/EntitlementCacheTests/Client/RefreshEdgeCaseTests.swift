@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import EntitlementCache
@@ -12,6 +11,7 @@ import Testing
 struct RefreshEdgeCaseTests {
   static let hourLater = ClientFixture.start.addingTimeInterval(3600)
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failed verification never replaces a verified_on_device snapshot")
   func verifiedOnDeviceKept() throws {
     let harness = try ClientHarness()
@@ -26,6 +26,7 @@ struct RefreshEdgeCaseTests {
     #expect(harness.client.access(to: "pro").isGranted)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a restore queued for a user who then logs out is never sent")
   func queuedFetchAfterLogOut() throws {
     let harness = try ClientHarness()
@@ -41,6 +42,7 @@ struct RefreshEdgeCaseTests {
     #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a timeout recorded after logOut does not bring the removed user's row back")
   func timeoutAfterLogOut() throws {
     let harness = try ClientHarness()
@@ -56,6 +58,7 @@ struct RefreshEdgeCaseTests {
     #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a fetch that never answers fails after the fetch timeout and frees the scope's flight")
   func hungFetch() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -74,6 +77,7 @@ struct RefreshEdgeCaseTests {
     #expect(harness.outcomes == ["alice: failed", "alice: stored"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("while a failure backs off, cachedOrFetched reads do not fetch")
   func cachedOrFetchedWaitsOutTheBackoff() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -84,6 +88,7 @@ struct RefreshEdgeCaseTests {
     #expect(harness.fetcher.waiting.isEmpty)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a retry pending for A is not sent after a switch to B")
   func retryStopsAtIdentityChange() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
@@ -93,6 +98,7 @@ struct RefreshEdgeCaseTests {
     #expect(harness.fetcher.requests.filter { $0.appUserID == "alice" }.map(\.flow) == [.start])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a client dropped without stop() is freed and leaves no wait behind")
   func droppedClientIsFreed() throws {
     let runtime = SimulatedRuntime(start: ClientFixture.start)

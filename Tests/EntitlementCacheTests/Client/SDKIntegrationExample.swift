@@ -126,6 +126,7 @@ final class Purchases: Sendable {
 }
 
 /// 6. A SwiftUI-style observer: `.task { await model.watch(purchases) }` on the paywall.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor @Observable final class ProAccessModel {
   private(set) var isUnlocked = false
   private(set) var message = "Checking your subscription…"

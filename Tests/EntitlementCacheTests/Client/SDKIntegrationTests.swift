@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -8,8 +7,8 @@ import Testing
 
 /// A transport the test answers by path, in the shape of the article's example.
 final class ScriptedTransport: HTTPTransport {
-  private let answers = Mutex<[(status: Int, body: Data)]>([])
-  private let paths = Mutex<[String]>([])
+  private let answers = Locked<[(status: Int, body: Data)]>([])
+  private let paths = Locked<[String]>([])
 
   func queue(status: Int, body: String) {
     answers.withLock { $0.append((status, Data(body.utf8))) }
@@ -56,6 +55,7 @@ struct SDKIntegrationTests {
       shown, "RefreshClient.md's integration example drifted from SDKIntegrationExample.swift")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @MainActor
   @Test("the example: cached access at launch, the model follows the stream, logIn switches")
   func exampleWorks() async throws {
@@ -91,6 +91,7 @@ struct SDKIntegrationTests {
     await settle(runtime)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @MainActor
   @Test("the example: a purchase made offline says processing, and is posted as its buyer later")
   func purchaseOffline() async throws {
@@ -135,6 +136,7 @@ struct SDKIntegrationTests {
   }
 
   /// Runs the simulation until idle and lets the main actor take what it delivered.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @MainActor
   private func settle(_ runtime: SimulatedRuntime) async {
     for _ in 0..<5 {
@@ -147,6 +149,7 @@ struct SDKIntegrationTests {
   /// through the main actor's queue, which a loaded machine served later than five rounds once
   /// (two fuzzers on both cores). Bounded, so an update that never comes still fails the
   /// expectation after it.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @MainActor
   private func settle(_ runtime: SimulatedRuntime, until delivered: () -> Bool) async {
     await settle(runtime)

@@ -9,6 +9,7 @@ import Testing
 /// request's nonce reach the store (<doc:TrustedSnapshots>).
 @Suite("Refresh client: signed answers")
 struct SignedAnswerTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func harness(_ kind: CacheKind) throws -> ClientHarness {
     let roots = try TestSigner.roots()
     return try ClientHarness(
@@ -30,6 +31,7 @@ struct SignedAnswerTests {
 
   /// Answers the oldest waiting request with `json`, signed for its scope over `nonce` (the
   /// request's own when nil).
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func answerSigned(
     _ harness: ClientHarness, json: String, nonce: [UInt8]? = nil, scope: CacheScope? = nil
   ) throws {
@@ -43,6 +45,7 @@ struct SignedAnswerTests {
     harness.runtime.runUntilIdle()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "an answer signed over the request's nonce is published verified", arguments: CacheKind.allCases
   )
@@ -60,6 +63,7 @@ struct SignedAnswerTests {
     #expect(stored.requestNonce == request.nonce)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a replayed answer, signed over another nonce, is stored failed(nonceMismatch)",
     arguments: CacheKind.allCases)
@@ -74,6 +78,7 @@ struct SignedAnswerTests {
     #expect(pro.evidence.verificationFailure == .nonceMismatch)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a failed answer over a verified snapshot is a failed refresh; the verified one stays",
     arguments: CacheKind.allCases)

@@ -1,6 +1,5 @@
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import EntitlementCache
@@ -9,11 +8,12 @@ import Testing
 struct SimulatedRuntimeTests {
   static let start = ClientFixture.start
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "waits end in deadline order, the earlier-started first on a tie, the clock at each deadline")
   func deadlineOrder() {
     let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
-    let log = Mutex<[String]>([])
+    let log = Locked<[String]>([])
     for (name, seconds) in [("c", 3), ("a", 1), ("b1", 2), ("b2", 2)] {
       runtime.spawn {
         try? await runtime.sleep(for: .seconds(seconds))
@@ -31,10 +31,11 @@ struct SimulatedRuntimeTests {
     #expect(log.withLock { $0 } == ["a@1.0", "b1@2.0", "b2@2.0", "c@3.0"])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("time passing on the runtime's clock is the runtime's advance: every wait due ends")
   func advancingTheClockFiresWaits() {
     let runtime = SimulatedRuntime(start: Self.start, bootSession: "boot")
-    let log = Mutex<[String]>([])
+    let log = Locked<[String]>([])
     runtime.spawn {
       try? await runtime.sleep(for: .seconds(2))
       let at = runtime.manualClock.now.timeIntervalSince(Self.start)
@@ -51,10 +52,11 @@ struct SimulatedRuntimeTests {
     #expect(runtime.manualClock.bootInstant?.sinceBoot == 5)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a wait started while an earlier one ends is run in the same advance when it is due")
   func waitsStartedDuringAnAdvance() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let log = Mutex<[Double]>([])
+    let log = Locked<[Double]>([])
     runtime.spawn {
       for _ in 0..<3 {
         try? await runtime.sleep(for: .seconds(1))
@@ -65,10 +67,11 @@ struct SimulatedRuntimeTests {
     #expect(log.withLock { $0 } == [1, 2, 3])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a cancelled wait throws CancellationError and leaves nothing pending")
   func cancellation() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let outcome = Mutex<String?>(nil)
+    let outcome = Locked<String?>(nil)
     let task = runtime.spawn {
       do {
         try await runtime.sleep(for: .seconds(60))
@@ -85,6 +88,7 @@ struct SimulatedRuntimeTests {
     #expect(runtime.pendingWaits.isEmpty)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the same seed gives the same random numbers; another seed others")
   func seededRandom() {
     let one = SimulatedRuntime(start: Self.start, seed: 7)
@@ -96,10 +100,11 @@ struct SimulatedRuntimeTests {
     #expect(Set(first).count == 4)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a zero-length wait ends when the simulation is drained, with no time passing")
   func zeroLengthWait() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let woke = Mutex(false)
+    let woke = Locked(false)
     runtime.spawn {
       try? await runtime.sleep(for: .zero)
       woke.withLock { $0 = true }
@@ -109,10 +114,11 @@ struct SimulatedRuntimeTests {
     #expect(runtime.elapsed == .zero)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("nothing runs until the simulation is drained")
   func onlyWhenDrained() {
     let runtime = SimulatedRuntime(start: Self.start)
-    let ran = Mutex(false)
+    let ran = Locked(false)
     runtime.spawn { ran.withLock { $0 = true } }
     #expect(!ran.withLock { $0 })
     runtime.runUntilIdle()

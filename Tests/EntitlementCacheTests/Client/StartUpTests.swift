@@ -7,6 +7,7 @@ import Testing
 /// Start-up (<doc:RefreshClient>).
 @Suite("Refresh client: start-up publishes before the network")
 struct StartUpTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("with nothing cached, start publishes offlineUnavailable(noSnapshot) at once")
   func nothingCached() throws {
     let harness = try ClientHarness()
@@ -20,6 +21,7 @@ struct StartUpTests {
     #expect(harness.fetcher.waiting.map(\.flow) == [.start])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("with a cached grant, start publishes it before the fetch, then the fetched state")
   func cachedGrantThenRefresh() throws {
     let harness = try ClientHarness()

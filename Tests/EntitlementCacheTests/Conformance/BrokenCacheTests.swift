@@ -1,7 +1,6 @@
 import EntitlementCacheConformance
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -114,7 +113,7 @@ struct BrokenCacheConformanceTests {
 final class LeakyScopesCache: CustomerInfoCache {
   let base: any CustomerInfoCache
   var clock: CacheClock { base.clock }
-  private let lastStored = Mutex<CacheScope?>(nil)
+  private let lastStored = Locked<CacheScope?>(nil)
 
   init(_ base: any CustomerInfoCache) {
     self.base = base
@@ -172,9 +171,9 @@ struct EmptyWhenRefusedCache: ForwardingCustomerInfoCache {
   let refused: Refused
 
   final class Refused: Sendable {
-    private let flag = Atomic(false)
-    var isOn: Bool { flag.load(ordering: .relaxed) }
-    func set(_ on: Bool) { flag.store(on, ordering: .relaxed) }
+    private let flag = Locked(false)
+    var isOn: Bool { flag.withLock { $0 } }
+    func set(_ on: Bool) { flag.withLock { $0 = on } }
   }
 
   func access(to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?)
@@ -219,7 +218,7 @@ struct StoresEveryAnswerCache: ForwardingCustomerInfoCache {
 /// recorded as a device time seen, and any policy trusted.
 final class NaiveEvaluatorCache: CustomerInfoCache {
   let clock: CacheClock
-  private let scopes = Mutex<[CacheScope: CachedCustomerInfo]>([:])
+  private let scopes = Locked<[CacheScope: CachedCustomerInfo]>([:])
 
   init(clock: CacheClock) {
     self.clock = clock

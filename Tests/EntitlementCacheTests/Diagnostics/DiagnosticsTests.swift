@@ -1,7 +1,6 @@
 import CSQLite
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -9,7 +8,7 @@ import Testing
 
 /// What a ``DiagnosticHandler`` was told, in order.
 final class DiagnosticJournal: Sendable {
-  private let told = Mutex<[Diagnostic]>([])
+  private let told = Locked<[Diagnostic]>([])
 
   /// The handler to give a configuration.
   var handler: DiagnosticHandler {
@@ -158,6 +157,7 @@ struct DiagnosticsTests {
 
   /// A client refreshing into a newer build's file it can read but not write: the refresh is
   /// told failed in storage, with the operation and kind and never the file's path.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func refreshRefusedByStorage() throws -> [Diagnostic] {
     let journal = DiagnosticJournal()
     let harness = try ClientHarness(
@@ -320,6 +320,7 @@ struct DiagnosticsTests {
   // MARK: Scenarios of the client
 
   /// A harness whose client and SQLite cache tell `journal`.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func harness(
     _ journal: DiagnosticJournal, posts: Bool = false, vfs: TestVFS? = nil
   ) throws -> ClientHarness {
@@ -337,6 +338,7 @@ struct DiagnosticsTests {
 
   /// A transient failure is told with its flow and the retry it scheduled; a rejected answer
   /// with no retry; a stored answer with nothing.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func refreshFailures() throws -> [Diagnostic] {
     let journal = DiagnosticJournal()
     let harness = try harness(journal)
@@ -366,6 +368,7 @@ struct DiagnosticsTests {
   }
 
   /// The device clock set back past the tolerance: told once, not at every publish after it.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func clockRollback() throws -> [Diagnostic] {
     let journal = DiagnosticJournal()
     let harness = try harness(journal)
@@ -382,6 +385,7 @@ struct DiagnosticsTests {
   }
 
   /// A purchase observed while the file is refused: held, told once though delivered twice.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func purchaseHeld() throws -> [Diagnostic] {
     let journal = DiagnosticJournal()
     // Kept as long as the cache: the file is opened through it.
@@ -397,6 +401,7 @@ struct DiagnosticsTests {
   }
 
   /// A post that fails transiently is told with its backoff; a conflict with its resolution.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func purchasePosts() throws -> [Diagnostic] {
     let journal = DiagnosticJournal()
     let harness = try harness(journal, posts: true)
@@ -444,6 +449,7 @@ struct DiagnosticsTests {
   @Test("a refused file found, once it opens, to be a newer build's is told as newer")
   func newerFoundOnceOpened() throws { _ = try Self.newerSchemaFoundOnceOpened() }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a refresh refused by storage is told with the operation and kind, never the path")
   func refreshRefusedIsTold() throws { _ = try Self.refreshRefusedByStorage() }
 
@@ -453,18 +459,23 @@ struct DiagnosticsTests {
   @Test("a stored body that no longer decodes is told once while it stays so")
   func unreadableIsTold() throws { _ = try Self.unreadableSnapshot() }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failed refresh is told with its flow, and the retry it scheduled with its delay")
   func refreshFailuresAreTold() throws { _ = try Self.refreshFailures() }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a clock set back is told once")
   func rollbackIsTold() throws { _ = try Self.clockRollback() }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a purchase held in memory is told once")
   func heldIsTold() throws { _ = try Self.purchaseHeld() }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a purchase post's retry and conflict are told")
   func postsAreTold() throws { _ = try Self.purchasePosts() }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("every kind of diagnostic is reached, and none carries a token, signature, user ID or key")
   func nothingSecret() throws {
     let scenarios = [

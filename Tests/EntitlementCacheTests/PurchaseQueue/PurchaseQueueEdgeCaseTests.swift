@@ -31,6 +31,7 @@ struct PurchaseQueueEdgeCaseTests {
       "tx1, first observed by A, is now bound to B: \(again)")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "networkAvailable() and syncPurchases() post a backed-off entry at once",
     .timeLimit(.minutes(1)), arguments: CacheKind.allCases)
@@ -76,6 +77,7 @@ struct PurchaseQueueEdgeCaseTests {
     #expect(sync.result?.pending.isEmpty == true, "sync result: \(String(describing: sync.result))")
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "purchaseCompleted lists its entry as synced when the pass already running posted it",
     arguments: CacheKind.allCases)
@@ -113,6 +115,7 @@ struct PurchaseQueueEdgeCaseTests {
     )
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a transaction delivered again after it synced is listed as synced, so the app can finish it",
     arguments: CacheKind.allCases)
@@ -141,6 +144,7 @@ struct PurchaseQueueEdgeCaseTests {
     #expect(harness.poster.requests.count == 2)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "the SDK names a user a previous launch could not post as, and their purchase is posted as them"
   )
@@ -177,6 +181,7 @@ struct PurchaseQueueEdgeCaseTests {
     runtime.runUntilIdle()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "an entry a clock set forward expired is queued again when the store delivers it again",
     arguments: CacheKind.allCases)
@@ -212,6 +217,7 @@ struct PurchaseQueueEdgeCaseTests {
       ])
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a backoff wake-up a hair early never re-arms at zero delay", .timeLimit(.minutes(1)),
     arguments: CacheKind.allCases)

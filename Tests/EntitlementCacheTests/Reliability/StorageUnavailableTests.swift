@@ -1,7 +1,6 @@
 import CSQLite
 import EntitlementCacheTesting
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -45,8 +44,8 @@ struct StorageUnavailableTests {
     vfs.armFault(.open, at: 1, persistent: true)
 
     let cache = try Self.cache(path, vfs: vfs, clock: clock)
-    let notified = Atomic<Int>(0)
-    let observation = cache.observeWrites { notified.add(1, ordering: .relaxed) }
+    let notified = Locked(0)
+    let observation = cache.observeWrites { notified.withLock { $0 += 1 } }
     defer { observation.cancel() }
 
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
@@ -75,7 +74,7 @@ struct StorageUnavailableTests {
     #expect(StoreTest.bytes(path) == before)
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cache.sqlite"])
     #expect(cache.damageReport == nil)
-    let notifiedBefore = notified.load(ordering: .relaxed)
+    let notifiedBefore = notified.withLock { $0 }
     #expect(notifiedBefore == 0)
 
     // Unlocked: the next read within two seconds of the last attempt still waits...
@@ -84,11 +83,11 @@ struct StorageUnavailableTests {
     #expect(
       cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
     )
-    #expect(notified.load(ordering: .relaxed) == notifiedBefore)
+    #expect(notified.withLock { $0 } == notifiedBefore)
     // ...and a read after them opens the file and answers from it.
     clock.advance(by: .seconds(1))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
-    #expect(notified.load(ordering: .relaxed) == notifiedBefore + 1)
+    #expect(notified.withLock { $0 } == notifiedBefore + 1)
     #expect(try cache.load(Fixture.scopeA)?.snapshot != nil)
   }
 
@@ -181,10 +180,11 @@ extension CacheError {
 /// The refresh client over a file that opens only after the app started.
 @Suite("Storage that is not there yet, seen from the refresh client")
 struct StorageUnavailableClientTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the client publishes storage_unavailable, then the real state once the file opens")
   func publishesTheRealStateOnceTheFileOpens() throws {
     let vfs = try TestVFS()
-    let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
+    let opened = Locked<SQLiteCustomerInfoCache?>(nil)
     let harness = try ClientHarness(cache: { clock, directory in
       let path = directory.path("cache.sqlite")
       // The snapshot a previous launch stored.
@@ -224,10 +224,11 @@ struct HeldPurchaseTests {
   /// A client that posts purchases, started over a cache file that cannot be opened yet.
   ///
   /// - Parameter onDiagnostic: Given to both the cache's and the client's configuration.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func lockedClient(
     _ vfs: TestVFS, onDiagnostic: DiagnosticHandler? = nil
   ) throws -> (ClientHarness, SQLiteCustomerInfoCache) {
-    let opened = Mutex<SQLiteCustomerInfoCache?>(nil)
+    let opened = Locked<SQLiteCustomerInfoCache?>(nil)
     let harness = try ClientHarness(
       configure: { $0.onDiagnostic = onDiagnostic }, posts: true,
       cache: { clock, directory in
@@ -251,6 +252,7 @@ struct HeldPurchaseTests {
   }
 
   /// Completes `transactionID` and fails the refresh after it; the result.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   static func complete(_ transactionID: String, on harness: ClientHarness) -> PurchaseSyncResult? {
     let purchase = harness.run { client in
       try? await client.purchaseCompleted(PurchaseFixture.purchase(transactionID))
@@ -261,6 +263,7 @@ struct HeldPurchaseTests {
     return purchase.result ?? nil
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "it is held in memory and said so, then queued and posted as its observer once the file opens")
   func heldThenQueued() throws {
@@ -291,6 +294,7 @@ struct HeldPurchaseTests {
     harness.runtime.runUntilIdle()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a refresh's own write that opens the file queues what was held")
   func openedByTheClientsOwnWrite() throws {
     let vfs = try TestVFS()

@@ -44,6 +44,7 @@ struct ForgeryAndTamperingTests {
     }
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a forged unsigned answer dated 2099 does not keep a genuine signed answer out",
     arguments: CacheKind.allCases)
@@ -116,6 +117,7 @@ struct ForgeryAndTamperingTests {
     }
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a stored body edited until it does not decode is replaced by the next answer")
   func undecodableBodyBlocksEveryRefresh() throws {
     let harness = try SignedAnswerTests.harness(.sqlite)

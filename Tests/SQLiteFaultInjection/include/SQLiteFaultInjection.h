@@ -1,4 +1,4 @@
-// Fault injection for the reliability tests, in the one place this package writes C:
+// Fault injection for the reliability tests, in C:
 // - a VFS that wraps the platform's default VFS and, on request, fails the k-th call of one
 //   kind, or cuts the power at the n-th sync (the shape of SQLite's src/test_vfs.c and its
 //   crash tests);

@@ -1,6 +1,5 @@
 import EntitlementCache
 import Foundation
-import Synchronization
 
 /// A `CustomerInfoCache` kept in a dictionary, built on the library's public API alone: it
 /// decides with `EntitlementEvaluator`, stores answers by `StoreOutcome`'s rule book, checks
@@ -49,7 +48,7 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
     }
   }
 
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
 
   /// An empty cache.
   ///

@@ -1,7 +1,8 @@
 import EntitlementCache
 import Foundation
-import MiniSDK
-import Synchronization
+
+// Testable for the SDK's lock: Synchronization.Mutex would need iOS 18 and macOS 15.
+@testable import MiniSDK
 
 /// A backend the test scripts: it answers at once, dates each body by the virtual clock, and
 /// records every call.
@@ -12,9 +13,9 @@ final class FakeBackend: MiniTransport {
   }
 
   private let clock: CacheClock
-  private let fetchAnswer: Mutex<TransportFailure?> = Mutex(nil)
-  private let postAnswer: Mutex<TransportFailure?> = Mutex(nil)
-  private let recorded = Mutex(Calls())
+  private let fetchAnswer = LockedValue<TransportFailure?>(nil)
+  private let postAnswer = LockedValue<TransportFailure?>(nil)
+  private let recorded = LockedValue(Calls())
   /// The entitlement every successful answer grants, for 30 days.
   let entitlement = "pro"
 
@@ -57,7 +58,7 @@ final class FakeBackend: MiniTransport {
 
 /// Log lines the SDK hands its logging closure.
 final class LogRecorder: Sendable {
-  private let lines = Mutex<[(level: MiniLogLevel, message: String)]>([])
+  private let lines = LockedValue<[(level: MiniLogLevel, message: String)]>([])
 
   /// The closure to give the SDK.
   var handler: MiniLogHandler {
@@ -73,7 +74,7 @@ final class LogRecorder: Sendable {
 
 /// Values a task on the simulated runtime collects, for the test to read.
 final class Collected<Value: Sendable>: Sendable {
-  private let values = Mutex<[Value]>([])
+  private let values = LockedValue<[Value]>([])
 
   func append(_ value: Value) { values.withLock { $0.append(value) } }
   var all: [Value] { values.withLock { $0 } }

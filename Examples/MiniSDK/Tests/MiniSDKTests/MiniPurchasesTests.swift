@@ -4,9 +4,13 @@ import Foundation
 import MiniSDK
 import Testing
 
-/// The facade end to end: a real SQLite cache file in a temporary directory, a scripted
-/// backend, and virtual time (`SimulatedRuntime`), so no test sleeps.
-@Suite final class MiniPurchasesTests {
+/// One device of the facade's tests: a real SQLite cache file in a temporary directory, a
+/// scripted backend, and virtual time (`SimulatedRuntime`), so no test sleeps.
+///
+/// A class of its own, not the suite's stored properties: `SimulatedRuntime` needs task
+/// executors (iOS 18, macOS 15), and Swift Testing takes `@available` on a test, not on a suite.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class MiniDevice {
   /// 2026-11-30T12:00:00Z.
   let launch = Date(timeIntervalSince1970: 1_796_040_000)
   let runtime: SimulatedRuntime
@@ -45,78 +49,89 @@ import Testing
     runtime.runUntilIdle()
     return await task.value
   }
+}
 
+/// The facade end to end, each test on a ``MiniDevice`` of its own.
+@Suite struct MiniPurchasesTests {
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func startPublishesTheCachedStateBeforeTheNetwork() throws {
+    let device = try MiniDevice()
     // An earlier launch stored pro; this one starts offline.
-    let earlier = try SQLiteCustomerInfoCache(path: cacheFile, clock: runtime.clock)
-    try earlier.store(try CustomerInfoSnapshot(jsonData: backend.body()), for: scope)
+    let earlier = try SQLiteCustomerInfoCache(path: device.cacheFile, clock: device.runtime.clock)
+    try earlier.store(try CustomerInfoSnapshot(jsonData: device.backend.body()), for: device.scope)
     try earlier.close()
-    backend.failFetches(with: .offline)
-    let sdk = try open()
+    device.backend.failFetches(with: .offline)
+    let sdk = try device.open()
     defer { try? sdk.close() }
 
     sdk.start()
-    #expect(backend.calls.fetches.isEmpty)
+    #expect(device.backend.calls.fetches.isEmpty)
     #expect(sdk.currentState?.access(to: "pro")?.isGranted == true)
 
-    runtime.runUntilIdle()
-    #expect(backend.calls.fetches == ["alice"])
+    device.runtime.runUntilIdle()
+    #expect(device.backend.calls.fetches == ["alice"])
     #expect(sdk.access(to: "pro").isGranted)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func aFetchStoresAndGrantsPro() async throws {
-    let sdk = try open()
+    let device = try MiniDevice()
+    let sdk = try device.open()
     defer { try? sdk.close() }
     let states = Collected<ClientState>()
-    _ = runtime.spawn { for await state in sdk.updates { states.append(state) } }
+    _ = device.runtime.spawn { for await state in sdk.updates { states.append(state) } }
 
     sdk.start()
     #expect(sdk.currentState?.access(to: "pro")?.state == .offlineUnavailable(.noSnapshot))
-    runtime.runUntilIdle()
+    device.runtime.runUntilIdle()
 
     let decision = sdk.access(to: "pro")
     #expect(decision.isGranted)
     #expect(decision.evidence.freshness == .fresh)
     #expect(states.all.map { $0.access(to: "pro")?.isGranted } == [false, true])
     // It is on disk: another instance on the file reads it.
-    let other = try SQLiteCustomerInfoCache(path: cacheFile, clock: runtime.clock)
-    #expect(other.hasActiveEntitlement("pro", for: scope))
+    let other = try SQLiteCustomerInfoCache(path: device.cacheFile, clock: device.runtime.clock)
+    #expect(other.hasActiveEntitlement("pro", for: device.scope))
     try other.close()
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func aFailedRefreshKeepsAccessOffline() throws {
-    let sdk = try open()
+    let device = try MiniDevice()
+    let sdk = try device.open()
     defer { try? sdk.close() }
     sdk.start()
-    runtime.runUntilIdle()
+    device.runtime.runUntilIdle()
 
     sdk.didEnterBackground()
-    runtime.advance(by: .seconds(600))  // stale after 5 minutes
-    backend.failFetches(with: .serverError(status: 503))
+    device.runtime.advance(by: .seconds(600))  // stale after 5 minutes
+    device.backend.failFetches(with: .serverError(status: 503))
     sdk.didBecomeActive()
-    runtime.runUntilIdle()
+    device.runtime.runUntilIdle()
 
-    #expect(backend.calls.fetches.count == 2)
+    #expect(device.backend.calls.fetches.count == 2)
     let decision = sdk.access(to: "pro")
     #expect(decision.isGranted)
     #expect(decision.evidence.freshness == .offline)
-    let failures = log.lines("refresh_failed")
+    let failures = device.log.lines("refresh_failed")
     #expect(failures.count == 1)
     #expect(failures.first?.level == .warning)
     #expect(failures.first?.message.contains("503") == true)
-    #expect(!log.lines("retry_scheduled").isEmpty)
+    #expect(!device.log.lines("retry_scheduled").isEmpty)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func aPurchaseIsQueuedThenPosted() async throws {
-    let sdk = try open()
+    let device = try MiniDevice()
+    let sdk = try device.open()
     defer { try? sdk.close() }
     let token = Data("signed-transaction".utf8)
     sdk.start()
-    runtime.runUntilIdle()
+    device.runtime.runUntilIdle()
 
     // Offline: the purchase is queued on disk, and says "processing".
-    backend.failPosts(with: .offline)
-    let first = await run {
+    device.backend.failPosts(with: .offline)
+    let first = await device.run {
       try? await sdk.purchaseCompleted(transactionID: "t1", productID: "pro_monthly", token: token)
     }
     #expect(first?.pending.map(\.transactionID) == ["t1"])
@@ -124,29 +139,31 @@ import Testing
     #expect(sdk.access(to: "pro").evidence.pendingPurchase)
 
     // Back online: the backed-off post goes out on its own timer, as the buyer.
-    backend.failPosts(with: nil)
-    runtime.advance(by: .seconds(3))
-    let posts = backend.calls.posts
+    device.backend.failPosts(with: nil)
+    device.runtime.advance(by: .seconds(3))
+    let posts = device.backend.calls.posts
     #expect(posts.count == 2)
     #expect(posts.last?.appUserID == "alice")
     #expect(posts.last?.transactionID == "t1")
     #expect(posts.last?.token == token)
     #expect(!sdk.access(to: "pro").evidence.pendingPurchase)
 
-    let restored = await run { await sdk.restorePurchases() }
+    let restored = await device.run { await sdk.restorePurchases() }
     #expect(restored.isSettled)
     #expect(restored.state.access(to: "pro")?.isGranted == true)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func diagnosticsOfTheCacheAndTheClientReachTheLog() throws {
+    let device = try MiniDevice()
     // With trust roots, an unsigned answer is stored as failed verification: the cache tells.
     let roots = try TrustRoots(publicKeys: [hex(readmeVector.rootPublicKey)])
-    let sdk = try open(trustRoots: roots)
+    let sdk = try device.open(trustRoots: roots)
     defer { try? sdk.close() }
     sdk.start()
-    runtime.runUntilIdle()
+    device.runtime.runUntilIdle()
 
-    let unverified = log.lines("snapshot_unverified")
+    let unverified = device.log.lines("snapshot_unverified")
     #expect(unverified.count == 1)
     #expect(unverified.first?.message.contains("missing_signature") == true)
     let decision = sdk.access(to: "pro")
@@ -155,40 +172,46 @@ import Testing
     #expect(!decision.isHighTrust)
 
     // The client tells a failed refresh.
-    backend.failFetches(with: .offline)
+    device.backend.failFetches(with: .offline)
     sdk.didEnterBackground()
-    runtime.advance(by: .seconds(600))
+    device.runtime.advance(by: .seconds(600))
     sdk.didBecomeActive()
-    runtime.runUntilIdle()
-    #expect(log.lines("refresh_failed").count == 1)
+    device.runtime.runUntilIdle()
+    #expect(device.log.lines("refresh_failed").count == 1)
     // No line carries the app-user ID or the SDK key.
-    #expect(log.all.allSatisfy { !$0.message.contains("alice") && !$0.message.contains("sdk_key") })
+    #expect(
+      device.log.all.allSatisfy { !$0.message.contains("alice") && !$0.message.contains("sdk_key") }
+    )
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func logInAndLogOutSwitchUsers() async throws {
-    let sdk = try open()
+    let device = try MiniDevice()
+    let sdk = try device.open()
     defer { try? sdk.close() }
     sdk.start()
-    runtime.runUntilIdle()
+    device.runtime.runUntilIdle()
 
-    let bob = await run { try? await sdk.logIn("bob") }
+    let bob = await device.run { try? await sdk.logIn("bob") }
     #expect(bob?.appUserID == "bob")
     #expect(bob?.access(to: "pro")?.isGranted == true)
-    #expect(backend.calls.fetches == ["alice", "bob"])
+    #expect(device.backend.calls.fetches == ["alice", "bob"])
 
-    let anonymous = await run { try? await sdk.logOut() }
+    let anonymous = await device.run { try? await sdk.logOut() }
     #expect(anonymous?.appUserID.hasPrefix("$anonymous:") == true)
-    #expect(backend.calls.fetches.count == 3)
+    #expect(device.backend.calls.fetches.count == 3)
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func trustRootsVerifyTheDocumentedTestVector() throws {
-    let clock = ManualClock(launch)  // the vector's requestDate
+    let device = try MiniDevice()
+    let clock = ManualClock(device.launch)  // the vector's requestDate
     let roots = try TrustRoots(publicKeys: [hex(readmeVector.rootPublicKey)])
     var configuration = CacheConfiguration()
     configuration.trustRoots = roots
     configuration.policy.requireVerified = true
     let cache = try SQLiteCustomerInfoCache(
-      path: cacheFile, configuration: configuration, clock: clock.cacheClock)
+      path: device.cacheFile, configuration: configuration, clock: clock.cacheClock)
     defer { try? cache.close() }
     let vectorScope = try CacheScope(
       sdkKey: "sdk_test_key", installationID: "install-1", environment: .production,
