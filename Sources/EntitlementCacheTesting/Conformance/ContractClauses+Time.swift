@@ -225,7 +225,7 @@ extension ContractContext {
         """
         after \(read.rawValue) measured two days on the boot clock and the device rebooted \
         with the wall clock set back, pro must stay ended: that read's time is a device time \
-        already seen (ClockReading), and the high-water mark must keep it
+        already seen (EntitlementEvaluator.effectiveDeviceTime), and the high-water mark must keep it
         """)
       equal(
         rebooted.evidence.estimatedServerTime, T.at(2 * T.day),

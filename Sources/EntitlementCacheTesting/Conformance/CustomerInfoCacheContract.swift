@@ -20,9 +20,10 @@ import Testing
 /// import EntitlementCacheConformance
 /// import Testing
 ///
-/// @Test(arguments: CustomerInfoCacheContract.Clause.allCases)
+/// let contract = CustomerInfoCacheContract { clock in try MyCache(clock: clock) }
+///
+/// @Test(arguments: contract.clauses)
 /// func myCacheKeepsTheContract(_ clause: CustomerInfoCacheContract.Clause) throws {
-///   let contract = CustomerInfoCacheContract { clock in MyCache(clock: clock) }
 ///   try contract.check(clause)
 /// }
 /// ```
@@ -99,7 +100,7 @@ public struct CustomerInfoCacheContract: Sendable {
     /// `clockRollbackSuspected` once the clock is more than the tolerance behind, and a failed
     /// refresh does not clear that. A successful refresh starts over.
     case clockRollback
-    /// A clock set back 20 days before a refresh does not extend access (issue 9): with the
+    /// A clock set back 20 days before a refresh does not extend access: with the
     /// snapshot's `requestDate` at T stored at device time T − 20 d, a 5-day entitlement ends
     /// 5 days of device time later, and the evidence shows the clock offset.
     case clockSetBackBeforeRefresh
@@ -155,7 +156,7 @@ public struct CustomerInfoCacheContract: Sendable {
       case .scopeIsolation: "scope isolation: each of the four scope parts, remove included"
       case .reEvaluation: "re-evaluation against the clock with no write between"
       case .clockRollback: "a clock set back never re-grants"
-      case .clockSetBackBeforeRefresh: "a clock set back 20 days before a refresh (issue 9)"
+      case .clockSetBackBeforeRefresh: "a clock set back 20 days before a refresh"
       case .bootClock: "the boot clock measures offline time in the refresh's boot session"
       case .rollbackAcrossReboot: "a time the boot clock measured survives a reboot"
       case .failClosed: "fail-closed reads: no snapshot, unknown key, unknown status"
