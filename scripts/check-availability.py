@@ -156,13 +156,18 @@ def interface_names(floor):
 
 def source_roots():
     """Every folder holding a target's Swift files: Sources/ and Tests/ by SwiftPM's default,
-    and the first folder of each `path:` in Package.swift."""
+    the first folder of each `path:` in Package.swift, and the example packages' own."""
     text = open("Package.swift", encoding="utf-8").read()
     roots = ["Sources", "Tests"]
     for path in re.findall(r'\bpath:\s*"([^"]+)"', text):
         root = path.split("/")[0]
         if root not in roots and os.path.isdir(root):
             roots.append(root)
+    # The example packages build on this one and declare the same floor.
+    for example in sorted(os.listdir("Examples")) if os.path.isdir("Examples") else []:
+        for folder in ("Sources", "Tests"):
+            if os.path.isdir(os.path.join("Examples", example, folder)):
+                roots.append(os.path.join("Examples", example, folder))
     return roots
 
 
@@ -213,9 +218,10 @@ EXTENSION = re.compile(
 
 
 def scoped_lines(path, gated):
-    """Each line of a Swift file, stripped of strings and comments, with the availability it
-    is guarded by: `@available` on a declaration covers its body, `if #available` its block
-    (not the `else` block), `guard #available` the rest of the enclosing scope, and an
+    """Each line of a Swift file, stripped of strings and comments, cut at its braces into
+    segments, each with the availability it is guarded by: `@available` on a declaration covers
+    its body, `if #available` its block (not the `else` block, even on the same line),
+    `guard #available` the rest of the enclosing scope (not its own `else` block), and an
     extension of a type in `gated` (name to requirement) the extension's body."""
     guarded = []  # what each open brace is guarded by
     pending = {}  # attributes and conditions waiting for the brace they apply to
@@ -233,17 +239,20 @@ def scoped_lines(path, gated):
         if extension:
             pending = merge(pending, gated.get(extension.group(1).split(".")[0], {}))
         rest = parse_available(statement.group(1)) if statement else {}
-        yield number, line, merge(*guarded, pending, rest), len(guarded)
         # Braces in the order they come, so `} else {` closes the guarded block and opens one
-        # that is not.
+        # that is not; what lies between two braces is guarded by the block it is in.
         enclosing = len(guarded)
         opened = False
-        for brace in re.findall(r"[{}]", line):
+        pieces = re.split(r"([{}])", line)
+        yield number, pieces[0], merge(*guarded, pending, rest), len(guarded)
+        for brace, piece in zip(pieces[1::2], pieces[2::2]):
             if brace == "{":
                 guarded.append({} if opened else pending)
                 opened = True
             elif guarded:
                 guarded.pop()
+            if piece.strip():
+                yield number, piece, merge(*guarded), len(guarded)
         # `guard #available` covers what follows its `else` block, once that block closes.
         if rest and enclosing > 0:
             waiting.append((enclosing, rest))
@@ -277,7 +286,29 @@ def gated_types(roots, floor):
 
 
 SIMPLE_NAME = re.compile(r"(?<!components\.)\b[A-Za-z_]\w*\b")
-LABELLED_CALL = re.compile(r"\b(\w+)\s*\(\s*(\w+)\s*:")
+# A call's opening parenthesis with its callee (generic arguments allowed), a parenthesis of
+# any other kind, and an argument label.
+CALL_TOKEN = re.compile(
+    r"(?P<callee>\b[A-Za-z_]\w*)\s*(?:<[^()]*>)?\s*\(|(?P<open>\()|(?P<close>\))"
+    r"|(?P<label>\b[A-Za-z_]\w*)\s*:(?!:)")
+
+
+def labelled_calls(segment, calls):
+    """The `Callee(label:` keys of every argument label in `segment` that sits directly in a
+    call's parentheses, whichever argument it is and on whichever line the call opened;
+    `calls` is the stack of open parentheses (a callee name, or None), carried across lines."""
+    keys = []
+    for token in CALL_TOKEN.finditer(segment):
+        if token.group("callee"):
+            calls.append(token.group("callee"))
+        elif token.group("open"):
+            calls.append(None)
+        elif token.group("close"):
+            if calls:
+                calls.pop()
+        elif calls and calls[-1]:
+            keys.append(f"{calls[-1]}({token.group('label')}:")
+    return keys
 
 
 def violations(names, floor, roots):
@@ -291,11 +322,11 @@ def violations(names, floor, roots):
     labelled = {key: value for key, value in names.items() if key.endswith(":")}
     found = []
     for path in swift_files(roots):
+        calls = []
         for number, line, scope, _ in scoped_lines(path, {**names, **gated}):
             effective = {p: max(floor[p], scope.get(p, (0, 0))) for p in PLATFORMS}
             keys = [key for key in SIMPLE_NAME.findall(line) if key in simple]
-            keys += [key for key in (f"{o}({l}:" for o, l in LABELLED_CALL.findall(line))
-                     if key in labelled]
+            keys += [key for key in labelled_calls(line, calls) if key in labelled]
             for key in dict.fromkeys(keys):
                 requirement = simple.get(key) or labelled[key]
                 if above(requirement, effective):

@@ -71,7 +71,9 @@ BACKTICK_PATH = re.compile(
 DOCUMENT_NAME = re.compile(r"\b" + "DES" + r"IGN\b")
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 HTML_ANCHOR = re.compile(r"<a\s+[^>]*(?:name|id)\s*=\s*\"([^\"]+)\"", re.IGNORECASE)
-PLACEHOLDER = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?![a-z])")
+# A placeholder is a run of capitals standing alone (`NNNN_name.sql`, `MODULE.doccarchive`), not
+# the start of a name (`JSONParser.swift`, `UTF8.swift`, `SDKIntegration.swift`).
+PLACEHOLDER = re.compile(r"(?<![A-Za-z0-9])[A-Z]{3,}(?![A-Za-z0-9])")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -381,6 +383,7 @@ def main():
     if problems.lines:
         for line in problems.lines:
             print(line)
+        sys.stdout.flush()  # the problems before the summary, which goes to stderr
         kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(problems.kinds.items()))
         print(f"references: {len(problems.lines)} problems ({kinds}); {total} references "
               f"checked in {len(files)} files", file=sys.stderr)

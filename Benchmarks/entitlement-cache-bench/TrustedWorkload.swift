@@ -2,7 +2,8 @@ import EntitlementCache
 import Foundation
 
 /// The server side of trusted snapshots (<doc:TrustedSnapshots>) for the trusted cases: the
-/// README's test-vector keys (``ResponseSigner``), so a response is signed as a server signs it.
+/// test-vector keys of <doc:TrustedSnapshots> (``ResponseSigner``), so a response is signed as a
+/// server signs it.
 enum BenchSigner {
   /// 2027-01-01T00:00:00Z, after ``Workload/now``: the intermediate is valid throughout.
   static let server = ResponseSigner(

@@ -18,11 +18,28 @@ import EntitlementCacheCLI
 ///   fail as usage errors, and a policy read has finite, non-negative windows;
 /// - every failure is a usage error (exit status 2) with a non-empty message.
 enum CLIArgumentsTarget {
+  /// The standard library's own strict UTF-8 check, the oracle: the parser's check is the
+  /// package's `String(validatingUTF8Bytes:)`, so the oracle must not be.
+  static func isUTF8(_ bytes: [UInt8]) -> Bool {
+    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+      return String(validating: bytes, as: UTF8.self) != nil
+    }
+    var iterator = bytes.makeIterator()
+    var decoder = UTF8()
+    while true {
+      switch decoder.decode(&iterator) {
+      case .scalarValue: continue
+      case .emptyInput: return true
+      case .error: return false
+      }
+    }
+  }
+
   static func run(_ data: Data) {
     var raw = Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
       .map(Array.init)
     if raw.last?.isEmpty == true { raw.removeLast() }
-    let allText = raw.allSatisfy { String(validatingUTF8Bytes: $0) != nil }
+    let allText = raw.allSatisfy(isUTF8)
     do throws(CLIError) {
       let arguments = try ArgumentParser.text(of: raw, commands: commandSpecs)
       require(allText, "an argument that is not UTF-8 passed the check")

@@ -105,6 +105,8 @@ import Testing
     return (files, examples)
   }
 
+  // The manual replays `demo` and `simulate`, which need task executors.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func everyExampleOutputIsWhatTheBinaryPrints() throws {
     let manual = try Documentation.article("CommandLineTool")
     let (files, examples) = try Self.parse(manual, firstLine: 1)

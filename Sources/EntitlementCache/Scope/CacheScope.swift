@@ -27,7 +27,7 @@ public enum StoreEnvironment: String, Sendable, Hashable, CaseIterable {
 ///
 /// The parts are `String`s, whose bytes are always valid UTF-8: two different IDs hash apart
 /// because their UTF-8 differs. An ID that arrives as bytes must be decoded strictly
-/// (`String(validating:as:)`) and refused when it does not decode. Decoding it lossily, as
+/// (`String(bytes:encoding: .utf8)`, which answers nil) and refused when it does not decode. Decoding it lossily, as
 /// `String(decoding:as:)` does, turns every invalid sequence into U+FFFD, so two different
 /// byte strings could become one ID and one user could read another's cached access.
 public struct CacheScope: Sendable, Hashable, CustomStringConvertible {

@@ -26,8 +26,9 @@
 /// - `value` is private and read or written only inside `withLock` and `withLockIfAvailable`,
 ///   while `mutex` is held, so no two threads ever touch it at the same time;
 /// - both take non-escaping closures, and every caller (all in this package: the library, its
-///   testing module, the tool, the tests and the benchmarks) returns only `Sendable` values
-///   copied out of the state, never the value or a class instance reachable from it;
+///   testing module, the tool, the tests and the benchmarks) returns only `Sendable` values:
+///   values copied out of the state, or instances of `Sendable` classes, which are safe to
+///   share by their own proof;
 /// - `mutex` is allocated once, initialized before `init` returns and destroyed only in
 ///   `deinit`, when no thread can hold a reference: this instance is its one owner.
 package final class Locked<Value>: @unchecked Sendable {

@@ -1,6 +1,7 @@
 // The README's library example is the body of `readmeExample` between the two markers,
-// indented by two spaces here (ReadmeExampleTests checks it), so the front page's code always
-// compiles against the public API.
+// indented by four spaces here (ReadmeExampleTests checks it), so the front page's code always
+// compiles. This file imports the library without @testable, but a test target also sees its
+// `package` declarations: Examples/MiniSDK is what shows the public products alone suffice.
 
 import EntitlementCache
 import Foundation
