@@ -1,4 +1,4 @@
-// Relaxed atomic loads and stores of one 64-bit word, for the cache's hot read.
+// Relaxed atomic loads, stores and exchanges of one 64-bit word, for the cache's read paths.
 //
 // Synchronization's Atomic does this in Swift, but only from iOS 18 and macOS 15; the compiler
 // builtins below work at every deployment target the package supports, and at -O Swift inlines
@@ -19,6 +19,12 @@ static inline uint64_t ec_atomic_load_relaxed(const uint64_t *word) {
 /// Sets the word to `value`, with no ordering against other memory.
 static inline void ec_atomic_store_relaxed(uint64_t *word, uint64_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
+/// Sets the word to `value` and returns what it held, with no ordering against other memory:
+/// of several threads exchanging at once, each sees what the one before it stored.
+static inline uint64_t ec_atomic_exchange_relaxed(uint64_t *word, uint64_t value) {
+  return __atomic_exchange_n(word, value, __ATOMIC_RELAXED);
 }
 
 #endif

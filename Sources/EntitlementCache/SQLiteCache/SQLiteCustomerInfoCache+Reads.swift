@@ -1,5 +1,3 @@
-import CAtomics
-
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -330,37 +328,26 @@ extension SQLiteCustomerInfoCache {
 /// must not ask for the writer's lock while holding its own (see the lock order stated in
 /// ``SQLiteCustomerInfoCache``).
 ///
-/// The time of the last check is a word of C atomics (the `CAtomics` module), not
-/// `Synchronization.Atomic`, which needs iOS 18 and macOS 15. `@unchecked Sendable` is sound
-/// because:
-/// - `lastCheck` is allocated and initialized in `init`, before any other thread can see this
-///   instance, and deallocated in `deinit`, when none can: this instance is its one owner;
-/// - in between it is read and written only through `ec_atomic_load_relaxed` and
-///   `ec_atomic_store_relaxed`, so no two threads race on it. Relaxed is enough: the value
-///   says only when to ask, and what the asking reads is ordered by the writer's lock.
-final class CrossConnectionWatch: @unchecked Sendable {
+/// The time of the last check needs no ordering: it says only when to ask, and what the
+/// asking reads is ordered by the writer's lock.
+final class CrossConnectionWatch: Sendable {
   /// Nanoseconds between checks.
   let interval: UInt64
-  private let lastCheck: UnsafeMutablePointer<UInt64>
+  private let lastCheck: AtomicWord
 
   /// - Parameter interval: Nanoseconds between checks; 0 checks on every read.
   init(interval: UInt64) {
     self.interval = interval
-    lastCheck = .allocate(capacity: 1)
-    lastCheck.initialize(to: MonotonicClock.nanoseconds())
-  }
-
-  deinit {
-    lastCheck.deallocate()
+    lastCheck = AtomicWord(MonotonicClock.nanoseconds())
   }
 
   /// Whether it is time to check.
   @inline(__always) var isDue: Bool {
-    MonotonicClock.nanoseconds() &- ec_atomic_load_relaxed(lastCheck) >= interval
+    MonotonicClock.nanoseconds() &- lastCheck.load() >= interval
   }
 
   /// Records that a check ran now.
   func checked() {
-    ec_atomic_store_relaxed(lastCheck, MonotonicClock.nanoseconds())
+    lastCheck.store(MonotonicClock.nanoseconds())
   }
 }
