@@ -84,10 +84,9 @@
     /// a denial then reads "purchase processing", never "buy".
     public var isPurchaseProcessing: Bool {
       guard let state else { return false }
-      let decisions =
-        state.decisions.values
-        + (state.customerInfo.map { Array($0.decisions.values) } ?? [])
-      return decisions.contains { $0.evidence.pendingPurchase }
+      let pending = { (decision: AccessDecision) in decision.evidence.pendingPurchase }
+      return state.decisions.values.contains(where: pending)
+        || state.customerInfo?.decisions.values.contains(where: pending) == true
     }
   }
 
