@@ -50,16 +50,13 @@ import Testing
   static func parse(_ section: String, firstLine: Int) throws -> (
     files: [(String, String)], examples: [Example]
   ) {
+    let files = Documentation.namedFiles(in: section).map { ($0.name, $0.content) }
     let lines = section.components(separatedBy: "\n")
-    var files: [(String, String)] = []
     var examples: [Example] = []
-    var pendingFile: String?
     var index = 0
     while index < lines.count {
       let line = lines[index]
-      if line.hasPrefix("<!-- file: "), line.hasSuffix(" -->") {
-        pendingFile = String(line.dropFirst("<!-- file: ".count).dropLast(" -->".count))
-      } else if line.hasPrefix("```") {
+      if line.hasPrefix("```") {
         let isConsole = line == "```console"
         var body: [String] = []
         index += 1
@@ -67,10 +64,7 @@ import Testing
           body.append(lines[index])
           index += 1
         }
-        if let name = pendingFile {
-          files.append((name, body.joined(separator: "\n") + "\n"))
-          pendingFile = nil
-        } else if isConsole {
+        if isConsole {
           var position = 0
           while position < body.count {
             guard body[position].hasPrefix("$ ") else {

@@ -22,6 +22,31 @@ public enum Documentation {
     try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
   }
 
+  /// The fenced blocks of `text` marked `<!-- file: NAME -->` on the line before, in order:
+  /// each one's name and its text, ending in a newline, as a session writes it to that file.
+  public static func namedFiles(in text: String) -> [(name: String, content: String)] {
+    let lines = text.components(separatedBy: "\n")
+    var files: [(name: String, content: String)] = []
+    var index = 0
+    while index < lines.count {
+      let line = lines[index]
+      if line.hasPrefix("<!-- file: "), line.hasSuffix(" -->"), index + 1 < lines.count,
+        lines[index + 1].hasPrefix("```")
+      {
+        let name = String(line.dropFirst("<!-- file: ".count).dropLast(" -->".count))
+        var body: [String] = []
+        index += 2
+        while index < lines.count, lines[index] != "```" {
+          body.append(lines[index])
+          index += 1
+        }
+        files.append((name, body.joined(separator: "\n") + "\n"))
+      }
+      index += 1
+    }
+    return files
+  }
+
   /// The blocks fenced as ```` ```language ```` in `text`, in order, without their fences.
   public static func fencedBlocks(_ language: String, in text: String) -> [String] {
     var blocks: [String] = []

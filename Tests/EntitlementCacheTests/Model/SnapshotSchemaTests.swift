@@ -25,27 +25,8 @@ struct SnapshotSchemaTests {
 
   /// The JSON blocks the tool's manual writes to files its examples read, by file name.
   static func manualFiles() throws -> [String: String] {
-    let manual = try Documentation.article("CommandLineTool")
-    var files: [String: String] = [:]
-    let lines = manual.components(separatedBy: "\n")
-    var index = 0
-    while index < lines.count {
-      let line = lines[index]
-      if line.hasPrefix("<!-- file: "), line.hasSuffix(" -->"), index + 1 < lines.count,
-        lines[index + 1].hasPrefix("```")
-      {
-        let name = String(line.dropFirst("<!-- file: ".count).dropLast(" -->".count))
-        var body: [String] = []
-        index += 2
-        while index < lines.count, lines[index] != "```" {
-          body.append(lines[index])
-          index += 1
-        }
-        files[name] = body.joined(separator: "\n")
-      }
-      index += 1
-    }
-    return files
+    let files = Documentation.namedFiles(in: try Documentation.article("CommandLineTool"))
+    return Dictionary(files.map { ($0.name, $0.content) }) { _, last in last }
   }
 
   @Test("the sample snapshot and the documented ones validate; the manual's bad one does not")
