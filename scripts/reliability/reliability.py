@@ -219,7 +219,7 @@ def put_argv(binary, db, scope, variant):
     # --force: the runs put the variants in every order, an older one after a newer one
     # included, and `put` otherwise keeps the newer one (its conditional store). What they
     # check is that a killed or racing put leaves one whole snapshot; the never-backwards rule
-    # has tests of its own (Tests/CLITests/ConditionalPutTests.swift).
+    # has tests of its own (Tests/CLITests/Storage/ConditionalPutTests.swift).
     return [binary, "put", "--db", db, *SCOPES[scope], "--file", variant.path,
             "--now", variant.put_now, "--force", "--json"]
 

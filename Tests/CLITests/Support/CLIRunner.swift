@@ -45,8 +45,10 @@ enum CLI {
         directory = directory.deletingLastPathComponent()
       }
     }
+    // Tests/CLITests/Support/CLIRunner.swift: four levels below the package root.
     let packageRoot = URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
     candidates.append(packageRoot.appending(path: ".build/debug/\(name)").path)
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
       ?? packageRoot.appending(path: ".build/debug/\(name)").path

@@ -1,0 +1,130 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Scripts for `simulate`, built from parts so each test says only what it is about.
+enum SimScript {
+  static let start = "2026-11-30T12:00:00Z"
+
+  /// A snapshot object granting pro until `proUntil`; without `requestDate` the scripted
+  /// server stamps the time the request arrived.
+  static func snapshot(
+    requestDate: String? = nil, proUntil: String = "2026-12-30T12:00:00Z",
+    status: String = "active", verification: String = "verified"
+  ) -> String {
+    let date = requestDate.map { #""requestDate": "\#($0)", "# } ?? ""
+    return """
+      { \(date)"verification": "\(verification)",
+        "entitlements": { "pro": { "status": "\(status)", "expiresAt": "\(proUntil)",
+          "verifiedAt": "\(requestDate ?? start)", "productId": "pro_monthly",
+          "source": "purchase" } } }
+      """
+  }
+
+  /// An answer carrying ``snapshot(requestDate:proUntil:status:verification:)``.
+  static func answer(
+    requestDate: String? = nil, proUntil: String = "2026-12-30T12:00:00Z",
+    latency: String = "0s"
+  ) -> String {
+    #"{ "snapshot": \#(snapshot(requestDate: requestDate, proUntil: proUntil)), "latency": "\#(latency)" }"#
+  }
+
+  /// A whole script: alice on a throw-away database, watching pro, unless told otherwise.
+  static func make(
+    server: String = "{}", steps: [String], db: String = "null",
+    policy: String = "conservative", watch: String = #"["pro"]"#, user: String = "alice"
+  ) -> String {
+    """
+    { "start": "\(start)", "db": \(db), "policy": "\(policy)", "watch": \(watch),
+      "identity": { "sdkKey": "sdk_secret_key", "installation": "install-secret",
+                    "environment": "production", "user": "\(user)" },
+      "server": \(server),
+      "steps": [ \(steps.joined(separator: ",\n  ")) ] }
+    """
+  }
+
+  /// `{"at": AT, "do": ACTION, ...}`; `fields` are written as they are given.
+  static func step(_ at: String, _ action: String, _ fields: String = "") -> String {
+    #"{ "at": "\#(at)", "do": "\#(action)"\#(fields.isEmpty ? "" : ", " + fields) }"#
+  }
+}
+
+/// `simulate`: the real refresh client against a scripted server in virtual time, end to end
+/// through the built binary.
+@Suite(.enabled(if: CLI.simulates)) struct SimulateTests {
+  let directory: TemporaryDirectory
+
+  init() throws {
+    directory = try TemporaryDirectory()
+  }
+
+  /// Runs `script` with `--json` (or text), and checks it succeeded with nothing on stderr.
+  func run(
+    _ script: String, json: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> CLIResult {
+    let path = try directory.write("script.json", script)
+    let result = try CLI.run(
+      ["simulate", "--script", path] + (json ? ["--json"] : []), in: directory.path,
+      environment: ["TMPDIR": directory.path])
+    #expect(result.status == 0, "simulate failed: \(result.stderr)", sourceLocation: sourceLocation)
+    #expect(result.stderr.isEmpty, sourceLocation: sourceLocation)
+    return result
+  }
+
+  /// Each JSON line, shortened to what tests compare: `12:00:02Z fetch alice start stored`,
+  /// `12:00:02Z update alice pro=granted/fresh`, `12:01:00Z check bob pro=denied(expired)/stale`.
+  func events(
+    _ script: String, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws -> [String] {
+    try lines(run(script, sourceLocation: sourceLocation).stdout).map(Self.brief)
+  }
+
+  func lines(_ stdout: String) throws -> [[String: Any]] {
+    try stdout.split(separator: "\n").map { line in
+      let value = try JSONSerialization.jsonObject(with: Data(line.utf8))
+      return try #require(value as? [String: Any], "not an object: \(line)")
+    }
+  }
+
+  static func brief(_ event: [String: Any]) -> String {
+    let at = (event["at"] as? String ?? "?").replacingOccurrences(of: "2026-11-30T", with: "")
+    let head = "\(at) \(event["type"] as? String ?? "?") \(event["user"] as? String ?? "?")"
+    switch event["type"] as? String {
+    case "update":
+      let decisions = event["decisions"] as? [String: [String: Any]] ?? [:]
+      return head + " "
+        + decisions.keys.sorted().map { "\($0)=\(briefDecision(decisions[$0] ?? [:]))" }
+        .joined(separator: ",")
+    case "fetch":
+      let status = (event["status"] as? Int).map { " \($0)" } ?? ""
+      return head
+        + " \(event["flow"] as? String ?? "?") \(event["outcome"] as? String ?? "?")\(status)"
+    case "check":
+      let decision = event["decision"] as? [String: Any] ?? [:]
+      return head + " \(decision["entitlement"] as? String ?? "?")=\(briefDecision(decision))"
+    case "purchase":
+      // `tx1 pending#0`, `tx1 pending#1 transient_503`, `tx1 conflict#1 login_required`.
+      let attempts = (event["attempts"] as? Int).map { "#\($0)" } ?? ""
+      let detail = [event["failure"], event["resolution"]].compactMap { $0 as? String }
+      return head + " \(event["transaction"] as? String ?? "?") "
+        + "\(event["state"] as? String ?? "?")\(attempts)"
+        + detail.map { " \($0)" }.joined()
+    case "event":
+      // `12:00:00Z event alice refresh_failed flow=start reason=failed failure=transient`.
+      let fields = event.keys.filter { !["at", "type", "user", "event"].contains($0) }.sorted()
+      return head + " \(event["event"] as? String ?? "?")"
+        + fields.map { " \($0)=\(event[$0] as? String ?? "?")" }.joined()
+    default:
+      return head + " unknown type"
+    }
+  }
+
+  /// `granted/fresh`, `offline_unavailable(no_snapshot)`, `denied(expired)/offline`.
+  static func briefDecision(_ decision: [String: Any]) -> String {
+    var text = decision["state"] as? String ?? "?"
+    if let reason = decision["reason"] as? String { text += "(\(reason))" }
+    let evidence = decision["evidence"] as? [String: Any] ?? [:]
+    if let freshness = evidence["freshness"] as? String { text += "/\(freshness)" }
+    return text
+  }
+}
