@@ -26,8 +26,8 @@ struct Options {
       --only NAME      run only cases whose name contains NAME
       --profile KIND COUNT
                        run COUNT operations of one loop and nothing else, for callgrind;
-                       KIND is hot, read-through, client, client-start, baseline,
-                       raw-point-read, enqueue, raw-enqueue, raw-enqueue-lookup,
+                       KIND is hot, read-through, evaluated, client, client-start,
+                       baseline, raw-point-read, enqueue, raw-enqueue, raw-enqueue-lookup,
                        verified-read-through, ed25519-verify or signed-write
       --scopes N       how many scopes --profile uses (default 100)
       --entitlements N how many entitlements each of its snapshots holds (default 10)
