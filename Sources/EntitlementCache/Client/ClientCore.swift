@@ -31,6 +31,16 @@ struct ClientCore {
   var boundaryTimer: ClientTask?
   var crossProcessCheck: ClientTask?
   var retry = RetrySchedule()
+  /// How many answers each scope has had stored by this client, whatever flow brought them. A
+  /// flight remembers the count at its start: when it fails after another flow stored an
+  /// answer meanwhile, the failure is older news than that answer, so it is reported but
+  /// neither recorded as a failed refresh (which would read `offline`) nor retried.
+  var storedAnswers: [ScopeKey: UInt64] = [:]
+
+  /// Whether an answer was stored for `flight`'s scope since it started.
+  func isSuperseded(_ flight: Flight) -> Bool {
+    storedAnswers[flight.identity.scope.key, default: 0] != flight.storedAnswersAtStart
+  }
   /// Every identity that was current in this process, by scope: the users whose queued
   /// purchases this client can post as. Only hashes reach the file, so after a relaunch a
   /// user's entries wait until that user is current again.

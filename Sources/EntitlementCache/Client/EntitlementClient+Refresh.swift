@@ -92,7 +92,9 @@ extension EntitlementClient {
     defer { core.flights[identity.scope.key] = flights }
     if let current = flights.current, !flow.needsFetchStartedAfterIt { return current }
     if let queued = flights.queued { return queued }
-    let flight = Flight(identity: identity, epoch: core.epoch, flow: flow)
+    let flight = Flight(
+      identity: identity, epoch: core.epoch, flow: flow,
+      storedAnswersAtStart: core.storedAnswers[identity.scope.key, default: 0])
     if flights.current == nil {
       flights.current = flight
       launch(flight, &core)
@@ -189,6 +191,9 @@ extension EntitlementClient {
     if wasRemoved(scope, after: flight.epoch) { return .discardedLoggedOut }
     switch answer {
     case .failure(let failure):
+      // A fresh answer stored by another flow since this fetch started (a purchase post's,
+      // say) is newer than this failure: marking the scope offline now would contradict it.
+      if core.withLock({ $0.isSuperseded(flight) }) { return .failed(failure) }
       do throws(CacheError) {
         try cache.recordRefreshFailure(for: scope, reason: failure.recordedReason)
         return .failed(failure)
@@ -224,6 +229,7 @@ extension EntitlementClient {
       switch try cache.storeAnswer(snapshot, for: scope) {
       case .stored:
         core.withLock { core in
+          core.storedAnswers[scope.key, default: 0] &+= 1
           if core.identity.scope == scope { core.retry.reset() }
         }
       case .discardedOlder:
@@ -260,7 +266,9 @@ extension EntitlementClient {
         core.flights[key] = flights.current == nil ? nil : flights
         if let next = flights.current { launch(next, &core) }
       }
-      if let outcome, core.identity.scope == flight.identity.scope {
+      // A failure superseded by an answer stored meanwhile schedules no retry: that answer
+      // already cancelled the one pending.
+      if let outcome, core.identity.scope == flight.identity.scope, !core.isSuperseded(flight) {
         retryDelay = scheduleRetry(&core, after: outcome)
       }
       return dropped
