@@ -54,7 +54,8 @@ public final class EntitlementClient: Sendable {
   let writeObservation = Locked<WriteObservation?>(nil)
 
   /// A client for `identity` that posts no purchases; nothing happens until ``start(in:)``.
-  /// Purchase flows only refresh.
+  /// The SDK posts purchases itself and calls ``refreshAfterPurchase()``; restore and sync only
+  /// refresh, and ``purchaseCompleted(_:)``, which needs a queue, throws.
   ///
   /// - Parameters:
   ///   - cache: Where snapshots are kept, and the clock the client reads the time from.

@@ -23,46 +23,55 @@ extension EntitlementClient {
   /// drain of the queue that finds the storage open enqueues it, as the user who observed it.
   ///
   /// - Throws: ``CacheError`` when the purchase could not be enqueued (a bad ID or token, or
-  ///   storage other than unavailable); nothing was posted then.
+  ///   storage other than unavailable); nothing was posted then. On a client made without a
+  ///   ``PurchasePoster``, ``CacheError/invalidConfiguration(field:problem:)`` for `poster`
+  ///   before anything happens: there is no queue to keep the purchase, and dropping it
+  ///   quietly would lose it. Such a client's SDK posts the purchase itself and calls
+  ///   ``refreshAfterPurchase()``.
   @discardableResult
   public func purchaseCompleted(_ purchase: ObservedPurchase) async throws(CacheError)
     -> PurchaseSyncResult
   {
+    guard let purchaseQueue else {
+      throw .invalidConfiguration(
+        field: "poster",
+        problem:
+          "this client was made without a PurchasePoster, so it keeps no purchase queue; "
+          + "post the purchase yourself and call refreshAfterPurchase()")
+    }
     let identity = self.identity
     var boundElsewhere: [String] = []
     var alreadySynced: [QueuedPurchase] = []
-    if let purchaseQueue {
-      let outcome: EnqueueOutcome
-      do {
-        outcome = try ownWrite { () throws(CacheError) in
-          try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
-        }
-      } catch .storage(_, let failure) where failure.kind == .unavailable {
-        let held = core.withLock { core in
-          // The store delivers an unfinished transaction again: hold it once.
-          guard
-            !core.heldPurchases.contains(where: {
-              $0.purchase.transactionID == purchase.transactionID
-            })
-          else { return false }
-          core.heldPurchases.append((purchase, identity))
-          return true
-        }
-        if held {
-          tell(.purchaseHeld(transactionID: purchase.transactionID), scope: identity.scope)
-        }
-        publish()
-        return await syncedResult(.purchase, alreadySynced: [], boundElsewhere: [])
+    let outcome: EnqueueOutcome
+    do {
+      outcome = try ownWrite { () throws(CacheError) in
+        try purchaseQueue.enqueue(purchase, observedBy: identity.scope)
       }
-      switch outcome {
-      case .queued(let entry):
-        tell(PurchaseUpdate(appUserID: identity.appUserID, purchase: entry))
-        publish()
-      case .alreadyQueued(let entry):
-        if entry.state == .synced { alreadySynced.append(entry) }
-      case .boundToAnotherObserver:
-        boundElsewhere.append(purchase.transactionID)
+    } catch .storage(_, let failure) where failure.kind == .unavailable {
+      let held = core.withLock { core in
+        // The store delivers an unfinished transaction again: hold it once.
+        guard
+          !core.heldPurchases.contains(where: {
+            $0.purchase.transactionID == purchase.transactionID
+          })
+        else { return false }
+        core.heldPurchases.append((purchase, identity))
+        return true
       }
+      if held {
+        tell(.purchaseHeld(transactionID: purchase.transactionID), scope: identity.scope)
+      }
+      publish()
+      return await syncedResult(.purchase, alreadySynced: [], boundElsewhere: [])
+    }
+    switch outcome {
+    case .queued(let entry):
+      tell(PurchaseUpdate(appUserID: identity.appUserID, purchase: entry))
+      publish()
+    case .alreadyQueued(let entry):
+      if entry.state == .synced { alreadySynced.append(entry) }
+    case .boundToAnotherObserver:
+      boundElsewhere.append(purchase.transactionID)
     }
     return await syncedResult(
       .purchase, alreadySynced: alreadySynced, boundElsewhere: boundElsewhere)

@@ -14,6 +14,32 @@ struct PurchaseQueueClientTests {
     .success(FetchedCustomerInfo(body: Data(json.utf8)))
   }
 
+  @Test(
+    "a client made without a poster refuses purchaseCompleted before anything happens, rather than drop the purchase",
+    arguments: CacheKind.allCases)
+  func noPosterRefusesThePurchase(kind: CacheKind) throws {
+    let harness = try ClientHarness(user: "alice", on: kind, posts: false)
+    harness.start(answering: Self.notEntitled)
+    let fetchesBefore = harness.fetcher.requests.count
+    let purchase = harness.run { client in
+      do throws(CacheError) {
+        _ = try await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+        return nil as CacheError?
+      } catch {
+        return error
+      }
+    }
+    harness.runtime.runUntilIdle()
+    guard case .invalidConfiguration(let field, _)?? = purchase.result else {
+      Issue.record("expected invalidConfiguration, got \(String(describing: purchase.result))")
+      return
+    }
+    #expect(field == "poster")
+    #expect(harness.fetcher.requests.count == fetchesBefore)
+    let queue = try #require(harness.cache as? any PurchaseQueueStore)
+    #expect(try queue.queuedPurchases(observedBy: ClientFixture.identity("alice").scope).isEmpty)
+  }
+
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "observed by A, then logOut and logIn(B), network back: posted as A, never as B; B observing it again changes nothing",
