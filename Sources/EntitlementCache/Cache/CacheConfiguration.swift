@@ -174,6 +174,12 @@ extension OfflinePolicy {
         field: prefix + "requireVerified",
         problem: "needs trustRoots: without them `verified` is only the body's claim")
     }
+    try validateWindows(prefix: prefix)
+  }
+
+  /// Every duration finite and not negative: the part of the check that fails open when
+  /// skipped, which ``EntitlementEvaluator`` makes too.
+  func validateWindows(prefix: String = "") throws(CacheError) {
     let any = 0...Double.greatestFiniteMagnitude
     try CacheConfiguration.check(prefix + "staleAfter", staleAfter, within: any)
     try CacheConfiguration.check(

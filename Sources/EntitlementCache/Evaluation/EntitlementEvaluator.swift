@@ -7,7 +7,13 @@
 /// Re-evaluates cached entitlements against the clock: pure functions, no I/O, no global clock.
 ///
 /// The cache calls these on every read. They are public so an SDK can evaluate a CustomerInfo
-/// it holds in memory with exactly the rules the cache applies.
+/// it holds in memory with exactly the rules the cache applies, and refuse what the cache
+/// refuses: a policy with a window that is NaN, negative or infinite (which
+/// ``OfflinePolicy/validate(trustRoots:)`` names) decides every key
+/// ``UnavailableReason/unreadable``, as a cache's read with it does, never a grant that would
+/// not end. The snapshot's ``CustomerInfo/verification`` is taken as given: `verified` is only
+/// the body's claim unless the caller checked the signature (``ResponseVerifier``), so a caller
+/// that did not sets no ``OfflinePolicy/requireVerified``.
 ///
 /// Every window is half-open: access holds while the effective time is *before* its boundary.
 public enum EntitlementEvaluator {
@@ -26,6 +32,9 @@ public enum EntitlementEvaluator {
     for key: String, in info: CustomerInfo?, bookkeeping: ScopeBookkeeping?, now: Date,
     bootInstant: BootInstant? = nil, policy: OfflinePolicy = .conservative
   ) -> AccessDecision {
+    if !policy.hasValidWindows {
+      return unavailable(key, .unreadable, clock: ClockReading(unstoredAt: now))
+    }
     guard let info, let bookkeeping = bookkeeping.map({ $0.withServerTime(of: info) }) else {
       let clock = ClockReading(
         now: now, boot: bootInstant, bookkeeping: bookkeeping,
@@ -77,9 +86,28 @@ public enum EntitlementEvaluator {
     _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date,
     bootInstant: BootInstant? = nil, policy: OfflinePolicy = .conservative
   ) -> EvaluatedCustomerInfo {
-    evaluate(
+    guard policy.hasValidWindows else {
+      return unreadable(info, bookkeeping: bookkeeping, now: now)
+    }
+    return evaluate(
       info, verdict: nil, bookkeeping: bookkeeping, now: now, bootInstant: bootInstant,
       policy: policy)
+  }
+
+  /// The evaluation under a policy the caches refuse: every key `unreadable`, nothing granted,
+  /// the snapshot shown as stored, and no boundary to wake for.
+  private static func unreadable(
+    _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date
+  ) -> EvaluatedCustomerInfo {
+    let clock = ClockReading(unstoredAt: now)
+    var decisions: [String: AccessDecision] = [:]
+    for key in info.entitlements.keys {
+      decisions[key] = unavailable(key, .unreadable, clock: clock)
+    }
+    return EvaluatedCustomerInfo(
+      customerInfo: info, decisions: decisions, freshness: .stale, verificationFailure: nil,
+      clockRollbackSuspected: false, clockOffset: nil, estimatedServerTime: now,
+      bookkeeping: bookkeeping, timeToNextBoundary: nil)
   }
 
   /// ``evaluate(_:bookkeeping:now:bootInstant:policy:)`` with the library's verification
@@ -341,6 +369,18 @@ public enum EntitlementEvaluator {
     case (let first?, let second?): min(first, second)
     case (let first?, nil): first
     case (nil, let second): second
+    }
+  }
+}
+
+extension OfflinePolicy {
+  /// Whether every window is one the caches read with (``validateWindows(prefix:)``).
+  fileprivate var hasValidWindows: Bool {
+    do {
+      try validateWindows()
+      return true
+    } catch {
+      return false
     }
   }
 }

@@ -97,12 +97,24 @@ struct BrokenCacheConformanceTests {
     }
   }
 
-  @Test("a cache that trusts any policy fails the out-of-range policy clause")
+  @Test(
+    "a cache that applies a policy's offline window itself, unchecked, fails the out-of-range policy clause"
+  )
   func unvalidatedPolicy() throws {
-    let contract = CustomerInfoCacheContract { clock in NaiveEvaluatorCache(clock: clock) }
+    let contract = CustomerInfoCacheContract { clock in
+      OwnWindowCache(NaiveEvaluatorCache(clock: clock))
+    }
     withKnownIssue("NaN compares false, so the offline window never ends", isIntermittent: false) {
       try contract.check(.outOfRangePolicy)
     }
+  }
+
+  @Test(
+    "a cache that hands any policy to the evaluator unchecked keeps the out-of-range policy clause: the evaluator refuses it"
+  )
+  func evaluatorRefusesAnOutOfRangePolicy() throws {
+    let contract = CustomerInfoCacheContract { clock in NaiveEvaluatorCache(clock: clock) }
+    try contract.check(.outOfRangePolicy)
   }
 
   typealias Clause = CustomerInfoCacheContract.Clause
@@ -216,6 +228,62 @@ struct StoresEveryAnswerCache: ForwardingCustomerInfoCache {
 /// The cache an SDK author might write first from the public evaluator: a dictionary of
 /// snapshots and their bookkeeping, each read evaluated against the clock, but no read ever
 /// recorded as a device time seen, and any policy trusted.
+/// Wraps a cache, but decides lifetime access (active, no end date) under a policy it is given
+/// with the offline window alone, `verifiedAt` plus the window, and checks no policy: the rule
+/// of a cache that writes its own evaluation.
+final class OwnWindowCache: CustomerInfoCache {
+  let base: any CustomerInfoCache
+  var clock: CacheClock { base.clock }
+
+  init(_ base: any CustomerInfoCache) {
+    self.base = base
+  }
+
+  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+    try base.load(scope)
+  }
+
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    try base.store(snapshot, for: scope)
+  }
+
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
+    try base.recordRefreshFailure(for: scope, reason: reason)
+  }
+
+  func remove(_ scope: CacheScope) throws(CacheError) {
+    try base.remove(scope)
+  }
+
+  func access(
+    to entitlement: String, for scope: CacheScope, policy: OfflinePolicy?
+  ) -> AccessDecision {
+    let decision = base.access(to: entitlement, for: scope, policy: policy)
+    guard let policy,
+      let info = (try? base.load(scope))?.snapshot?.customerInfo.entitlements[entitlement],
+      info.status == .known(.active), info.expiresAt == nil, let verifiedAt = info.verifiedAt
+    else { return decision }
+    let windowEnd = verifiedAt.addingTimeInterval(policy.nonExpiringMaxOfflineAge)
+    if clock.now() >= windowEnd { return decision }
+    var granted = decision
+    granted.state = .granted
+    return granted
+  }
+
+  func activeEntitlementKeys(for scope: CacheScope, policy: OfflinePolicy?) -> Set<String> {
+    guard let keys = (try? base.load(scope))?.snapshot?.customerInfo.entitlements.keys else {
+      return []
+    }
+    return Set(keys.filter { access(to: $0, for: scope, policy: policy).isGranted })
+  }
+
+  func evaluatedCustomerInfo(
+    for scope: CacheScope, policy: OfflinePolicy?
+  ) throws(CacheError) -> EvaluatedCustomerInfo? {
+    try base.evaluatedCustomerInfo(for: scope, policy: policy)
+  }
+}
+
 final class NaiveEvaluatorCache: CustomerInfoCache {
   let clock: CacheClock
   private let scopes = Locked<[CacheScope: CachedCustomerInfo]>([:])

@@ -39,6 +39,30 @@ struct EvaluatedReadsTests {
     try OfflinePolicy.conservative.validate(trustRoots: nil)
   }
 
+  @Test(
+    "the evaluator refuses a policy the caches refuse: lifetime access 400 days on is unreadable, never granted",
+    arguments: [Double.infinity, .nan, -1])
+  func evaluatorRefusesWhatTheCacheRefuses(window: Double) throws {
+    let info = Fixture.info(["lifetime": Fixture.entitlement(.active)])
+    var policy = OfflinePolicy.conservative
+    policy.nonExpiringMaxOfflineAge = window
+    let later = Fixture.at(400 * Fixture.day)
+    let harness = try CacheHarness()
+    try harness.store(info)
+    harness.clock.set(later)
+    let cached = harness.cache.access(to: "lifetime", for: Fixture.scopeA, policy: policy)
+    #expect(cached.state == .offlineUnavailable(.unreadable))
+    let decided = Fixture.decide("lifetime", in: info, now: later, policy: policy)
+    #expect(decided.state == cached.state)
+    let evaluated = Fixture.evaluate(info, now: later, policy: policy)
+    #expect(evaluated.decisions["lifetime"]?.state == .offlineUnavailable(.unreadable))
+    #expect(evaluated.activeEntitlementKeys.isEmpty)
+    #expect(evaluated.timeToNextBoundary == nil)
+    #expect(throws: CacheError.self) {
+      try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA, policy: policy)
+    }
+  }
+
   /// One snapshot with an entitlement in every situation, stored at T.
   static let info = Fixture.info(
     [
