@@ -72,23 +72,32 @@ struct ChangeSignalTests {
   }
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-  @Test("an idle foreground client on SQLite decodes no body in 10 virtual minutes")
+  @Test(
+    "an idle foreground client on SQLite reads nothing and decodes no body in 10 virtual minutes")
   func idleClientDecodesNothing() throws {
     let sqlite = Locked<SQLiteCustomerInfoCache?>(nil)
+    let counting = Locked<CountingCache?>(nil)
     let harness = try ClientHarness(cache: { clock, directory in
-      let cache = try CacheKind.sqlite.make(clock: clock, in: directory)
-      sqlite.withLock { $0 = cache as? SQLiteCustomerInfoCache }
-      return cache
+      let base = try CacheKind.sqlite.make(clock: clock, in: directory)
+      let cache = try #require(base as? SQLiteCustomerInfoCache)
+      sqlite.withLock { $0 = cache }
+      let wrapped = CountingCache(cache, signals: true)
+      counting.withLock { $0 = wrapped }
+      return wrapped
     })
     let cache = try #require(sqlite.withLock { $0 })
+    let reads = try #require(counting.withLock { $0 })
     harness.start(answering: ClientFixture.json())
     harness.runtime.advance(by: .seconds(6 * 60))
     // The client's own store put the body in memory: nothing to decode, then or since.
     #expect(cache.testingSeam.bodyDecodes == 0)
     let published = harness.states.count
+    reads.resetReads()
     harness.runtime.advance(by: .seconds(10 * 60))
     #expect(harness.states.count == published)
     #expect(cache.testingSeam.bodyDecodes == 0)
+    // Not even from memory: the mark did not move, so the client asked the cache nothing.
+    #expect(reads.reads == 0, "an idle client read the SQLite cache \(reads.reads) times")
 
     // Another process's write: published at the next check, its body decoded once.
     let other = try SQLiteCustomerInfoCache(
@@ -128,14 +137,36 @@ struct ChangeSignalTests {
 }
 
 /// A cache that counts its reads, with the change signal of the cache below it or without one.
-final class CountingCache: ForwardingCustomerInfoCache, CustomerInfoChangeSignaling {
-  let base: InMemoryCustomerInfoCache
+final class CountingCache: CustomerInfoChangeSignaling {
+  let base: any CustomerInfoCache & CustomerInfoChangeSignaling
   private let signals: Bool
   private let count = Locked(0)
 
-  init(_ base: InMemoryCustomerInfoCache, signals: Bool) {
+  init(_ base: any CustomerInfoCache & CustomerInfoChangeSignaling, signals: Bool) {
     self.base = base
     self.signals = signals
+  }
+
+  var clock: CacheClock { base.clock }
+
+  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+    try base.store(snapshot, for: scope)
+  }
+
+  func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
+    -> StoreOutcome
+  {
+    try base.storeAnswer(snapshot, for: scope)
+  }
+
+  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
+    try base.recordRefreshFailure(for: scope, reason: reason)
+  }
+
+  func remove(_ scope: CacheScope) throws(CacheError) { try base.remove(scope) }
+
+  func observeWrites(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {
+    base.observeWrites(observer)
   }
 
   var reads: Int { count.withLock { $0 } }

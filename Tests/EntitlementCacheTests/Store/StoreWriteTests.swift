@@ -352,9 +352,10 @@ struct CloseAndDiagnosticsTests {
   }
 }
 
-/// What a fresh-eyes review of the redesign found, each as a test that failed before its fix.
-@Suite("Review findings of the trusted-time and store redesign")
-struct RedesignReviewTests {
+/// Read marks, the boot clock and a read's policy at the edges: a reboot, a cache that must not
+/// write, a closed cache, a flush with nothing to persist. Each failed once.
+@Suite("Read marks, the boot clock and a read's policy at the edges")
+struct ReadMarkEdgeCaseTests {
 
   @Test("evaluatedCustomerInfo keeps the boot clock's measure past a reboot, as access does")
   func evaluatedViewRaisesTheBootMeasuredMark() throws {

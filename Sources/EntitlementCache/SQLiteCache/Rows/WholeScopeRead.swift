@@ -261,7 +261,7 @@ struct ParsedBodies {
 }
 
 extension EntitlementFacts {
-  /// Whether `row` (a ``ScopeSQL/trustedEntitlementRows`` row) is exactly what a write of
+  /// Whether `row` (a ``ScopeSQL/entitlementRows`` row) is exactly what a write of
   /// these facts under `key` stores: every column compared in place, as SQLite holds it, with
   /// no value built from the row. Stricter than reading the row back, which maps an unknown
   /// claim hint to none and any non-zero renewal flag to true: a writer stores neither.
