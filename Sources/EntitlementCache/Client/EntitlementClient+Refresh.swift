@@ -47,7 +47,11 @@ extension EntitlementClient {
         ownWrite {
           writes.withLock { _ in
             // Not for a user logged out since: the record would bring back the removed scope.
-            guard !wasRemoved(identity.scope, after: flight.epoch) else { return }
+            // Nor after another flow stored an answer since the fetch started: that answer is
+            // newer than the timeout.
+            guard !wasRemoved(identity.scope, after: flight.epoch),
+              !core.withLock({ $0.isSuperseded(flight) })
+            else { return }
             try? cache.recordRefreshFailure(for: identity.scope, reason: "timeout")
           }
         }

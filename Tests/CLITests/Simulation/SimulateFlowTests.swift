@@ -49,6 +49,31 @@ extension SimulateTests {
       ])
   }
 
+  @Test func aFetchCurrentTimingOutAfterAPurchaseStoredAnAnswerDoesNotMarkTheScopeOffline() throws {
+    // The fetch leaves at +1m and takes 20 s; a purchase post stores a fresh answer at +1m5s;
+    // the caller stops waiting at +1m10s.
+    let script = SimScript.make(
+      server: """
+        { "alice": [ \(SimScript.answer()),
+                     \(SimScript.answer(requestDate: "2026-11-30T12:01:00Z", latency: "20s")),
+                     { "post": "synced",
+                       "snapshot": \(SimScript.snapshot(requestDate: "2026-11-30T12:01:05Z")) },
+                     \(SimScript.answer(requestDate: "2026-11-30T12:01:20Z")) ] }
+        """,
+      steps: [
+        SimScript.step("+0s", "start"),
+        SimScript.step("+1m", "refresh", #""policy": "fetchCurrent", "timeout": "10s""#),
+        SimScript.step("+65s", "purchase", #""transaction": "t1", "product": "pro_monthly""#),
+        SimScript.step("+2m", "check", #""entitlement": "pro""#),
+      ])
+    let lines = try events(script)
+    #expect(lines.contains("12:01:05Z update alice pro=granted/fresh"))
+    let after = lines.filter { $0 > "12:01:06" }
+    #expect(after.first == "12:01:10Z fetch alice fetchPolicy timedOut")
+    #expect(!after.contains { $0.contains("/offline") })
+    #expect(after.last == "12:02:00Z check alice pro=granted/fresh")
+  }
+
   @Test func fetchPoliciesFetchOnlyWhenTheyShould() throws {
     let script = SimScript.make(
       server: """
