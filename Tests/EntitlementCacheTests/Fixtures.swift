@@ -55,7 +55,8 @@ enum Fixture {
 /// A cache that answers every `CustomerInfoCache` call from `base`, for test caches that add or
 /// leave out something around the reference cache (a queue, or none).
 protocol ForwardingCustomerInfoCache: CustomerInfoCache {
-  var base: InMemoryCustomerInfoCache { get }
+  associatedtype Base: CustomerInfoCache
+  var base: Base { get }
 }
 
 extension ForwardingCustomerInfoCache {

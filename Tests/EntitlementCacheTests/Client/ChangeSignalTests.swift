@@ -13,7 +13,7 @@ struct ChangeSignalTests {
   @Test(
     "an idle foreground client makes no cache read in 10 virtual minutes", arguments: [true, false])
   func idleClientReadsNothing(signals: Bool) throws {
-    let counting = Locked<CountingCache?>(nil)
+    let counting = Locked<CountingCache<InMemoryCustomerInfoCache>?>(nil)
     let harness = try ClientHarness(cache: { clock, _ in
       let cache = CountingCache(InMemoryCustomerInfoCache(clock: clock), signals: signals)
       counting.withLock { $0 = cache }
@@ -76,7 +76,7 @@ struct ChangeSignalTests {
     "an idle foreground client on SQLite reads nothing and decodes no body in 10 virtual minutes")
   func idleClientDecodesNothing() throws {
     let sqlite = Locked<SQLiteCustomerInfoCache?>(nil)
-    let counting = Locked<CountingCache?>(nil)
+    let counting = Locked<CountingCache<SQLiteCustomerInfoCache>?>(nil)
     let harness = try ClientHarness(cache: { clock, directory in
       let base = try CacheKind.sqlite.make(clock: clock, in: directory)
       let cache = try #require(base as? SQLiteCustomerInfoCache)
@@ -137,33 +137,17 @@ struct ChangeSignalTests {
 }
 
 /// A cache that counts its reads, with the change signal of the cache below it or without one.
-final class CountingCache: CustomerInfoChangeSignaling {
-  let base: any CustomerInfoCache & CustomerInfoChangeSignaling
+final class CountingCache<Base: CustomerInfoChangeSignaling>: ForwardingCustomerInfoCache,
+  CustomerInfoChangeSignaling
+{
+  let base: Base
   private let signals: Bool
   private let count = Locked(0)
 
-  init(_ base: any CustomerInfoCache & CustomerInfoChangeSignaling, signals: Bool) {
+  init(_ base: Base, signals: Bool) {
     self.base = base
     self.signals = signals
   }
-
-  var clock: CacheClock { base.clock }
-
-  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
-    try base.store(snapshot, for: scope)
-  }
-
-  func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError)
-    -> StoreOutcome
-  {
-    try base.storeAnswer(snapshot, for: scope)
-  }
-
-  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
-    try base.recordRefreshFailure(for: scope, reason: reason)
-  }
-
-  func remove(_ scope: CacheScope) throws(CacheError) { try base.remove(scope) }
 
   func observeWrites(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {
     base.observeWrites(observer)

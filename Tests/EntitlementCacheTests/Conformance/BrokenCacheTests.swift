@@ -231,28 +231,11 @@ struct StoresEveryAnswerCache: ForwardingCustomerInfoCache {
 /// Wraps a cache, but decides lifetime access (active, no end date) under a policy it is given
 /// with the offline window alone, `verifiedAt` plus the window, and checks no policy: the rule
 /// of a cache that writes its own evaluation.
-final class OwnWindowCache: CustomerInfoCache {
-  let base: any CustomerInfoCache
-  var clock: CacheClock { base.clock }
+final class OwnWindowCache: ForwardingCustomerInfoCache {
+  let base: NaiveEvaluatorCache
 
-  init(_ base: any CustomerInfoCache) {
+  init(_ base: NaiveEvaluatorCache) {
     self.base = base
-  }
-
-  func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
-    try base.load(scope)
-  }
-
-  func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
-    try base.store(snapshot, for: scope)
-  }
-
-  func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
-    try base.recordRefreshFailure(for: scope, reason: reason)
-  }
-
-  func remove(_ scope: CacheScope) throws(CacheError) {
-    try base.remove(scope)
   }
 
   func access(
@@ -275,12 +258,6 @@ final class OwnWindowCache: CustomerInfoCache {
       return []
     }
     return Set(keys.filter { access(to: $0, for: scope, policy: policy).isGranted })
-  }
-
-  func evaluatedCustomerInfo(
-    for scope: CacheScope, policy: OfflinePolicy?
-  ) throws(CacheError) -> EvaluatedCustomerInfo? {
-    try base.evaluatedCustomerInfo(for: scope, policy: policy)
   }
 }
 
