@@ -31,15 +31,20 @@ struct ClientCore {
   var boundaryTimer: ClientTask?
   var crossProcessCheck: ClientTask?
   var retry = RetrySchedule()
-  /// How many answers each scope has had stored by this client, whatever flow brought them. A
-  /// flight remembers the count at its start: when it fails after another flow stored an
-  /// answer meanwhile, the failure is older news than that answer, so it is reported but
-  /// neither recorded as a failed refresh (which would read `offline`) nor retried.
+  /// How many answers each scope has had stored by this client, whatever flow brought them.
   var storedAnswers: [ScopeKey: UInt64] = [:]
+  /// Each flight whose request has left, with its scope's ``storedAnswers`` then; removed when
+  /// it lands. When it fails after another flow stored an answer meanwhile, the failure is
+  /// older news than that answer: it is reported but neither recorded as a failed refresh
+  /// (which would read `offline`) nor retried. Taken when the request leaves, not when the
+  /// flight is made: a flight queued behind another, or waiting out the background delay, asks
+  /// the server after the answers stored meanwhile.
+  var storedAnswersWhenFetched: [ObjectIdentifier: UInt64] = [:]
 
-  /// Whether an answer was stored for `flight`'s scope since it started.
+  /// Whether an answer was stored for `flight`'s scope since its request left.
   func isSuperseded(_ flight: Flight) -> Bool {
-    storedAnswers[flight.identity.scope.key, default: 0] != flight.storedAnswersAtStart
+    guard let then = storedAnswersWhenFetched[ObjectIdentifier(flight)] else { return false }
+    return storedAnswers[flight.identity.scope.key, default: 0] != then
   }
   /// Every identity that was current in this process, by scope: the users whose queued
   /// purchases this client can post as. Only hashes reach the file, so after a relaunch a

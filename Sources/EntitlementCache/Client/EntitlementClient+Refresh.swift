@@ -96,9 +96,7 @@ extension EntitlementClient {
     defer { core.flights[identity.scope.key] = flights }
     if let current = flights.current, !flow.needsFetchStartedAfterIt { return current }
     if let queued = flights.queued { return queued }
-    let flight = Flight(
-      identity: identity, epoch: core.epoch, flow: flow,
-      storedAnswersAtStart: core.storedAnswers[identity.scope.key, default: 0])
+    let flight = Flight(identity: identity, epoch: core.epoch, flow: flow)
     if flights.current == nil {
       flights.current = flight
       launch(flight, &core)
@@ -124,6 +122,10 @@ extension EntitlementClient {
         do { try await runtime.sleep(for: jitter) } catch { return land(flight, nil) }
       }
       let deadline = startDeadline(for: flight, claim)
+      self.core.withLock { core in
+        core.storedAnswersWhenFetched[ObjectIdentifier(flight)] =
+          core.storedAnswers[flight.identity.scope.key, default: 0]
+      }
       let request = FetchRequest(
         scope: flight.identity.scope, appUserID: flight.identity.appUserID,
         nonce: runtime.randomBytes(16), flow: flight.flow)
@@ -161,8 +163,8 @@ extension EntitlementClient {
   ) {
     guard !core.withLock({ $0.stopped }) else { return land(flight, nil) }
     let late = flight.beginApplying()
-    let outcome = apply(answer, for: flight, requestNonce: requestNonce)
-    land(flight, late && outcome == .stored ? .lateStored : outcome)
+    let (outcome, superseded) = apply(answer, for: flight, requestNonce: requestNonce)
+    land(flight, late && outcome == .stored ? .lateStored : outcome, superseded: superseded)
   }
 
   /// Whether `logOut` removed `scope` after a request made at `epoch`.
@@ -172,32 +174,39 @@ extension EntitlementClient {
 
   /// Stores or records `answer` under the flight's scope (<doc:RefreshClient>), holding the
   /// write lock from the logged-out check to the write.
+  ///
+  /// - Returns: The outcome, and whether another flow stored an answer since the request left
+  ///   (``ClientCore/isSuperseded(_:)``), decided once under the write lock: then a failure
+  ///   of this flight was neither recorded nor is retried.
   private func apply(
     _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,
     requestNonce: [UInt8]?
-  ) -> RefreshOutcome {
-    let outcome = ownWrite {
+  ) -> (RefreshOutcome, superseded: Bool) {
+    let applied = ownWrite {
       writes.withLock { _ in
-        applyHoldingWriteLock(answer, for: flight, requestNonce: requestNonce)
+        let superseded = core.withLock { $0.isSuperseded(flight) }
+        let outcome = applyHoldingWriteLock(
+          answer, for: flight, superseded: superseded, requestNonce: requestNonce)
+        return (outcome, superseded)
       }
     }
     // The client leaves its own writes' signals to itself, and this one may be what opened
     // the storage: queue what was held meanwhile.
     drainHeldPurchasesIfDue()
-    return outcome
+    return applied
   }
 
   private func applyHoldingWriteLock(
-    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight,
+    _ answer: Result<FetchedCustomerInfo, FetchFailure>, for flight: Flight, superseded: Bool,
     requestNonce: [UInt8]?
   ) -> RefreshOutcome {
     let scope = flight.identity.scope
     if wasRemoved(scope, after: flight.epoch) { return .discardedLoggedOut }
     switch answer {
     case .failure(let failure):
-      // A fresh answer stored by another flow since this fetch started (a purchase post's,
+      // A fresh answer stored by another flow since this request left (a purchase post's,
       // say) is newer than this failure: marking the scope offline now would contradict it.
-      if core.withLock({ $0.isSuperseded(flight) }) { return .failed(failure) }
+      if superseded { return .failed(failure) }
       do throws(CacheError) {
         try cache.recordRefreshFailure(for: scope, reason: failure.recordedReason)
         return .failed(failure)
@@ -205,7 +214,8 @@ extension EntitlementClient {
         return .storageFailed(error)
       }
     case .success(let fetched):
-      return storeAnswer(fetched, for: scope, requestNonce: requestNonce)
+      return storeAnswer(
+        fetched, for: scope, requestNonce: requestNonce, recordingRefusals: !superseded)
     }
   }
 
@@ -217,8 +227,13 @@ extension EntitlementClient {
   /// (a refresh, a purchase post), cancels the current user's pending retry: that retry
   /// failing would mark the scope offline seconds after a fresh answer. Called holding the
   /// write lock, as one of the client's own writes (``ownWrite(_:)``).
+  ///
+  /// - Parameter recordingRefusals: Whether an answer that does not parse, or fails
+  ///   verification, is recorded as a failed refresh; false for a flight another flow's stored
+  ///   answer superseded, whose refusal is older news than that answer.
   func storeAnswer(
-    _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?
+    _ fetched: FetchedCustomerInfo, for scope: CacheScope, requestNonce: [UInt8]?,
+    recordingRefusals: Bool = true
   ) -> RefreshOutcome {
     do throws(CacheError) {
       let snapshot: CustomerInfoSnapshot
@@ -226,7 +241,9 @@ extension EntitlementClient {
         snapshot = try CustomerInfoSnapshot(
           jsonData: fetched.body, signature: fetched.signature, requestNonce: requestNonce)
       } catch {
-        try cache.recordRefreshFailure(for: scope, reason: "invalid_response")
+        if recordingRefusals {
+          try cache.recordRefreshFailure(for: scope, reason: "invalid_response")
+        }
         return .invalidResponse
       }
       // Never backwards, decided by the cache inside its write (the one rule book).
@@ -240,7 +257,7 @@ extension EntitlementClient {
         return .discardedOlder
       case .refusedUnverified(let reason):
         let recorded = reason.map { "verification_failed_\($0.rawValue)" } ?? "verification_failed"
-        try cache.recordRefreshFailure(for: scope, reason: recorded)
+        if recordingRefusals { try cache.recordRefreshFailure(for: scope, reason: recorded) }
         return .verificationFailed
       }
       return .stored
@@ -251,7 +268,7 @@ extension EntitlementClient {
 
   /// Ends `flight`: reports it, starts the flight queued behind it, retries after a failure
   /// while its identity is current and the app in the foreground, and republishes.
-  private func land(_ flight: Flight, _ outcome: RefreshOutcome?) {
+  private func land(_ flight: Flight, _ outcome: RefreshOutcome?, superseded: Bool = false) {
     var retryDelay: Duration?
     let dropped: Flight? = core.withLock { core in
       var dropped: Flight?
@@ -270,9 +287,10 @@ extension EntitlementClient {
         core.flights[key] = flights.current == nil ? nil : flights
         if let next = flights.current { launch(next, &core) }
       }
-      // A failure superseded by an answer stored meanwhile schedules no retry: that answer
-      // already cancelled the one pending.
-      if let outcome, core.identity.scope == flight.identity.scope, !core.isSuperseded(flight) {
+      core.storedAnswersWhenFetched[ObjectIdentifier(flight)] = nil
+      // A failure superseded by an answer stored meanwhile was not recorded and schedules no
+      // retry: that answer already cancelled the one pending.
+      if let outcome, core.identity.scope == flight.identity.scope, !superseded {
         retryDelay = scheduleRetry(&core, after: outcome)
       }
       return dropped

@@ -6,8 +6,8 @@
 
 /// The refresh client: what an SDK runs on top of any ``CustomerInfoCache`` (<doc:RefreshClient>).
 ///
-/// It fills the cache from the SDK's ``CustomerInfoFetcher`` in the flows the product documents
-/// name, and publishes the current identity's state to the app. It owns no storage.
+/// It fills the cache from the SDK's ``CustomerInfoFetcher`` in the flows of ``RefreshFlow``,
+/// and publishes the current identity's state to the app. It owns no storage.
 ///
 /// ```swift
 /// let client = try EntitlementClient(
@@ -199,9 +199,9 @@ public final class EntitlementClient: Sendable {
   }
 
   /// The decision for `entitlement` and the user it is for: the current one at once, then
-  /// every change, never the same decision for the same user twice; the `useAccess` hook of
-  /// the product documents. An identity switch delivers the new user's decision even when it
-  /// reads the same. Ends at ``stop()``.
+  /// every change, never the same decision for the same user twice: what a `useAccess`-style
+  /// hook in an app's UI follows. An identity switch delivers the new user's decision even
+  /// when it reads the same. Ends at ``stop()``.
   public func accessUpdates(to entitlement: String) -> AsyncStream<AccessUpdate> {
     let (stream, continuation) = AsyncStream<AccessUpdate>.makeStream()
     let id = core.withLock { core in

@@ -25,15 +25,12 @@ final class Flight: Sendable {
   let epoch: UInt64
   /// The flow that started it.
   let flow: RefreshFlow
-  /// ``ClientCore/storedAnswers`` of its scope when it was created.
-  let storedAnswersAtStart: UInt64
   private let state = Locked(State())
 
-  init(identity: ClientIdentity, epoch: UInt64, flow: RefreshFlow, storedAnswersAtStart: UInt64) {
+  init(identity: ClientIdentity, epoch: UInt64, flow: RefreshFlow) {
     self.identity = identity
     self.epoch = epoch
     self.flow = flow
-    self.storedAnswersAtStart = storedAnswersAtStart
   }
 
   /// Calls `body` once the flight ends (at once if it has), with its outcome; nil when it was

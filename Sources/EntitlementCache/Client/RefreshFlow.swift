@@ -41,9 +41,10 @@ public enum FetchPolicy: Sendable, Hashable {
   case cachedOrFetched
   /// The cached state when it is fresh; otherwise waits for a refresh.
   case notStaleCachedOrFetched
-  /// Waits for a fetch up to `timeout` (the product documents' `forceFetch`). On a timeout or
-  /// a failure it answers the cached state marked offline; the fetch goes on, and its answer
-  /// is stored when it comes.
+  /// Waits for a fetch up to `timeout` (a forced fetch). On a timeout or a failure it answers
+  /// the cached state marked offline, unless another flow (a purchase post, say) stored an
+  /// answer since the fetch left: that answer is newer, and the state stays as it made it. The
+  /// fetch goes on, and its answer is stored when it comes.
   case fetchCurrent(timeout: Duration)
 }
 

@@ -74,7 +74,9 @@ public enum EntitlementEvaluator {
   }
 
   /// Every entitlement of a CustomerInfo re-evaluated: lapsed ones read `expired`, an expired
-  /// access context is removed, and each key has its decision.
+  /// access context is removed, and each key has its decision. Under a policy the caches
+  /// refuse, each key is decided ``UnavailableReason/unreadable`` and nothing is granted; the
+  /// snapshot is still shown as it holds now.
   ///
   /// - Parameters:
   ///   - info: The snapshot.
@@ -87,31 +89,33 @@ public enum EntitlementEvaluator {
     bootInstant: BootInstant? = nil, policy: OfflinePolicy = .conservative
   ) -> EvaluatedCustomerInfo {
     guard policy.hasValidWindows else {
-      return unreadable(info, bookkeeping: bookkeeping, now: now)
+      return unreadable(
+        info, bookkeeping: bookkeeping, now: now, bootInstant: bootInstant, policy: policy)
     }
     return evaluate(
       info, verdict: nil, bookkeeping: bookkeeping, now: now, bootInstant: bootInstant,
       policy: policy)
   }
 
-  /// The evaluation under a policy the caches refuse: every key `unreadable`, nothing granted,
-  /// the snapshot shown as stored, and no boundary to wake for.
+  /// The evaluation under a policy the caches refuse: every key decided `unreadable`, and no
+  /// boundary to wake for. The snapshot is still shown as it holds now (lapsed entitlements
+  /// read `expired`, an expired access context is gone), with each refused window read as
+  /// ``OfflinePolicy/conservative``'s, so a view of it never shows more than a read would.
   private static func unreadable(
-    _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date
+    _ info: CustomerInfo, bookkeeping: ScopeBookkeeping, now: Date, bootInstant: BootInstant?,
+    policy: OfflinePolicy
   ) -> EvaluatedCustomerInfo {
+    var evaluated = evaluate(
+      info, verdict: nil, bookkeeping: bookkeeping, now: now, bootInstant: bootInstant,
+      policy: policy.withRefusedWindowsConservative)
     let clock = ClockReading(unstoredAt: now)
-    var decisions: [String: AccessDecision] = [:]
-    for key in info.entitlements.keys {
-      decisions[key] = unavailable(key, .unreadable, clock: clock)
+    for key in evaluated.decisions.keys {
+      evaluated.decisions[key] = unavailable(key, .unreadable, clock: clock)
     }
-    return EvaluatedCustomerInfo(
-      customerInfo: info, decisions: decisions, freshness: .stale, verificationFailure: nil,
-      clockRollbackSuspected: false, clockOffset: nil, estimatedServerTime: now,
-      bookkeeping: bookkeeping, timeToNextBoundary: nil)
+    evaluated.timeToNextBoundary = nil
+    return evaluated
   }
 
-  /// ``evaluate(_:bookkeeping:now:bootInstant:policy:)`` with the library's verification
-  /// verdict in place of the body's claim; the claim when `verdict` is nil.
   static func evaluate(
     _ info: CustomerInfo, verdict: TrustVerdict?, bookkeeping: ScopeBookkeeping, now: Date,
     bootInstant: BootInstant?, policy: OfflinePolicy
@@ -382,6 +386,25 @@ extension OfflinePolicy {
     } catch {
       return false
     }
+  }
+
+  /// This policy with each window the caches refuse (NaN, negative or infinite) replaced by
+  /// the conservative policy's.
+  fileprivate var withRefusedWindowsConservative: OfflinePolicy {
+    func usable(_ value: TimeInterval) -> Bool { value.isFinite && value >= 0 }
+    let conservative = OfflinePolicy.conservative
+    var policy = self
+    if !usable(staleAfter) { policy.staleAfter = conservative.staleAfter }
+    if !usable(nonExpiringMaxOfflineAge) {
+      policy.nonExpiringMaxOfflineAge = conservative.nonExpiringMaxOfflineAge
+    }
+    if let age = maxSnapshotAge, !usable(age) {
+      policy.maxSnapshotAge = conservative.maxSnapshotAge
+    }
+    if !usable(clockRollbackTolerance) {
+      policy.clockRollbackTolerance = conservative.clockRollbackTolerance
+    }
+    return policy
   }
 }
 

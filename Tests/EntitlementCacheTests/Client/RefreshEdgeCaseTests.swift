@@ -120,4 +120,54 @@ struct RefreshEdgeCaseTests {
     #expect(dropped == nil)
     #expect(runtime.pendingWaits.isEmpty)
   }
+
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "a fetch queued behind one that stores asks after that answer: its failure is recorded and retried",
+    arguments: CacheKind.allCases)
+  func queuedFetchFailingAfterAStoredAnswerIsRecorded(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    harness.client.start()
+    // The purchase flow's fetch must start after the call, so it queues behind the start's.
+    let purchase = harness.run { client in await client.refreshAfterPurchase() }
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.waiting.map(\.flow) == [.purchase])
+    harness.fetcher.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: stored", "alice: failed"])
+    #expect(purchase.result?.customerInfo?.freshness == .offline)
+    // And retried, as any failure of a fetch that asked after the last stored answer.
+    harness.runtime.advance(by: .seconds(2))
+    #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
+  }
+
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "an answer that does not parse, for a fetch another flow's stored answer overtook, records nothing",
+    arguments: CacheKind.allCases)
+  func overtakenInvalidAnswerRecordsNothing(kind: CacheKind) throws {
+    let harness = try ClientHarness(user: "alice", on: kind, posts: true)
+    harness.client.start()
+    // While the start's fetch is out, a purchase post stores the server's answer.
+    _ = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    harness.runtime.runUntilIdle()
+    harness.poster.answer(
+      .success(.synced(FetchedCustomerInfo(body: Data(ClientFixture.json().utf8)))))
+    harness.runtime.runUntilIdle()
+    #expect(harness.client.access(to: "pro").evidence.freshness == .fresh)
+    harness.fetcher.answer(json: "not json")
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: invalidResponse"])
+    let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
+    #expect(stored?.bookkeeping.lastRefreshFailedAt == nil)
+    #expect(harness.client.access(to: "pro").evidence.freshness == .fresh)
+    // The purchase's own refresh, queued behind, is all that asks again: no retry, which
+    // would be due within 1.25 s.
+    harness.runtime.advance(by: .seconds(2))
+    #expect(harness.fetcher.waiting.map(\.flow) == [.purchase])
+  }
+
 }

@@ -43,7 +43,10 @@ struct EvaluatedReadsTests {
     "the evaluator refuses a policy the caches refuse: lifetime access 400 days on is unreadable, never granted",
     arguments: [Double.infinity, .nan, -1])
   func evaluatorRefusesWhatTheCacheRefuses(window: Double) throws {
-    let info = Fixture.info(["lifetime": Fixture.entitlement(.active)])
+    let info = Fixture.info([
+      "lifetime": Fixture.entitlement(.active),
+      "monthly": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day)),
+    ])
     var policy = OfflinePolicy.conservative
     policy.nonExpiringMaxOfflineAge = window
     let later = Fixture.at(400 * Fixture.day)
@@ -58,6 +61,8 @@ struct EvaluatedReadsTests {
     #expect(evaluated.decisions["lifetime"]?.state == .offlineUnavailable(.unreadable))
     #expect(evaluated.activeEntitlementKeys.isEmpty)
     #expect(evaluated.timeToNextBoundary == nil)
+    // The view shows no more than a read: what lapsed reads expired.
+    #expect(evaluated.customerInfo.entitlements["monthly"]?.status == .known(.expired))
     #expect(throws: CacheError.self) {
       try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA, policy: policy)
     }
