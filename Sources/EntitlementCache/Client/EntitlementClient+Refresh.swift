@@ -22,8 +22,8 @@ extension EntitlementClient {
   /// allows, and waits for it, at most `timeout` when given.
   ///
   /// On a timeout the failure is recorded (the cached state then reads `offline`) unless the
-  /// answer is already being applied, and the flight goes on: its answer lands as
-  /// `lateStored`. Nil when the client is stopped or the caller was cancelled.
+  /// answer is already being applied, or another flow stored an answer since the request
+  /// left, and the flight goes on: its answer lands as `lateStored`. Nil when the client is stopped or the caller was cancelled.
   @discardableResult
   func refresh(_ flow: RefreshFlow, waitingAtMost timeout: Duration?) async -> RefreshOutcome? {
     let flight = core.withLock { joinOrStartFlight(&$0, flow: flow) }
@@ -47,7 +47,7 @@ extension EntitlementClient {
         ownWrite {
           writes.withLock { _ in
             // Not for a user logged out since: the record would bring back the removed scope.
-            // Nor after another flow stored an answer since the fetch started: that answer is
+            // Nor after another flow stored an answer since the request left: that answer is
             // newer than the timeout.
             guard !wasRemoved(identity.scope, after: flight.epoch),
               !core.withLock({ $0.isSuperseded(flight) })
@@ -121,11 +121,12 @@ extension EntitlementClient {
       if let jitter, jitter > .zero {
         do { try await runtime.sleep(for: jitter) } catch { return land(flight, nil) }
       }
-      let deadline = startDeadline(for: flight, claim)
+      // Before the deadline can land the flight, which removes the entry.
       self.core.withLock { core in
         core.storedAnswersWhenFetched[ObjectIdentifier(flight)] =
           core.storedAnswers[flight.identity.scope.key, default: 0]
       }
+      let deadline = startDeadline(for: flight, claim)
       let request = FetchRequest(
         scope: flight.identity.scope, appUserID: flight.identity.appUserID,
         nonce: runtime.randomBytes(16), flow: flight.flow)
