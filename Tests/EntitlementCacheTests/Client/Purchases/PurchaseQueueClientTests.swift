@@ -14,6 +14,7 @@ struct PurchaseQueueClientTests {
     .success(FetchedCustomerInfo(body: Data(json.utf8)))
   }
 
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a client made without a poster refuses purchaseCompleted before anything happens, rather than drop the purchase",
     arguments: CacheKind.allCases)
