@@ -316,7 +316,7 @@ extension EntitlementClient {
   /// for as long as the app stays open. The next flow that refreshes asks again.
   ///
   /// - Returns: The delay of the retry this scheduled; nil when it scheduled none.
-  private func scheduleRetry(_ core: inout ClientCore, after outcome: RefreshOutcome) -> Duration? {
+  func scheduleRetry(_ core: inout ClientCore, after outcome: RefreshOutcome) -> Duration? {
     switch outcome {
     case .stored, .lateStored, .discardedOlder, .failed(.rejected):
       core.retry.reset()

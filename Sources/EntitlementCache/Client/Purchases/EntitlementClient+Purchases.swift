@@ -488,14 +488,26 @@ extension EntitlementClient {
 
   /// Stores the CustomerInfo a post answered under the observer's scope, by the rules every
   /// answer keeps (never backwards), and only while the observer is the current user: a
-  /// logged-out user's snapshot is not brought back by their queued purchase.
+  /// logged-out user's snapshot is not brought back by their queued purchase. A body that does
+  /// not parse or verify is recorded as a failed refresh, as a fetched one is, and so is
+  /// retried as one: otherwise a drain no refresh follows (a wake-up, `networkAvailable()`)
+  /// would leave the scope `offline` until some other flow refreshed.
   private func storePosted(
     _ body: FetchedCustomerInfo, for observer: ClientIdentity, requestNonce: [UInt8]
   ) {
-    writes.withLock { _ in
+    let retryDelay: Duration? = writes.withLock { _ in
       let current = core.withLock { $0.identity.scope == observer.scope }
-      guard current else { return }
-      _ = ownWrite { storeAnswer(body, for: observer.scope, requestNonce: requestNonce) }
+      guard current else { return nil }
+      let outcome = ownWrite {
+        storeAnswer(body, for: observer.scope, requestNonce: requestNonce)
+      }
+      guard outcome == .invalidResponse || outcome == .verificationFailed else { return nil }
+      return core.withLock { core in
+        core.identity.scope == observer.scope ? scheduleRetry(&core, after: outcome) : nil
+      }
+    }
+    if let retryDelay {
+      tell(.retryScheduled(.refresh, after: retryDelay), scope: observer.scope)
     }
   }
 

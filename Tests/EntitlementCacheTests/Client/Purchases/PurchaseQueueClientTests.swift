@@ -16,6 +16,34 @@ struct PurchaseQueueClientTests {
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
+    "a post's CustomerInfo that does not parse, from a wake-up drain no refresh follows, is retried as a failed refresh",
+    arguments: CacheKind.allCases)
+  func refusedPostBodyIsRetried(kind: CacheKind) throws {
+    let harness = try ClientHarness(user: "alice", on: kind, posts: true)
+    harness.start(answering: Self.notEntitled)
+    _ = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    harness.poster.answer(.failure(.transient(status: nil)))
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: Self.notEntitled)
+    harness.runtime.runUntilIdle()
+    #expect(harness.fetcher.waiting.isEmpty)
+    // The backed-off post's wake-up drains the queue, and no refresh follows a wake-up.
+    for _ in 0..<120 where harness.poster.waiting.isEmpty {
+      harness.runtime.advance(by: .seconds(1))
+    }
+    #expect(harness.fetcher.waiting.isEmpty)
+    harness.poster.answer(.success(.synced(FetchedCustomerInfo(body: Data("not json".utf8)))))
+    harness.runtime.runUntilIdle()
+    #expect(harness.client.access(to: "pro").evidence.freshness == .offline)
+    // Retried as any failed refresh, within the first backoff of at most 1.25 s.
+    harness.runtime.advance(by: .seconds(2))
+    #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
+  }
+
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
     "a client made without a poster refuses purchaseCompleted before anything happens, rather than drop the purchase",
     arguments: CacheKind.allCases)
   func noPosterRefusesThePurchase(kind: CacheKind) throws {
