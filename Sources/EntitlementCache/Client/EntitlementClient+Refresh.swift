@@ -165,7 +165,12 @@ extension EntitlementClient {
     guard !core.withLock({ $0.stopped }) else { return land(flight, nil) }
     let late = flight.beginApplying()
     let (outcome, superseded) = apply(answer, for: flight, requestNonce: requestNonce)
-    land(flight, late && outcome == .stored ? .lateStored : outcome, superseded: superseded)
+    // A wait that timed out recorded a failure. An answer then found older than the stored
+    // snapshot (another process's, written since the request left) leaves that record in
+    // place, so the retry a failure calls for is still due.
+    land(
+      flight, late && outcome == .stored ? .lateStored : outcome, superseded: superseded,
+      retryAsFailed: late && outcome == .discardedOlder)
   }
 
   /// Whether `logOut` removed `scope` after a request made at `epoch`.
@@ -269,7 +274,10 @@ extension EntitlementClient {
 
   /// Ends `flight`: reports it, starts the flight queued behind it, retries after a failure
   /// while its identity is current and the app in the foreground, and republishes.
-  private func land(_ flight: Flight, _ outcome: RefreshOutcome?, superseded: Bool = false) {
+  private func land(
+    _ flight: Flight, _ outcome: RefreshOutcome?, superseded: Bool = false,
+    retryAsFailed: Bool = false
+  ) {
     var retryDelay: Duration?
     let dropped: Flight? = core.withLock { core in
       var dropped: Flight?
@@ -292,7 +300,8 @@ extension EntitlementClient {
       // A failure superseded by an answer stored meanwhile was not recorded and schedules no
       // retry: that answer already cancelled the one pending.
       if let outcome, core.identity.scope == flight.identity.scope, !superseded {
-        retryDelay = scheduleRetry(&core, after: outcome)
+        retryDelay = scheduleRetry(
+          &core, after: retryAsFailed ? .failed(.transient(status: nil)) : outcome)
       }
       return dropped
     }

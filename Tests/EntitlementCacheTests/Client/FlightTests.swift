@@ -29,6 +29,32 @@ struct FlightTests {
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
+    "a forced fetch that timed out, whose answer is then older than another instance's write, is retried",
+    arguments: CacheKind.allCases)
+  func timedOutThenOlderAnswerIsRetried(kind: CacheKind) throws {
+    let harness = try ClientHarness(on: kind)
+    try harness.storeDirectly(ClientFixture.json(), user: "alice")
+    harness.runtime.advance(by: .seconds(3600))
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    _ = harness.run { client in
+      await client.state(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
+    }
+    // Another writer stores a newer snapshot while the fetch is out; then the wait times out.
+    try harness.storeDirectly(
+      ClientFixture.json(requestDate: Self.hourLater.addingTimeInterval(100)), user: "alice")
+    harness.runtime.advance(by: .seconds(3))
+    harness.fetcher.answer(json: ClientFixture.json(requestDate: Self.hourLater))
+    harness.runtime.runUntilIdle()
+    #expect(harness.outcomes == ["alice: timedOut", "alice: discardedOlder"])
+    #expect(harness.client.access(to: "pro").evidence.freshness == .offline)
+    // The recorded timeout still stands, so a retry is due within the first backoff.
+    harness.runtime.advance(by: .seconds(2))
+    #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
+  }
+
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
     "a forced fetch that times out answers the cached state marked offline; its late answer is stored and published",
     arguments: CacheKind.allCases)
   func forcedFetchTimesOut(kind: CacheKind) throws {
