@@ -180,7 +180,7 @@ extension OfflinePolicy {
   /// Every duration finite and not negative: the part of the check that fails open when
   /// skipped, which ``EntitlementEvaluator`` makes too.
   func validateWindows(prefix: String = "") throws(CacheError) {
-    let any = 0...Double.greatestFiniteMagnitude
+    let any = Self.windowRange
     try CacheConfiguration.check(prefix + "staleAfter", staleAfter, within: any)
     try CacheConfiguration.check(
       prefix + "nonExpiringMaxOfflineAge", nonExpiringMaxOfflineAge, within: any)
@@ -189,5 +189,39 @@ extension OfflinePolicy {
     }
     try CacheConfiguration.check(
       prefix + "clockRollbackTolerance", clockRollbackTolerance, within: any)
+  }
+
+  /// The range every window of a policy must lie in: finite and not negative.
+  static let windowRange: ClosedRange<TimeInterval> = 0...Double.greatestFiniteMagnitude
+
+  /// Whether every window is one the caches read with (``validateWindows(prefix:)``).
+  var hasValidWindows: Bool {
+    do {
+      try validateWindows()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  /// This policy with each window the caches refuse (NaN, negative or infinite) replaced by
+  /// the conservative policy's.
+  var withRefusedWindowsConservative: OfflinePolicy {
+    func usable(_ value: TimeInterval) -> Bool {
+      (try? CacheConfiguration.check("", value, within: Self.windowRange)) != nil
+    }
+    let conservative = OfflinePolicy.conservative
+    var policy = self
+    if !usable(staleAfter) { policy.staleAfter = conservative.staleAfter }
+    if !usable(nonExpiringMaxOfflineAge) {
+      policy.nonExpiringMaxOfflineAge = conservative.nonExpiringMaxOfflineAge
+    }
+    if let age = maxSnapshotAge, !usable(age) {
+      policy.maxSnapshotAge = conservative.maxSnapshotAge
+    }
+    if !usable(clockRollbackTolerance) {
+      policy.clockRollbackTolerance = conservative.clockRollbackTolerance
+    }
+    return policy
   }
 }

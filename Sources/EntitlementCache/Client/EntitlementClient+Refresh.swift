@@ -23,7 +23,8 @@ extension EntitlementClient {
   ///
   /// On a timeout the failure is recorded (the cached state then reads `offline`) unless the
   /// answer is already being applied, or another flow stored an answer since the request
-  /// left, and the flight goes on: its answer lands as `lateStored`. Nil when the client is stopped or the caller was cancelled.
+  /// left, and the flight goes on: its answer lands as `lateStored`. Nil when the client is
+  /// stopped or the caller was cancelled.
   @discardableResult
   func refresh(_ flow: RefreshFlow, waitingAtMost timeout: Duration?) async -> RefreshOutcome? {
     let flight = core.withLock { joinOrStartFlight(&$0, flow: flow) }
@@ -165,12 +166,21 @@ extension EntitlementClient {
     guard !core.withLock({ $0.stopped }) else { return land(flight, nil) }
     let late = flight.beginApplying()
     let (outcome, superseded) = apply(answer, for: flight, requestNonce: requestNonce)
-    // A wait that timed out recorded a failure. An answer then found older than the stored
+    let landed = late && outcome == .stored ? .lateStored : outcome
+    // What the retry schedule follows. A failure superseded by an answer stored meanwhile was
+    // not recorded and calls for no retry: that answer already cancelled the one pending. A
+    // wait that timed out recorded a failure; an answer then found older than the stored
     // snapshot (another process's, written since the request left) leaves that record in
     // place, so the retry a failure calls for is still due.
-    land(
-      flight, late && outcome == .stored ? .lateStored : outcome, superseded: superseded,
-      retryAsFailed: late && outcome == .discardedOlder)
+    let retryingAfter: RefreshOutcome?
+    if superseded {
+      retryingAfter = nil
+    } else if late, outcome == .discardedOlder {
+      retryingAfter = .failed(.transient(status: nil))
+    } else {
+      retryingAfter = landed
+    }
+    land(flight, landed, retryingAfter: retryingAfter)
   }
 
   /// Whether `logOut` removed `scope` after a request made at `epoch`.
@@ -274,9 +284,11 @@ extension EntitlementClient {
 
   /// Ends `flight`: reports it, starts the flight queued behind it, retries after a failure
   /// while its identity is current and the app in the foreground, and republishes.
+  ///
+  /// - Parameter retryingAfter: The outcome the retry schedule follows
+  ///   (``scheduleRetry(_:after:)``); nil to leave it as it is.
   private func land(
-    _ flight: Flight, _ outcome: RefreshOutcome?, superseded: Bool = false,
-    retryAsFailed: Bool = false
+    _ flight: Flight, _ outcome: RefreshOutcome?, retryingAfter: RefreshOutcome? = nil
   ) {
     var retryDelay: Duration?
     let dropped: Flight? = core.withLock { core in
@@ -297,11 +309,8 @@ extension EntitlementClient {
         if let next = flights.current { launch(next, &core) }
       }
       core.storedAnswersWhenFetched[ObjectIdentifier(flight)] = nil
-      // A failure superseded by an answer stored meanwhile was not recorded and schedules no
-      // retry: that answer already cancelled the one pending.
-      if let outcome, core.identity.scope == flight.identity.scope, !superseded {
-        retryDelay = scheduleRetry(
-          &core, after: retryAsFailed ? .failed(.transient(status: nil)) : outcome)
+      if let retryingAfter, core.identity.scope == flight.identity.scope {
+        retryDelay = scheduleRetry(&core, after: retryingAfter)
       }
       return dropped
     }

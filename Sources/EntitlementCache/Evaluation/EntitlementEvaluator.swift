@@ -377,37 +377,6 @@ public enum EntitlementEvaluator {
   }
 }
 
-extension OfflinePolicy {
-  /// Whether every window is one the caches read with (``validateWindows(prefix:)``).
-  fileprivate var hasValidWindows: Bool {
-    do {
-      try validateWindows()
-      return true
-    } catch {
-      return false
-    }
-  }
-
-  /// This policy with each window the caches refuse (NaN, negative or infinite) replaced by
-  /// the conservative policy's.
-  fileprivate var withRefusedWindowsConservative: OfflinePolicy {
-    func usable(_ value: TimeInterval) -> Bool { value.isFinite && value >= 0 }
-    let conservative = OfflinePolicy.conservative
-    var policy = self
-    if !usable(staleAfter) { policy.staleAfter = conservative.staleAfter }
-    if !usable(nonExpiringMaxOfflineAge) {
-      policy.nonExpiringMaxOfflineAge = conservative.nonExpiringMaxOfflineAge
-    }
-    if let age = maxSnapshotAge, !usable(age) {
-      policy.maxSnapshotAge = conservative.maxSnapshotAge
-    }
-    if !usable(clockRollbackTolerance) {
-      policy.clockRollbackTolerance = conservative.clockRollbackTolerance
-    }
-    return policy
-  }
-}
-
 extension ScopeBookkeeping {
   /// `serverTime` is the snapshot's `requestDate` (<doc:Storage#Bookkeeping>), which bounds
   /// lifetime access without `verifiedAt`. Bookkeeping built by hand for a CustomerInfo held in
