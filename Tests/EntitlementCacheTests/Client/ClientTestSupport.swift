@@ -303,6 +303,23 @@ final class ClientHarness: Sendable {
     start(answering: .success(FetchedCustomerInfo(body: Data(json.utf8))))
   }
 
+  /// A purchase made offline: `purchaseCompleted` of `transactionID`, its post failing as with
+  /// no network, then the refresh after it answered with `refresh`, running until idle after
+  /// each. The call's result once it has ended.
+  @discardableResult
+  func purchaseWhilePostsFail(
+    _ transactionID: String, refresh: Result<FetchedCustomerInfo, FetchFailure>
+  ) -> Outcome<PurchaseSyncResult?> {
+    let purchase = run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase(transactionID))
+    }
+    poster.answer(.failure(.transient(status: nil)))
+    runtime.runUntilIdle()
+    fetcher.answer(refresh)
+    runtime.runUntilIdle()
+    return purchase
+  }
+
   /// Answers every fetch waiting, and every one a landed answer starts, with `json`, running
   /// until idle after each.
   func answerEveryFetch(json: String) {

@@ -123,13 +123,7 @@ struct PurchaseQueueEdgeCaseTests {
     let harness = try ClientHarness(user: "alice", on: kind, posts: true)
     harness.start(answering: Self.notEntitled)
     // Offline purchase: the post fails; the backoff's wake-up syncs it later.
-    _ = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
-    }
-    harness.poster.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    harness.purchaseWhilePostsFail("tx1", refresh: .failure(.transient(status: nil)))
     harness.runtime.advance(by: .seconds(3))
     harness.poster.answer(.success(.synced(nil)))
     harness.runtime.runUntilIdle()

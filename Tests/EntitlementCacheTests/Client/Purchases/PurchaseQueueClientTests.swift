@@ -21,13 +21,7 @@ struct PurchaseQueueClientTests {
   func refusedPostBodyIsRetried(kind: CacheKind) throws {
     let harness = try ClientHarness(user: "alice", on: kind, posts: true)
     harness.start(answering: Self.notEntitled)
-    _ = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
-    }
-    harness.poster.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(json: Self.notEntitled)
-    harness.runtime.runUntilIdle()
+    harness.purchaseWhilePostsFail("tx1", refresh: Self.answer(Self.notEntitled))
     #expect(harness.fetcher.waiting.isEmpty)
     // The backed-off post's wake-up drains the queue, and no refresh follows a wake-up.
     for _ in 0..<120 where harness.poster.waiting.isEmpty {
@@ -77,13 +71,7 @@ struct PurchaseQueueClientTests {
     let harness = try ClientHarness(user: "alice", on: kind, posts: true)
     harness.start(answering: Self.notEntitled)
     // Offline: the post fails, the refresh after it too.
-    let purchase = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
-    }
-    harness.poster.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
-    harness.fetcher.answer(.failure(.transient(status: nil)))
-    harness.runtime.runUntilIdle()
+    let purchase = harness.purchaseWhilePostsFail("tx1", refresh: .failure(.transient(status: nil)))
     #expect(purchase.result??.pending.map(\.transactionID) == ["tx1"])
     _ = harness.run { client in try? await client.logOut(to: "guest") }
     harness.fetcher.answer(user: "guest", .failure(.transient(status: nil)))
