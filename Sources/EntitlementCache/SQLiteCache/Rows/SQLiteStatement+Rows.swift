@@ -13,7 +13,7 @@ extension SQLiteStatement {
   func data(_ column: some ResultColumn) -> Data? { data(column.index) }
   func date(_ column: some ResultColumn) -> Date? { date(column.index) }
   func bytes(_ column: some ResultColumn) -> [UInt8]? { bytes(column.index) }
-  func openEnum<Known: CaseIterable>(_ column: some ResultColumn) -> OpenEnum<Known>? {
+  func openEnum<Known: StoredEnumeration>(_ column: some ResultColumn) -> OpenEnum<Known>? {
     openEnum(column.index)
   }
 
@@ -37,15 +37,9 @@ extension SQLiteStatement {
 
   /// A text column as a server enumeration; nil when NULL. Known values are matched on the
   /// column's bytes, so only a value this build does not know builds a string.
-  func openEnum<Known: CaseIterable>(_ column: Int32) -> OpenEnum<Known>? {
+  func openEnum<Known: StoredEnumeration>(_ column: Int32) -> OpenEnum<Known>? {
     guard let bytes = utf8(column) else { return nil }
-    for value in Known.allCases {
-      // The length first: it rules out all but one value, most often, without a byte read.
-      var raw = value.rawValue
-      if raw.utf8.count == bytes.count, raw.withUTF8({ $0.elementsEqual(bytes) }) {
-        return .known(value)
-      }
-    }
+    if let known = Known.storedForms.value(of: bytes) { return .known(known) }
     return .unknown(String(decoding: bytes, as: UTF8.self))
   }
 

@@ -1,0 +1,52 @@
+import Testing
+
+@testable import EntitlementCache
+
+/// A row's text is matched on its bytes against each stored enumeration's values, three words
+/// at a time: every value must come back as itself, and any other text as no value at all.
+@Suite("Stored enumeration forms")
+struct StoredFormsTests {
+  @Test func everyValueMatchesItsOwnText() {
+    expectEveryValueRoundTrips(EntitlementStatus.self)
+    expectEveryValueRoundTrips(VerificationStatus.self)
+    expectEveryValueRoundTrips(EntitlementSource.self)
+    expectEveryValueRoundTrips(ClaimHint.self)
+    expectEveryValueRoundTrips(DeviceAccessStatus.self)
+  }
+
+  @Test(arguments: [
+    "", "activ", "active ", "Active", "ACTIVE", "active\u{0}", "billing", "billing_retry_",
+    "verified_on_devic", "verified_on_device!", "not_requested_and_more_than_24_bytes",
+  ])
+  func otherTextMatchesNothing(_ text: String) {
+    #expect(match(text, EntitlementStatus.self) == nil)
+    #expect(match(text, VerificationStatus.self) == nil)
+  }
+
+  /// A form longer than three words is still compared, byte by byte.
+  @Test func textLongerThanThreeWordsIsCompared() {
+    let forms = StoredForms<LongValue>()
+    let long = LongValue.twentyFiveBytesLongValueX.rawValue
+    #expect(long.utf8.count == 25)
+    var bytes = Array(long.utf8)
+    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == .twentyFiveBytesLongValueX)
+    bytes[24] = UInt8(ascii: "Y")
+    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == nil)
+    #expect(Array("short".utf8).withUnsafeBytes { forms.value(of: $0) } == .short)
+  }
+
+  private enum LongValue: String, CaseIterable, Sendable {
+    case short
+    case twentyFiveBytesLongValueX = "twenty_five_bytes_long_vX"
+  }
+
+  private func match<Value: StoredEnumeration>(_ text: String, _ type: Value.Type) -> Value? {
+    Array(text.utf8).withUnsafeBytes { Value.storedForms.value(of: $0) }
+  }
+
+  private func expectEveryValueRoundTrips<Value: StoredEnumeration>(_ type: Value.Type) {
+    for value in Value.allCases {
+      #expect(match(value.rawValue, type) == value, "\(value.rawValue)")
+    }
+  }
+}
