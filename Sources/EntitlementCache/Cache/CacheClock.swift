@@ -42,7 +42,7 @@ public struct CacheClock: Sendable {
   /// The system's boot clock now: `CLOCK_BOOTTIME` in the session of the kernel's boot ID on
   /// Linux, `mach_continuous_time` in the boot session UUID's on Apple platforms; nil where
   /// there is none.
-  public static func systemBootInstant() -> BootInstant? {
+  @usableFromInline package static func systemBootInstant() -> BootInstant? {
     SystemBootClock.now()
   }
 

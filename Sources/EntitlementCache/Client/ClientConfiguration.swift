@@ -43,7 +43,7 @@ public struct ClientConfiguration: Sendable {
   /// Checks every value. ``EntitlementClient`` calls it.
   ///
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` naming the first bad field.
-  public func validate() throws(CacheError) {
+  package func validate() throws(CacheError) {
     let durations: [(String, Duration?)] = [
       ("backgroundStaleAfter", backgroundStaleAfter), ("backgroundJitter", backgroundJitter),
       ("retryInitialDelay", retryInitialDelay), ("retryMaxDelay", retryMaxDelay),

@@ -6,7 +6,7 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
   /// The installation ID.
   package let installationID: String
   /// The store environment.
-  public let environment: StoreEnvironment
+  package let environment: StoreEnvironment
   /// The app-user ID, sent with requests and never stored raw.
   public let appUserID: String
   /// The scope of this identity: the hashes of all four parts.

@@ -23,7 +23,7 @@ public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
   case storageFailed(CacheError)
 
   /// The outcome's name: `stored`, `failed`, `discardedOlder`, ...
-  public var name: String {
+  package var name: String {
     switch self {
     case .stored: "stored"
     case .lateStored: "lateStored"
@@ -47,7 +47,7 @@ public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Whether a snapshot was written.
-  public var wroteSnapshot: Bool { self == .stored || self == .lateStored }
+  package var wroteSnapshot: Bool { self == .stored || self == .lateStored }
 }
 
 /// What a fetch did, for diagnostics: ``EntitlementClient/refreshReports``.

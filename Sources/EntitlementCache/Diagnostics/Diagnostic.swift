@@ -152,7 +152,7 @@ public enum DiagnosticEvent: Sendable, Hashable {
   }
 
   /// How much it matters: see ``Diagnostic/Severity``.
-  public var severity: Diagnostic.Severity {
+  package var severity: Diagnostic.Severity {
     switch self {
     case .storageAvailable, .retryScheduled: .info
     case .refreshFailed, .storageUnavailable, .clockRollbackSuspected, .purchaseHeld,
@@ -241,7 +241,7 @@ public enum RetriedWork: Sendable, Hashable {
   case purchasePost(transactionID: String)
 
   /// `refresh` or `purchase_post`.
-  public var name: String {
+  package var name: String {
     switch self {
     case .refresh: "refresh"
     case .purchasePost: "purchase_post"

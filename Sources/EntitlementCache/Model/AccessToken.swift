@@ -7,7 +7,7 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible,
   public let rawValue: String
 
   /// Wraps a token received from the server.
-  public init(rawValue: String) {
+  package init(rawValue: String) {
     self.rawValue = rawValue
   }
 

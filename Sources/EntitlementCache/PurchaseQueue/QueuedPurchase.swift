@@ -184,7 +184,7 @@ public enum EnqueueOutcome: Sendable, Hashable {
   case boundToAnotherObserver
 
   /// The entry bound to the observer that enqueued, when it is this one.
-  public var entry: QueuedPurchase? {
+  package var entry: QueuedPurchase? {
     switch self {
     case .queued(let entry), .alreadyQueued(let entry): entry
     case .boundToAnotherObserver: nil

@@ -9,11 +9,11 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What the library was doing, such as `"open"`, `"prepare"` or `"step"`.
   package var operation: String
   /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...).
-  public var resultCode: Int32
+  package var resultCode: Int32
   /// The extended result code (`SQLITE_BUSY_SNAPSHOT`, `SQLITE_CORRUPT_INDEX`, ...).
-  public var extendedResultCode: Int32
+  package var extendedResultCode: Int32
   /// SQLite's own explanation.
-  public var message: String
+  package var message: String
   /// The statement involved, if any. Never includes bound values.
   package var sql: String?
 

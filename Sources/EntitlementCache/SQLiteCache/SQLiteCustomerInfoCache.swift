@@ -26,7 +26,7 @@ import CSQLite
 /// with the defaults) through `PRAGMA data_version`.
 public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The database file.
-  public let path: String
+  package let path: String
   /// How the cache was opened.
   package let configuration: CacheConfiguration
   /// Set when the file was found damaged, at open or by a later write, and moved aside.
