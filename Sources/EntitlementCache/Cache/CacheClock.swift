@@ -42,6 +42,8 @@ public struct CacheClock: Sendable {
   /// The system's boot clock now: `CLOCK_BOOTTIME` in the session of the kernel's boot ID on
   /// Linux, `mach_continuous_time` in the boot session UUID's on Apple platforms; nil where
   /// there is none.
+  // Usable from inline code because the public initializer's default argument, which is
+  // compiled into the caller, calls it.
   @usableFromInline package static func systemBootInstant() -> BootInstant? {
     SystemBootClock.now()
   }

@@ -37,7 +37,8 @@ public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
-  /// The name, with the failure for `failed` and `storageFailed`.
+  /// The outcome's name (`stored`, `failed`, `discardedOlder`, ...), with the failure for
+  /// `failed` and `storageFailed`.
   public var description: String {
     switch self {
     case .failed(let failure): "failed: \(failure)"

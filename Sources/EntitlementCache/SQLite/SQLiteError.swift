@@ -1,7 +1,8 @@
 import CSQLite
 
-/// A failed SQLite call: which operation failed, the result codes SQLite returned, its message,
-/// and the SQL text involved.
+/// A failed SQLite call. Its ``description`` names the operation that failed, the result codes
+/// SQLite returned and its message; act on the ``StorageFailure/kind`` of the error that
+/// carries it, and log the description.
 ///
 /// Bound values are never part of an error: they may hold hashes of identities or snapshot
 /// bytes, and errors end up in logs.

@@ -21,6 +21,20 @@ struct StoredFormsTests {
   func otherTextMatchesNothing(_ text: String) {
     #expect(match(text, EntitlementStatus.self) == nil)
     #expect(match(text, VerificationStatus.self) == nil)
+    #expect(match(text, EntitlementSource.self) == nil)
+    #expect(match(text, ClaimHint.self) == nil)
+    #expect(match(text, DeviceAccessStatus.self) == nil)
+  }
+
+  /// Twenty-four bytes fill the three words exactly: every one of them is compared.
+  @Test func textOfExactlyThreeWordsIsCompared() {
+    let forms = StoredForms<LongValue>()
+    let full = LongValue.twentyFourBytesLongValue.rawValue
+    #expect(full.utf8.count == 24)
+    var bytes = Array(full.utf8)
+    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == .twentyFourBytesLongValue)
+    bytes[23] = UInt8(ascii: "w")
+    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == nil)
   }
 
   /// A form longer than three words is still compared, byte by byte.
@@ -37,6 +51,7 @@ struct StoredFormsTests {
 
   private enum LongValue: String, CaseIterable, Sendable {
     case short
+    case twentyFourBytesLongValue = "twenty_four_bytes_long_v"
     case twentyFiveBytesLongValueX = "twenty_five_bytes_long_vX"
   }
 

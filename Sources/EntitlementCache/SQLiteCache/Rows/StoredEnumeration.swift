@@ -4,9 +4,8 @@ protocol StoredEnumeration: CaseIterable, RawRepresentable<String>, Sendable, Ha
   static var storedForms: StoredForms<Self> { get }
 }
 
-/// The UTF-8 form of every value of an enumeration, so a row's text is matched on its bytes:
-/// asking the type for `allCases` and each value for its `rawValue` built an array and a
-/// string per column read.
+/// The UTF-8 form of every value of an enumeration, built once, so a row's text is matched on
+/// its bytes: asking the type for `allCases` built an array on every column read.
 struct StoredForms<Value: CaseIterable & RawRepresentable<String> & Sendable>: Sendable {
   /// A value's form as three words, zero past its end: a column is matched by loading it into
   /// the same three words and comparing integers.
