@@ -26,30 +26,21 @@ struct StoredFormsTests {
     #expect(match(text, DeviceAccessStatus.self) == nil)
   }
 
-  /// Twenty-four bytes fill the three words exactly: every one of them is compared.
-  @Test func textOfExactlyThreeWordsIsCompared() {
+  /// Twenty-four bytes fill the three words exactly, and every one is compared; a longer form
+  /// is compared byte by byte. Either way a form matches its own text and, its last byte
+  /// changed, nothing.
+  @Test(arguments: [LongValue.twentyFourBytesLongValue, .twentyFiveBytesLongValueX])
+  func textFillingOrPassingThreeWordsIsCompared(_ value: LongValue) {
     let forms = StoredForms<LongValue>()
-    let full = LongValue.twentyFourBytesLongValue.rawValue
-    #expect(full.utf8.count == 24)
-    var bytes = Array(full.utf8)
-    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == .twentyFourBytesLongValue)
-    bytes[23] = UInt8(ascii: "w")
-    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == nil)
-  }
-
-  /// A form longer than three words is still compared, byte by byte.
-  @Test func textLongerThanThreeWordsIsCompared() {
-    let forms = StoredForms<LongValue>()
-    let long = LongValue.twentyFiveBytesLongValueX.rawValue
-    #expect(long.utf8.count == 25)
-    var bytes = Array(long.utf8)
-    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == .twentyFiveBytesLongValueX)
-    bytes[24] = UInt8(ascii: "Y")
+    var bytes = Array(value.rawValue.utf8)
+    #expect(bytes.count == (value == .twentyFourBytesLongValue ? 24 : 25))
+    #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == value)
+    bytes[bytes.count - 1] = UInt8(ascii: "#")
     #expect(bytes.withUnsafeBytes { forms.value(of: $0) } == nil)
     #expect(Array("short".utf8).withUnsafeBytes { forms.value(of: $0) } == .short)
   }
 
-  private enum LongValue: String, CaseIterable, Sendable {
+  enum LongValue: String, CaseIterable, Sendable {
     case short
     case twentyFourBytesLongValue = "twenty_four_bytes_long_v"
     case twentyFiveBytesLongValueX = "twenty_five_bytes_long_vX"
