@@ -207,9 +207,8 @@ extension OfflinePolicy {
   /// This policy with each window the caches refuse (NaN, negative or infinite) replaced by
   /// the conservative policy's.
   var withRefusedWindowsConservative: OfflinePolicy {
-    func usable(_ value: TimeInterval) -> Bool {
-      (try? CacheConfiguration.check("", value, within: Self.windowRange)) != nil
-    }
+    // The range's bounds are finite, so it holds no NaN and no infinity.
+    func usable(_ value: TimeInterval) -> Bool { Self.windowRange.contains(value) }
     let conservative = OfflinePolicy.conservative
     var policy = self
     if !usable(staleAfter) { policy.staleAfter = conservative.staleAfter }

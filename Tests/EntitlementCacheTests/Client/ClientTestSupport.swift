@@ -303,6 +303,15 @@ final class ClientHarness: Sendable {
     start(answering: .success(FetchedCustomerInfo(body: Data(json.utf8))))
   }
 
+  /// Alice's snapshot stored, an hour passed (stale in the foreground), then the client
+  /// started, running until idle: its start fetch is waiting.
+  func startOverHourOldSnapshot() throws {
+    try storeDirectly(ClientFixture.json(), user: "alice")
+    runtime.advance(by: .seconds(3600))
+    client.start()
+    runtime.runUntilIdle()
+  }
+
   /// A purchase made offline: `purchaseCompleted` of `transactionID`, its post failing as with
   /// no network, then the refresh after it answered with `refresh`, running until idle after
   /// each. The call's result once it has ended.

@@ -33,10 +33,7 @@ struct FlightTests {
     arguments: CacheKind.allCases)
   func timedOutThenOlderAnswerIsRetried(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind)
-    try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.runtime.advance(by: .seconds(3600))
-    harness.client.start()
-    harness.runtime.runUntilIdle()
+    try harness.startOverHourOldSnapshot()
     _ = harness.run { client in
       await client.state(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
     }
@@ -59,10 +56,7 @@ struct FlightTests {
     arguments: CacheKind.allCases)
   func forcedFetchTimesOut(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind)
-    try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.runtime.advance(by: .seconds(3600))
-    harness.client.start()
-    harness.runtime.runUntilIdle()
+    try harness.startOverHourOldSnapshot()
     let forced = harness.run { client in
       await client.state(fetchPolicy: .fetchCurrent(timeout: .seconds(3)))
     }

@@ -48,10 +48,7 @@ struct IdentityRaceTests {
     arguments: CacheKind.allCases)
   func lateAnswerAfterLogOut(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind)
-    try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.runtime.advance(by: .seconds(3600))
-    harness.client.start()
-    harness.runtime.runUntilIdle()
+    try harness.startOverHourOldSnapshot()
     let logout = harness.run { client in (try? await client.logOut(to: "guest"))?.appUserID }
     #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
 
