@@ -7,8 +7,10 @@
 /// One scope held in memory after its first read, so later reads cost a dictionary lookup
 /// and a re-evaluation against the clock.
 ///
-/// Owned by ``ResidentScopes`` and touched only under the reads lock; a class so the hot path mutates the
-/// read-time bookkeeping in place after a single dictionary lookup.
+/// Owned by ``ResidentScopes`` and touched only under the reads lock; a class so the hot path
+/// mutates the read-time bookkeeping in place after a single dictionary lookup. Its variables
+/// are `@exclusivity(unchecked)`, as ``ScopeReader``'s are: the lock already guarantees what
+/// the runtime's check would test on every read.
 final class ResidentScope {
   // Stored properties are laid out in declaration order: what every hot read touches comes
   // first, so with many scopes resident a read brings in few cache lines.
@@ -35,22 +37,20 @@ final class ResidentScope {
   /// The facts of each key read so far, except perhaps the recent one (see
   /// ``recentIsStored``); every key of the snapshot when ``isComplete``. A key the snapshot
   /// does not mention maps to empty facts, which decide `notEntitled`.
-  // These are touched only under the read lock, so the runtime's exclusivity checks would
-  // repeat what the lock guarantees, on every hot read.
   @exclusivity(unchecked) private(set) var entitlements: [String: EntitlementFacts]
   /// Every key of the snapshot is in ``entitlements``.
   @exclusivity(unchecked) var isComplete: Bool
-  var persistedHighWaterMark: Date
-  var persistedLastUsedAt: Date
+  @exclusivity(unchecked) var persistedHighWaterMark: Date
+  @exclusivity(unchecked) var persistedLastUsedAt: Date
   /// The refresh's clock offset in whole seconds, computed once: the scope row never changes.
   let clockOffset: Int?
   /// The body and the bookkeeping the scope row leaves out, for the same version of the row: set
   /// by a read of the whole scope or by the write that stored it, so a read of the whole
   /// CustomerInfo decodes the body once per stored snapshot, not once per read. Nil until then.
-  var details: ScopeDetails?
+  @exclusivity(unchecked) var details: ScopeDetails?
   /// How a whole evaluation lays out this scope's keys, built by the first and kept: a
   /// resident's keys and facts never change.
-  private var plan: EvaluationPlan?
+  @exclusivity(unchecked) private var plan: EvaluationPlan?
 
   /// Takes `scopeRow` over: consumed, so it moves in rather than being copied.
   init(

@@ -9,37 +9,39 @@
 ///
 /// A class so the lock's closure mutates it in place; it is only ever used inside
 /// `SQLiteCustomerInfoCache.reads`, which serializes all access.
+///
+/// So every stored variable here is `@exclusivity(unchecked)`: the runtime's dynamic check
+/// would only repeat what the lock guarantees, and it costs a thread-local access-set insert
+/// and remove on every access.
 final class ScopeReader {
   /// Nil once the cache is closed, or while the file cannot be opened yet.
-  private(set) var reader: SQLiteConnection?
+  @exclusivity(unchecked) private(set) var reader: SQLiteConnection?
   /// The cache's record of a file it waits for: why there is no reader though the cache is
   /// not closed. A leaf lock, taken only on a read that has no reader.
   private let awaitingStorage: Locked<AwaitingStorage?>
-  // Only ever touched under the lock, so the runtime's exclusivity check on each access would
-  // only repeat what the lock guarantees; it costs more than the lookup itself.
   @exclusivity(unchecked) var residents = ResidentScopes()
   private let pointReader = PointReader()
   /// The writer's `data_version` at the last check; nil when unknown.
-  private var dataVersion: Int64?
+  @exclusivity(unchecked) private var dataVersion: Int64?
   /// The ``SQLiteConnection/serial`` of the writer that `dataVersion` belongs to: a version
   /// read from a writer since replaced (a damaged file moved aside) says nothing of this one.
-  private(set) var writerSerial: UInt64?
+  @exclusivity(unchecked) private(set) var writerSerial: UInt64?
   /// With trust roots, every read of a scope from the file reads it whole and checks it
   /// (``WholeScopeRead``); the hot path, from memory, checks nothing.
   let trustRoots: TrustRoots?
   /// Bodies reads of the whole scope have decoded (see ``ParsedBodies``).
-  private var parsedBodies = ParsedBodies()
+  @exclusivity(unchecked) private var parsedBodies = ParsedBodies()
   /// Whether the cache last told its storage unavailable, shared with the cache.
   private let storageHealth: StorageHealth
   /// What reads noticed for the cache's ``CacheConfiguration/onDiagnostic``, which is told
   /// once the lock is released (``takeNoticed()``).
-  private var noticed: [(DiagnosticEvent, CacheScope?)] = []
+  @exclusivity(unchecked) private var noticed: [(DiagnosticEvent, CacheScope?)] = []
   /// The read failure last told for each scope, until a read of the scope from the file or a
   /// write succeeds: a read that fails fails again at every call, and one line says it.
-  private var toldFailures: [ScopeKey: CacheError] = [:]
+  @exclusivity(unchecked) private var toldFailures: [ScopeKey: CacheError] = [:]
   /// The revision of each scope last told as tampered: a tampered row is found again at every
   /// read of it from the file.
-  private var toldTampered: [ScopeKey: Int64] = [:]
+  @exclusivity(unchecked) private var toldTampered: [ScopeKey: Int64] = [:]
 
   /// - Parameters:
   ///   - dataVersion: The writer's `data_version` when the cache opened, so a write by another
@@ -194,7 +196,7 @@ final class ScopeReader {
 
   /// Why the latest `unreadable` decision of each scope could not read the file, until taken;
   /// by scope, so two threads' failures are never reported under each other's scope.
-  private var failures: [ScopeKey: (failure: ReadFailure, tell: Bool)] = [:]
+  @exclusivity(unchecked) private var failures: [ScopeKey: (failure: ReadFailure, tell: Bool)] = [:]
 
   /// Whether some `unreadable` decision's failure has not been taken yet.
   var hasFailures: Bool { !failures.isEmpty }

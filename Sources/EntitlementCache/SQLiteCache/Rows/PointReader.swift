@@ -4,14 +4,14 @@
 /// The statement is held here rather than looked up in the connection's statement cache,
 /// whose key is the SQL text: hashing those 700 characters cost a tenth of the read. It is
 /// dropped after a failure, as the cache evicts a failed statement. Used only under the reads
-/// lock.
+/// lock, so its variables are `@exclusivity(unchecked)` (as ``ScopeReader``'s are).
 final class PointReader {
-  private var statement: SQLiteStatement?
-  private var pendingStatement: SQLiteStatement?
+  @exclusivity(unchecked) private var statement: SQLiteStatement?
+  @exclusivity(unchecked) private var pendingStatement: SQLiteStatement?
   /// The entitlement key bound to ``statement`` (SQLite's own copy), kept from read to read:
   /// reads mostly ask for the same few keys, and binding a key again costs a copy. Nil
   /// whenever the statement holds no key binding.
-  private var boundKey: String?
+  @exclusivity(unchecked) private var boundKey: String?
 
   /// What one point read gave.
   enum Outcome {
