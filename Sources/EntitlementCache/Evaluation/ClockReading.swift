@@ -15,8 +15,8 @@
 /// winds ``serverNow`` back.
 struct ClockReading: Sendable, Hashable {
   /// `max(now, deviceHighWaterMark)`: the device time, never behind a device time already seen.
-  /// In the refresh's boot session, also never behind `storedAt` plus the boot clock's time
-  /// since the refresh.
+  /// In the refresh's boot session, `max(deviceHighWaterMark, storedAt + the boot clock's time
+  /// since the refresh)`, whatever the wall clock says.
   var effectiveDeviceNow: Date
   /// Time since the refresh that stored the snapshot, measured on the device: on the boot clock
   /// in the refresh's boot session, else `effectiveDeviceNow - storedAt`. Never negative; zero
@@ -61,7 +61,11 @@ struct ClockReading: Sendable, Hashable {
       seen = seen.map { max($0, measured) } ?? measured
     }
     if let seen {
-      effectiveDeviceNow = max(now, seen)
+      // In the refresh's boot session the boot clock says what time it is, so a wall clock
+      // ahead of it (set forward, or a glitch) is not a time any decision used. A mark raised
+      // to it would, after a reboot, deny access the boot clock had shown valid, until the
+      // next refresh.
+      effectiveDeviceNow = bootMeasured == nil ? max(now, seen) : seen
       rollbackSuspected = now < seen.addingTimeInterval(-tolerance)
     } else {
       effectiveDeviceNow = now

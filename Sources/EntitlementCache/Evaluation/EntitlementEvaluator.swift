@@ -51,12 +51,14 @@ public enum EntitlementEvaluator {
   }
 
   /// The device time a read at `now` decides with, which a cache raises the scope's
-  /// high-water mark to (``ScopeBookkeeping/deviceHighWaterMark``) after the read, as the
-  /// package's caches do: the wall clock, or the latest device time already seen when the
-  /// clock reads earlier (it was set back), or, in the refresh's boot session, the refresh's
-  /// time plus the boot clock's measure since, when that is later. A cache of your own that
-  /// raises its mark to the wall clock instead lets a clock set back across a reboot reopen
-  /// access a read had already seen end.
+  /// high-water mark to (``ScopeBookkeeping/deviceHighWaterMark``) after the read and after a
+  /// failed refresh attempt, as the package's caches do: the wall clock, or the latest device
+  /// time already seen when the clock reads earlier (it was set back). In the refresh's boot
+  /// session it is the refresh's time plus the boot clock's measure since (or the mark, when
+  /// later), whatever the wall clock says. A cache of your own that raises its mark to the
+  /// wall clock instead lets a clock set back across a reboot reopen access a read had
+  /// already seen end, and a clock set forward in the refresh's boot session deny, after a
+  /// reboot, access the boot clock showed valid.
   ///
   /// - Parameters:
   ///   - now: The device's wall clock.

@@ -216,6 +216,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
     throws(CacheError)
   {
     let now = clock.now().truncatedToMilliseconds
+    let boot = clock.bootInstant()
     defer { writeObservers.notify() }
     scopes.withLock { scopes in
       scopes.writes &+= 1
@@ -232,7 +233,11 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       stored.bookkeeping.lastRefreshAttemptAt = now
       stored.bookkeeping.lastRefreshFailedAt = now
       stored.bookkeeping.lastRefreshFailureReason = reason
-      stored.raiseMark(to: now)
+      // To the device time a read now decides with: in the refresh's boot session, the boot
+      // clock's, whatever the wall clock says (<doc:TimeModel>).
+      stored.raiseMark(
+        to: EntitlementEvaluator.effectiveDeviceTime(
+          now: now, bookkeeping: stored.bookkeeping, bootInstant: boot))
       scopes[scope.key] = stored
     }
   }

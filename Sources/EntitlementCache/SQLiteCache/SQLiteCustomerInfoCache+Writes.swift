@@ -197,11 +197,14 @@ extension SQLiteCustomerInfoCache {
     throws(CacheError)
   {
     let now = clock.now().truncatedToMilliseconds
+    let boot = clock.bootInstant()
     try write(.recordRefreshFailure, scope: scope) { connection, _ throws(SQLiteError) in
       let revision = try ScopeSQL.takeRevision(on: connection)
+      let mark = try ScopeSQL.attemptMark(for: scope, at: now, boot: boot, on: connection)
       try connection.withStatement(ScopeSQL.upsertRefreshFailure) { statement throws(SQLiteError) in
         try ScopeSQL.bindScope(scope, to: statement)
         try statement.bind(now, to: RefreshFailureParameter.failedAt)
+        try statement.bind(mark, to: RefreshFailureParameter.markAt)
         try statement.bind(reason, to: RefreshFailureParameter.reason)
         try statement.bind(revision, to: RefreshFailureParameter.revision)
         try statement.run()

@@ -279,6 +279,49 @@ struct BootClockTests {
     #expect(try harness.reopen().access(to: "pro", for: Self.scope).state == .denied(.expired))
   }
 
+  /// The other direction: a wall clock set a year forward in the refresh's boot session, by a
+  /// person or a glitch, is no device time a decision used, since the boot clock said what
+  /// time it was. Neither a read nor a failed refresh attempt raises the mark to it, so once
+  /// the clock is put right nothing reads as set back, and after a reboot access the boot
+  /// clock showed valid stays valid (found by an SDK author's try: the mark kept the year, and
+  /// the reboot denied `pro` until the next refresh).
+  @Test(
+    "a wall clock set forward in the refresh's boot session is no time seen, even after a reboot",
+    arguments: [false, true])
+  func wallClockForwardInTheBootSession(inMemory: Bool) throws {
+    let harness = try Harness()
+    let clock = harness.clock
+    let cache: any CustomerInfoCache =
+      inMemory ? InMemoryCustomerInfoCache(clock: clock.cacheClock) : harness.cache
+    try cache.store(try CustomerInfoSnapshot(Self.daily), for: Self.scope)
+
+    clock.set(Fixture.at(365 * Fixture.day))
+    let forward = cache.access(to: "pro", for: Self.scope)
+    #expect(forward.state == .granted)
+    #expect(forward.evidence.estimatedServerTime == Fixture.t0)
+    try cache.recordRefreshFailure(for: Self.scope, reason: "timeout")
+    #expect(try cache.load(Self.scope)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
+
+    // Put right an hour later: nothing was set back.
+    clock.set(Fixture.t0)
+    clock.advance(by: .seconds(Fixture.hour))
+    let putRight = cache.access(to: "pro", for: Self.scope)
+    #expect(putRight.state == .granted)
+    #expect(!putRight.evidence.clockRollbackSuspected)
+
+    clock.reboot(session: "boot-2")
+    let rebooted = cache.access(to: "pro", for: Self.scope)
+    #expect(rebooted.state == .granted)
+    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(Fixture.hour))
+    #expect(!rebooted.evidence.clockRollbackSuspected)
+    #expect(
+      try cache.load(Self.scope)?.bookkeeping.deviceHighWaterMark == Fixture.at(Fixture.hour))
+    if !inMemory {
+      try harness.cache.flush()
+      #expect(try harness.reopen().access(to: "pro", for: Self.scope).state == .granted)
+    }
+  }
+
   /// The pure evaluator's decision for ``daily`` stored at T in the first boot, with a device
   /// mark at `mark`.
   static func memoryDecision(

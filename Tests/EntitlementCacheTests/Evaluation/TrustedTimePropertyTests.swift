@@ -332,14 +332,14 @@ extension TrustedTimePropertyTests {
         "\(when): the file holds \(String(describing: stored)), expected \(bookkeeping)")
     }
 
-    /// A read raises the mark to the device's time and, in the refresh's boot session, to the
-    /// device time the boot clock measured since the refresh.
+    /// A read raises the mark to the device's time, or in the refresh's boot session to the
+    /// device time the boot clock measured since the refresh, whatever the wall clock says.
     mutating func observe() {
       var seen = deviceNow
       if let boot = bookkeeping.refreshBootInstant, let now = clock.bootInstant,
         now.session == boot.session, let storedAt = bookkeeping.storedAt
       {
-        seen = max(seen, storedAt.addingTimeInterval(max(0, now.sinceBoot - boot.sinceBoot)))
+        seen = storedAt.addingTimeInterval(max(0, now.sinceBoot - boot.sinceBoot))
       }
       bookkeeping.deviceHighWaterMark = max(bookkeeping.deviceHighWaterMark, seen)
     }

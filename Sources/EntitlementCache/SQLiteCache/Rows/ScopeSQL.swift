@@ -88,6 +88,34 @@ package enum ScopeSQL {
     RefreshFailureParameter.assignments.map { ($0.column, $0.value.rawValue) },
     raising: ["high_water_mark"], alsoOnConflict: [], returningID: false)
 
+  /// What a refresh attempt needs to know of the stored refresh to raise the mark as a read
+  /// would (``attemptMark(for:at:boot:on:)``).
+  static let refreshBootReading = """
+    SELECT stored_at, refresh_boot_session, refresh_boot_uptime FROM scope WHERE scope_key = ?1
+    """
+
+  /// The device time a refresh attempt at `now` raises the scope's mark to, the one a read at
+  /// that moment decides with (<doc:TimeModel>): in the stored refresh's boot session, its
+  /// `storedAt` plus what the boot clock measured since, whatever the wall clock says;
+  /// otherwise `now`.
+  static func attemptMark(
+    for scope: CacheScope, at now: Date, boot: BootInstant?, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> Date {
+    guard let boot else { return now }
+    return try connection.withStatement(refreshBootReading) { statement throws(SQLiteError) in
+      try statement.bind(scope.key.bytes, at: 1)
+      guard try statement.step(), let storedAt = statement.date(0),
+        let session = statement.string(1), let uptime = statement.optionalInt64(2),
+        let elapsed = BootInstant(session: session, sinceBoot: Double(uptime) / 1000)
+          .elapsed(until: boot), elapsed.isFinite
+      else { return now }
+      return ClockReading(
+        now: now, deviceHighWaterMark: nil, storedAt: storedAt, serverTime: nil,
+        bootElapsed: elapsed, clockOffset: nil, tolerance: 0
+      ).effectiveDeviceNow.truncatedToMilliseconds
+    }
+  }
+
   /// An INSERT of a scope row with its identity and `assignments`, which on a conflict with
   /// the scope's existing row updates each assigned column to the new value, except that
   /// `raising` columns and the last use only ever move forward.

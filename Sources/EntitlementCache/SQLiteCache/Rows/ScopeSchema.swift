@@ -260,13 +260,16 @@ package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
 
 /// The failed-refresh upsert's parameters, after the identity's.
 enum RefreshFailureParameter: Int32, CaseIterable, StatementParameter {
-  /// The attempt's device time: the attempt, the failure, a raised mark and a use.
+  /// The attempt's device time: the attempt, the failure and a use.
   case failedAt = 6
   case reason, revision
+  /// The device time a read would decide with at the attempt, which the mark is raised to
+  /// (``ScopeSQL/attemptMark(for:at:boot:on:)``).
+  case markAt
 
   static let assignments: [(column: String, value: RefreshFailureParameter)] = [
     ("last_refresh_attempt_at", .failedAt), ("last_refresh_failed_at", .failedAt),
-    ("last_refresh_failure_reason", .reason), ("high_water_mark", .failedAt),
+    ("last_refresh_failure_reason", .reason), ("high_water_mark", .markAt),
     ("last_used_at", .failedAt), ("revision", .revision),
   ]
 }
