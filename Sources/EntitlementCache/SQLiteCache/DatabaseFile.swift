@@ -34,7 +34,14 @@ enum DatabaseFile {
   static func createPrivately(
     at path: String, protection: CacheConfiguration.FileProtection
   ) throws(CacheError) {
-    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+    var descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+    // A symbolic link to a file not there yet is "existing" to O_EXCL, and SQLite would then
+    // create its target with the process's default permissions: create the target here,
+    // privately, through the link (without O_TRUNC, so a creator racing this one loses
+    // nothing).
+    if descriptor < 0, errno == EEXIST, isDanglingLink(path) {
+      descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+    }
     if descriptor >= 0 {
       close(descriptor)
       try protect(path, protection)
@@ -43,6 +50,13 @@ enum DatabaseFile {
     let code = errno
     guard code != EEXIST else { return }
     throw .sqlite(.open, .fileSystem(path: path, reason: String(cString: strerror(code))))
+  }
+
+  /// Whether `path` is a symbolic link whose target does not exist.
+  private static func isDanglingLink(_ path: String) -> Bool {
+    var status = stat()
+    guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK else { return false }
+    return stat(path, &status) != 0 && errno == ENOENT
   }
 
   /// Moves a damaged database and its companions to `PATH.damaged-<UTC time>`, never erasing

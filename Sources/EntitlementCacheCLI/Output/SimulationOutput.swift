@@ -16,7 +16,11 @@ enum SimulationOutput {
   /// "state",...}`, `{"at","type":"event","event":NAME,"user",...}` (`user` only when the
   /// diagnostic is about one of the script's users, then the event's own fields).
   static func json(_ event: SimulationEvent) -> JSONOutput {
-    var fields: [(String, JSONOutput)] = [("at", .string(SimulationTime.date(event.at).iso8601))]
+    // Clamped, as every date the tool prints in JSON is, so a time past 9999 (a latency after
+    // a last step at 9999-12-31) still reads back as a date.
+    var fields: [(String, JSONOutput)] = [
+      ("at", .string(TextOutput.clamped(SimulationTime.date(event.at)).iso8601))
+    ]
     if let user = event.user { fields.append(("user", .string(user))) }
     switch event.kind {
     case .update(let decisions):

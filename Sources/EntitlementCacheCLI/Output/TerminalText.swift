@@ -11,15 +11,22 @@ enum TerminalText {
   /// the C0 controls (NUL through US), DEL, the C1 controls (U+0080–U+009F, which some
   /// terminals read as ESC sequences), the line and paragraph separators, and the
   /// bidirectional formatting characters (the Unicode Bidirectional Algorithm's embeddings,
-  /// overrides, isolates and marks), and the zero-width space, word joiner and byte order
-  /// mark.
+  /// overrides, isolates and marks), and the characters that show nothing by themselves.
   static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
     switch scalar.value {
     case 0x00...0x1F, 0x7F...0x9F: true
     case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-    // Invisible characters that make two different strings look the same. The joiners
-    // (U+200C, U+200D) are left alone: emoji sequences and several scripts need them.
-    case 0x200B, 0x2060, 0xFEFF: true
+    // Invisible characters that make two different strings look the same: the soft hyphen,
+    // the combining grapheme joiner, the Hangul fillers, the Khmer inherent vowels, the
+    // Mongolian variation selectors and vowel separator, the zero-width space, the word
+    // joiner and the invisible operators, the deprecated format characters, the byte order
+    // mark, the interlinear annotation marks, the musical formatting marks and the tags.
+    // The joiners (U+200C, U+200D) and the variation selectors (U+FE00–U+FE0F) are left
+    // alone: emoji sequences and several scripts need them.
+    case 0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180F, 0x200B,
+      0x2060...0x2064, 0x206A...0x206F, 0x3164, 0xFEFF, 0xFFA0, 0xFFF9...0xFFFB,
+      0x1D173...0x1D17A, 0xE0000...0xE007F:
+      true
     default: false
     }
   }

@@ -86,8 +86,9 @@ enum TextOutput {
     guard let bytes else { return none }
     guard bytes >= 1024 else { return "\(bytes) B" }
     let (unit, divisor) = bytes >= 1 << 20 ? ("MiB", 1 << 20) : ("KiB", 1024)
-    // One decimal with integer arithmetic: String(format:) needs ICU.
-    let tenths = (bytes * 10 + divisor / 2) / divisor
+    // One decimal with integer arithmetic: String(format:) needs ICU. Whole units and the
+    // remainder apart, so a size the file claims near Int.max cannot overflow.
+    let tenths = bytes / divisor * 10 + ((bytes % divisor) * 10 + divisor / 2) / divisor
     return "\(tenths / 10).\(tenths % 10) \(unit)"
   }
 

@@ -55,6 +55,17 @@ package enum ScriptParser {
 
   // MARK: Sections
 
+  /// A transaction or product ID as the purchase queue keeps it: one the queue would refuse
+  /// mid-run is refused here, with its path, before anything runs.
+  private static func storeIdentifier(_ node: ScriptNode) throws(ScriptError) -> String {
+    let value = try node.string()
+    if value.utf8.count > ObservedPurchase.identifierLimit {
+      throw node.error("over \(ObservedPurchase.identifierLimit) bytes")
+    }
+    if value.utf8.contains(0) { throw node.error("contains a NUL character") }
+    return value
+  }
+
   private static func watched(_ node: ScriptNode?) throws(ScriptError) -> Set<String> {
     guard let node else { return [] }
     var keys: Set<String> = []
@@ -263,8 +274,8 @@ package enum ScriptParser {
     case "refresh": return .refresh(try fetchPolicy(object))
     case "purchase":
       return .purchase(
-        transaction: try object.required("transaction").string(),
-        product: try object.required("product").string())
+        transaction: try storeIdentifier(object.required("transaction")),
+        product: try storeIdentifier(object.required("product")))
     case "restore": return .restore
     case "sync": return .sync
     case "networkAvailable": return .networkAvailable

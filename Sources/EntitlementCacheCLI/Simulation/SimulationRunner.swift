@@ -40,6 +40,15 @@ struct SimulationRunner {
   ///
   /// - Throws: ``CLIError`` when the database cannot be created or opened.
   func run() throws(CLIError) -> Outcome {
+    if let database = script.database {
+      if InputFile.isDirectory(database) {
+        throw CLIError.storage("db: \(TerminalText.excerpt(database)) is a directory, not a file")
+      }
+      if let kind = InputFile.nonRegularKind(database) {
+        throw CLIError.storage(
+          "db: \(TerminalText.excerpt(database)) is \(kind), not a regular file")
+      }
+    }
     let scratch = script.database == nil ? try ScratchDirectory.make("simulate") : nil
     defer {
       if let scratch { ScratchDirectory.remove(scratch) }
@@ -247,17 +256,15 @@ private final class SimulatedDevice: Sendable {
     cacheConfiguration.policy = script.policy
     cacheConfiguration.trustRoots = signer?.roots
     cacheConfiguration.onDiagnostic = recordDiagnostic
+    // A script may come from someone else, and its `db` names any path: a file there that is
+    // not a usable database is refused and left as it is, never moved aside and replaced.
+    cacheConfiguration.damageHandling = .fail
     let cache: SQLiteCustomerInfoCache
     do {
       cache = try SQLiteCustomerInfoCache(
         path: path, configuration: cacheConfiguration, clock: runtime.clock)
     } catch {
       throw CLIError(error, path: path)
-    }
-    if let damage = cache.damageReport {
-      Console.warning(
-        "\(path): not a usable database (\(damage.cause.message)); moved aside to "
-          + "\(damage.movedTo) and replaced with an empty one")
     }
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = script.watched

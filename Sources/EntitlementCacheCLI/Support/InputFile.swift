@@ -37,6 +37,21 @@ enum InputFile {
     return lstat(path, &status) == 0
   }
 
+  /// What is at `path`, following symbolic links, when it is there and is neither a regular
+  /// file nor a directory: `a FIFO`, `a character device`, `a block device`, `a socket`.
+  static func nonRegularKind(_ path: String) -> String? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    switch status.st_mode & S_IFMT {
+    case S_IFREG, S_IFDIR: return nil
+    case S_IFIFO: return "a FIFO"
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    case S_IFSOCK: return "a socket"
+    default: return "something other than a file"
+    }
+  }
+
   /// Whether `path` is a directory, or a symbolic link to one.
   static func isDirectory(_ path: String) -> Bool {
     var status = stat()

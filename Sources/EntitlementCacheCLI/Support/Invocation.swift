@@ -154,13 +154,18 @@ package struct Invocation {
     }
   }
 
-  /// The database path from `--db` or the default location; a directory is refused here,
-  /// with its own message, before SQLite answers "unable to open" or "disk I/O error".
+  /// The database path from `--db` or the default location; a directory, or anything else
+  /// there that is not a regular file, is refused here with its own message, before SQLite
+  /// answers "unable to open" or "disk I/O error", or waits forever on a FIFO.
   func databasePath() throws(CLIError) -> (path: String, isDefault: Bool) {
     let location = try DatabaseLocation.resolve(arguments.value("--db"))
     if InputFile.isDirectory(location.path) {
       throw CLIError.storage(
         "\(location.path): is a directory, not a file; --db names the database file itself")
+    }
+    if let kind = InputFile.nonRegularKind(location.path) {
+      throw CLIError.storage(
+        "\(location.path): is \(kind), not a regular file; --db names a database file")
     }
     return location
   }

@@ -223,6 +223,59 @@ import Testing
         + "exist; the tool creates the database file, not the directories above it\n")
   }
 
+  /// A FIFO or a device where the database should be is refused by name: SQLite would wait
+  /// forever to open a FIFO with no writer, and read /dev/null as an empty database.
+  @Test func aFIFOOrADeviceIsNoDatabase() throws {
+    let fifo = workspace.directory.path("fifo")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    for (path, kind) in [(fifo, "a FIFO"), ("/dev/null", "a character device")] {
+      for command in [["doctor"], ["scopes"], ["check", "--entitlement", "pro"], ["put"]] {
+        let scope = command[0] == "doctor" || command[0] == "scopes" ? [] : Sample.scope()
+        let result = try CLI.run(
+          [command[0], "--db", path] + scope + command.dropFirst(), in: workspace.directory.path,
+          stdin: Sample.single())
+        #expect(result.status == 3, "\(command) \(path)")
+        #expect(
+          result.stderr
+            == "error: \(path): is \(kind), not a regular file; --db names a database file\n",
+          "\(command) \(path)")
+      }
+    }
+  }
+
+  /// A snapshot size the file claims near `Int.max` (edited, or damaged) prints as a size:
+  /// the text form's arithmetic trapped on it.
+  @Test func aHugeStoredSizePrints() throws {
+    let put = try CLI.run(
+      ["put", "--db", "cache.sqlite"] + Sample.scope(), in: workspace.directory.path,
+      stdin: Sample.single())
+    #expect(put.status == 0, "\(put.stderr)")
+    let edit = try CLI.run(
+      ["sqlite3", "cache.sqlite", "UPDATE scope SET snapshot_size = 9223372036854775807"],
+      in: workspace.directory.path, prefix: ["/usr/bin/env"], binaryless: true)
+    #expect(edit.status == 0, "\(edit.stderr)")
+    let scopes = try CLI.run(["scopes", "--db", "cache.sqlite"], in: workspace.directory.path)
+    #expect(scopes.status == 0, "\(scopes.stderr)")
+    #expect(scopes.stdout.contains(" 8796093022208.0 MiB "), "\(scopes.stdout)")
+    let show = try CLI.run(
+      ["show", "--db", "cache.sqlite"] + Sample.scope(), in: workspace.directory.path)
+    #expect(show.status == 0, "\(show.stderr)")
+    #expect(show.stdout.contains("8796093022208.0 MiB"), "\(show.stdout)")
+  }
+
+  /// A `--db` that is a symbolic link to a file not there yet: `put` creates the file it
+  /// points to, private (0600) as every database the tool creates, whatever the umask.
+  @Test func aDanglingLinkGetsAPrivateFile() throws {
+    let link = workspace.directory.path("link.sqlite")
+    #expect(symlink("target.sqlite", link) == 0)
+    let put = try CLI.run(
+      ["put", "--db", link] + Sample.scope(), in: workspace.directory.path, stdin: Sample.single())
+    #expect(put.status == 0, "\(put.stderr)")
+    let attributes = try FileManager.default.attributesOfItem(
+      atPath: workspace.directory.path("target.sqlite"))
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+  }
+
   /// A read-only check of a read-only file leaves a `-shm` with the file's mode 0444; once the
   /// file is writable again, SQLite still refuses every write. The error names the `-shm`.
   /// Root writes through any mode, so as root the tool runs as `nobody` (through setpriv).

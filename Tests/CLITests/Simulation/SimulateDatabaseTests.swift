@@ -2,6 +2,12 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 // The database a `simulate` run uses: kept, thrown away, or not openable.
 extension SimulateTests {
   @Test func aKeptDatabaseIsReusedByTheNextRun() throws {
@@ -53,5 +59,30 @@ extension SimulateTests {
     #expect(result.status == 3)
     #expect(result.stdout.isEmpty)
     #expect(result.stderr.hasPrefix("error: /nonexistent/x.sqlite: cannot "))
+  }
+
+  /// A script may come from someone else: a `db` naming a file that is not a database (a note,
+  /// a shell profile) is refused and left as it was, never moved aside and replaced with a
+  /// cache, and one naming a FIFO is refused before anything opens it.
+  @Test func aDatabaseNamedByAScriptIsNeverReplaced() throws {
+    let note = try directory.write("notes.txt", "important user data\n")
+    let path = try directory.write(
+      "script.json", SimScript.make(steps: [SimScript.step("+0s", "start")], db: #""notes.txt""#))
+    let result = try CLI.run(["simulate", "--script", path], in: directory.path)
+    #expect(result.status == 3)
+    #expect(result.stdout.isEmpty)
+    #expect(result.stderr == "error: notes.txt: damaged (file is not a database); left untouched\n")
+    #expect(try String(contentsOfFile: note, encoding: .utf8) == "important user data\n")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+        "notes.txt", "script.json",
+      ])
+
+    #expect(mkfifo(directory.path("fifo"), 0o600) == 0)
+    let fifoScript = try directory.write(
+      "fifo.json", SimScript.make(steps: [SimScript.step("+0s", "start")], db: #""fifo""#))
+    let fifo = try CLI.run(["simulate", "--script", fifoScript], in: directory.path)
+    #expect(fifo.status == 3)
+    #expect(fifo.stderr == "error: db: fifo is a FIFO, not a regular file\n")
   }
 }

@@ -53,6 +53,14 @@ extension SimulateTests {
       SimScript.make(steps: [#"{ "do": "start" }"#]), "steps[0].at: missing"
     ),
     (
+      SimScript.make(steps: [
+        SimScript.step(
+          "+0s", "purchase",
+          #""transaction": "\#(String(repeating: "t", count: 257))", "product": "pro_monthly""#)
+      ]),
+      "steps[0].transaction: over 256 bytes"
+    ),
+    (
       SimScript.make(steps: [SimScript.step("+0s", "logIn")]), "steps[0].user: missing"
     ),
     (
