@@ -268,11 +268,15 @@ extension SQLiteCustomerInfoCache {
     guard FileManager.default.fileExists(atPath: path) else {
       throw .sqlite(.open, .missing(path: path))
     }
-    do {
+    do throws(SQLiteError) {
       var options = SQLiteConnection.Options()
       options.readOnly = true
       let connection = try SQLiteConnection(path: path, options: options)
       let version = Int(try connection.scalarInt("PRAGMA user_version"))
+      let schemaObjects = Int(try connection.scalarInt("SELECT count(*) FROM sqlite_schema"))
+      if DatabaseFile.isForeign(version: version, schemaObjects: schemaObjects) {
+        throw DatabaseFile.foreignCause
+      }
       var integrity: [String] = []
       do throws(SQLiteError) {
         try connection.withStatement("PRAGMA integrity_check") { statement throws(SQLiteError) in

@@ -1,3 +1,5 @@
+import CSQLite
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -57,6 +59,28 @@ enum DatabaseFile {
     var status = stat()
     guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK else { return false }
     return stat(path, &status) != 0 && errno == ENOENT
+  }
+
+  /// Whether a database at schema version `version` holding `schemaObjects` tables, indexes
+  /// and the like is another program's: objects and no schema version, which this library
+  /// sets in the transaction that creates its first tables, or a version below zero, which it
+  /// never writes. Opened as a cache it would gain this library's tables and a new journal
+  /// mode; moved aside as damaged it would be taken from its program. So it is refused as it
+  /// is.
+  static func isForeign(version: Int, schemaObjects: Int) -> Bool {
+    version < 0 || (version == 0 && schemaObjects > 0)
+  }
+
+  /// Why another program's database (``isForeign(version:schemaObjects:)``) is refused: a
+  /// file not in this storage's format, as SQLite calls one that is no database at all.
+  static let foreignCause = SQLiteError(
+    operation: "open", extendedResultCode: SQLITE_NOTADB,
+    message: "another program's SQLite database, not a cache's")
+
+  /// The error that refuses another program's database at `path`: `damaged`, with nothing
+  /// moved.
+  static func foreign(_ path: String) -> SQLiteCacheError {
+    .damaged(path: path, movedTo: nil, cause: foreignCause)
   }
 
   /// Moves a damaged database and its companions to `PATH.damaged-<UTC time>`, never erasing

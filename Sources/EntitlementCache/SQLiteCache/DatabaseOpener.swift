@@ -73,6 +73,7 @@ struct DatabaseOpener {
     options.extraFlags = configuration.fileProtection.openFlags
     let writer: SQLiteConnection
     let version: Int
+    let schemaObjects: Int
     do {
       writer = try SQLiteConnection(path: path, options: options)
     } catch {
@@ -82,9 +83,14 @@ struct DatabaseOpener {
       // Reading the header and the schema detects a file that is not a database, or whose
       // first pages are damaged, before anything is written to it.
       version = Int(try writer.scalarInt("PRAGMA user_version"))
-      _ = try writer.scalarInt("SELECT count(*) FROM sqlite_schema")
+      schemaObjects = Int(try writer.scalarInt("SELECT count(*) FROM sqlite_schema"))
     } catch {
       return .failure(classify(error, .open, closing: writer))
+    }
+    if DatabaseFile.isForeign(version: version, schemaObjects: schemaObjects) {
+      // Refused before anything is written, and never moved aside: not damage of ours.
+      leaveUntouchedOnClose(writer)
+      return .failure(.other(.sqlite(.open, DatabaseFile.foreign(path))))
     }
     let supported = Migrator.embedded.latestVersion
     if version > supported {

@@ -243,6 +243,38 @@ import Testing
     }
   }
 
+  /// Another program's SQLite database named by `--db` is refused by every command, the
+  /// ones that only read included, and left byte for byte as it was: opening it as a cache
+  /// added the cache's tables to it and switched its journal, even for `scopes`.
+  @Test func anotherProgramsDatabaseIsLeftAsItIs() throws {
+    let create = try CLI.run(
+      [
+        "sqlite3", "other.sqlite", "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x')",
+      ],
+      in: workspace.directory.path, prefix: ["/usr/bin/env"], binaryless: true)
+    #expect(create.status == 0, "\(create.stderr)")
+    let path = workspace.directory.path("other.sqlite")
+    let before = try Data(contentsOf: URL(fileURLWithPath: path))
+    for command in [
+      ["scopes"], ["doctor"], ["queue"], ["check", "--entitlement", "pro"], ["show"], ["put"],
+    ] {
+      let scope = ["scopes", "doctor", "queue"].contains(command[0]) ? [] : Sample.scope()
+      let result = try CLI.run(
+        [command[0], "--db", "other.sqlite"] + scope + command.dropFirst(),
+        in: workspace.directory.path, stdin: Sample.single())
+      #expect(result.status == 3, "\(command)")
+      #expect(
+        result.stderr
+          == "error: other.sqlite: damaged (another program's SQLite database, not a cache's); "
+          + "left untouched\n", "\(command)")
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: workspace.directory.path).filter {
+        $0.hasPrefix("other.sqlite")
+      } == ["other.sqlite"])
+  }
+
   /// A snapshot size the file claims near `Int.max` (edited, or damaged) prints as a size:
   /// the text form's arithmetic trapped on it.
   @Test func aHugeStoredSizePrints() throws {

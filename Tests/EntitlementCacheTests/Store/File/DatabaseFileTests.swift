@@ -369,6 +369,44 @@ struct DatabaseFileTests {
       try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["cache.sqlite"])
   }
 
+  /// A cache pointed at another program's SQLite database (tables, and no schema version of
+  /// this library; or a version below zero) refuses it as it is: migrating would add the
+  /// cache's tables to it and switch its journal to WAL, and moving it aside, as damage is,
+  /// would take it from its program. The inspector refuses it too.
+  @Test(arguments: [0, -5])
+  func anotherProgramsDatabaseIsRefusedAndLeftAsItIs(version: Int) throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    do {
+      let other = try SQLiteConnection(path: path)
+      try other.execute("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')")
+      try other.execute("PRAGMA user_version = \(version)")
+    }
+    let before = try #require(StoreTest.bytes(path))
+    for handling in [CacheConfiguration.DamageHandling.moveAside, .fail] {
+      let error = try #require(throws: CacheError.self) {
+        _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate)) {
+          $0.damageHandling = handling
+        }
+      }
+      guard case .damaged(let reported, nil, let cause)? = error.sqliteCacheError else {
+        Issue.record("expected the file refused in place, got \(error)")
+        return
+      }
+      #expect(reported == path)
+      #expect(cause.resultCode == SQLITE_NOTADB)
+      if case .storage(_, let failure) = error { #expect(failure.kind == .damaged) }
+      #expect(StoreTest.bytes(path) == before)
+      #expect(
+        try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["cache.sqlite"])
+    }
+    let inspected = try #require(throws: CacheError.self) {
+      _ = try CacheInspector.health(path: path)
+    }
+    #expect(inspected.sqliteCacheError == DatabaseFile.foreign(path))
+    #expect(StoreTest.bytes(path) == before)
+  }
+
   @Test func inspectReportsDamageWithoutMovingIt() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
