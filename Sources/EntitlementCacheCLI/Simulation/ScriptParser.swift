@@ -230,11 +230,24 @@ package enum ScriptParser {
   /// window, an annual subscription's included.
   static let longestRun: Duration = .seconds(366 * 86_400)
 
+  /// The most steps a script may have, and the most of them purchases. A run holds every
+  /// event until it prints them, and each purchase adds an entry that later flows read, so
+  /// work grows faster than the steps: 1,000 purchases run in seconds, 20,000 would run for
+  /// tens of minutes. A field report needs a few dozen steps.
+  static let mostSteps = 10_000
+  static let mostPurchases = 1_000
+
   private static func steps(_ node: ScriptNode, times: TimeReader) throws(ScriptError)
     -> [ScriptStep]
   {
+    let items = try node.array()
+    guard items.count <= mostSteps else {
+      throw node.error(
+        "\(items.count) steps; a script has at most \(mostSteps), and a field report a few dozen")
+    }
     var steps: [ScriptStep] = []
-    for (index, item) in try node.array().enumerated() {
+    var purchases = 0
+    for (index, item) in items.enumerated() {
       let object = try item.object()
       let atNode = try object.required("at")
       let at = try times.offset(atNode)
@@ -247,7 +260,14 @@ package enum ScriptParser {
             + "between (a retry every 5 minutes while fetches fail), so a script covers at "
             + "most a year")
       }
-      steps.append(ScriptStep(at: at, action: try action(object, times: times)))
+      let step = ScriptStep(at: at, action: try action(object, times: times))
+      if case .purchase = step.action {
+        purchases += 1
+        guard purchases <= mostPurchases else {
+          throw item.error("a purchase beyond the \(mostPurchases) a script may make")
+        }
+      }
+      steps.append(step)
     }
     return steps
   }

@@ -61,6 +61,17 @@ extension SimulateTests {
       "steps[0].transaction: over 256 bytes"
     ),
     (
+      SimScript.make(steps: Array(repeating: SimScript.step("+0s", "sync"), count: 10_001)),
+      "steps: 10001 steps; a script has at most 10000, and a field report a few dozen"
+    ),
+    (
+      SimScript.make(
+        steps: (0...1_000).map {
+          SimScript.step("+0s", "purchase", #""transaction": "t\#($0)", "product": "pro""#)
+        }),
+      "steps[1000]: a purchase beyond the 1000 a script may make"
+    ),
+    (
       SimScript.make(steps: [SimScript.step("+0s", "logIn")]), "steps[0].user: missing"
     ),
     (
