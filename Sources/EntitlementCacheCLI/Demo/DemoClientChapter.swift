@@ -50,7 +50,8 @@ struct DemoClientChapter {
       )
       try cache.store(snapshot, for: scope)
     } catch let error as SnapshotError {
-      throw CLIError.usage("demo snapshot: \(error)")
+      throw CLIError.usage(
+        "demo snapshot: \(error); its dates follow --now, so give one further from 0000 and 9999")
     } catch let error as CacheError {
       throw CLIError(error, path: path)
     } catch {

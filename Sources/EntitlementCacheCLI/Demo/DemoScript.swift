@@ -215,7 +215,8 @@ struct DemoScript {
     do {
       snapshot = try CustomerInfoSnapshot(jsonData: Data(json.utf8))
     } catch {
-      throw CLIError.usage("demo snapshot: \(error)")
+      throw CLIError.usage(
+        "demo snapshot: \(error); its dates follow --now, so give one further from 0000 and 9999")
     }
     try write { () throws(CacheError) in try cache.store(snapshot, for: scope) }
   }

@@ -20,9 +20,13 @@ enum DatabaseLocation {
   static func resolve(_ flag: String?) throws(CLIError) -> (path: String, isDefault: Bool) {
     if let flag {
       guard !flag.isEmpty else { throw CLIError.usage("--db: empty path") }
+      try InputFile.checkLength(of: flag, named: "--db")
       return (flag, false)
     }
-    if let variable = try environment("ENTITLEMENT_CACHE_DB") { return (variable, false) }
+    if let variable = try environment("ENTITLEMENT_CACHE_DB") {
+      try InputFile.checkLength(of: variable, named: "$ENTITLEMENT_CACHE_DB")
+      return (variable, false)
+    }
     guard let path = try defaultPath() else {
       throw CLIError.usage("no --db given and neither $XDG_DATA_HOME nor $HOME is set")
     }

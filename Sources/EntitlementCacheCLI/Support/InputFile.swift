@@ -22,6 +22,7 @@ enum InputFile {
       }
       return try readAll(STDIN_FILENO, name: "stdin")
     }
+    try checkLength(of: path, named: "the file path")
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else {
       let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
@@ -29,6 +30,18 @@ enum InputFile {
     }
     defer { close(descriptor) }
     return try readAll(descriptor, name: path)
+  }
+
+  /// The longest path the tool takes: the system's own limit, so a longer one is refused
+  /// with a one-line error that quotes only its start, never opened and reported as missing.
+  static let longestPath = Int(PATH_MAX)
+
+  /// Refuses a path longer than ``longestPath`` bytes, naming where it came from.
+  static func checkLength(of path: String, named source: String) throws(CLIError) {
+    guard path.utf8.count > longestPath else { return }
+    throw CLIError.usage(
+      "\(source): a path of \(path.utf8.count) bytes, over the system's \(longestPath): "
+        + "'\(TerminalText.excerpt(path))'")
   }
 
   /// Whether something exists at `path`.
@@ -74,7 +87,8 @@ enum InputFile {
       }
       data.append(contentsOf: buffer[..<count])
       guard data.count <= readLimit else {
-        throw CLIError.usage("\(name): larger than \(readLimit >> 20) MiB; not a snapshot")
+        throw CLIError.usage(
+          "\(name): larger than \(readLimit >> 20) MiB, more than any input the tool reads")
       }
     }
   }

@@ -275,6 +275,19 @@ import Testing
       } == ["other.sqlite"])
   }
 
+  /// A path longer than the system takes is refused with a one-line error quoting its start,
+  /// not opened and reported as missing in a 100 KB line.
+  @Test func aPathLongerThanTheSystemTakesIsRefusedInOneLine() throws {
+    let long = String(repeating: "a", count: 100_000)
+    for arguments in [["scopes", "--db", long], ["put", "--file", long] + Sample.scope()] {
+      let result = try CLI.run(arguments, in: workspace.directory.path)
+      #expect(result.status == 2, "\(arguments[0])")
+      #expect(result.stderr.hasSuffix("…'\n"), "\(arguments[0])")
+      #expect(result.stderr.utf8.count < 200, "\(arguments[0])")
+      #expect(result.stderr.contains("a path of 100000 bytes"), "\(arguments[0])")
+    }
+  }
+
   /// A snapshot size the file claims near `Int.max` (edited, or damaged) prints as a size:
   /// the text form's arithmetic trapped on it.
   @Test func aHugeStoredSizePrints() throws {

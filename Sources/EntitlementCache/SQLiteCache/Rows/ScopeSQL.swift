@@ -150,8 +150,12 @@ package enum ScopeSQL {
 
   /// The revision for the write in progress: the file-wide counter, moved on by one (see
   /// `Migrations/0002_revision_and_device_block.sql`). Run inside the write's transaction.
+  /// A counter that holds no integer, or the largest one, moves nowhere: SQLite would turn
+  /// `value + 1` into a REAL, and every later write would share one revision.
   package static let nextRevision = """
-    UPDATE revision_counter SET value = value + 1 WHERE id = 1 RETURNING value
+    UPDATE revision_counter SET value = value + 1
+    WHERE id = 1 AND typeof(value) = 'integer' AND value < 9223372036854775807
+    RETURNING value
     """
 
   /// Puts the counter row back when another tool deleted it, starting past every revision
@@ -178,7 +182,9 @@ package enum ScopeSQL {
     }
     throw SQLiteError(
       operation: "revision", extendedResultCode: SQLITE_ERROR,
-      message: "the revision counter row cannot be restored", sql: restoreRevisionCounter)
+      message: "the revision counter holds no integer below 2^63 - 1, or its row cannot be "
+        + "restored; nothing was written",
+      sql: nextRevision)
   }
 
   package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"

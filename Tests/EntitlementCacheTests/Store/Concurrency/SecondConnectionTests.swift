@@ -162,6 +162,25 @@ struct SecondConnectionTests {
     #expect(try raw.scalarInt("SELECT value FROM revision_counter") == 3)
   }
 
+  /// A counter edited to the largest integer, or to text, moves nowhere: the write is refused
+  /// and the snapshot before it stays. SQLite turned `value + 1` past 2^63 - 1 into a REAL, and
+  /// every later write shared one revision, which readers tell versions of a row apart by.
+  @Test(arguments: ["9223372036854775807", "'seven'"])
+  func anExhaustedRevisionCounterRefusesTheWrite(value: String) throws {
+    let directory = try TemporaryDirectory()
+    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
+    try cache.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
+    try StoreTest.connection(cache.path).execute("UPDATE revision_counter SET value = \(value)")
+
+    #expect(throws: CacheError.self) {
+      try cache.store(try Self.twoKeys(pro: "revoked"), for: Fixture.scopeA)
+    }
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
+    let raw = try StoreTest.connection(cache.path, readOnly: true)
+    #expect(try raw.scalarText("SELECT typeof(value) FROM revision_counter") != "real")
+    #expect(cache.damageReport == nil)
+  }
+
   /// Keys read one by one all stay in memory: the file changing under them (unseen within the
   /// interval) does not change their answers, so none of them was read from it again.
   @Test func keysReadOneByOneAllStayResident() throws {
