@@ -272,8 +272,7 @@ extension SQLiteCustomerInfoCache {
       var options = SQLiteConnection.Options()
       options.readOnly = true
       let connection = try SQLiteConnection(path: path, options: options)
-      let version = Int(try connection.scalarInt("PRAGMA user_version"))
-      let schemaObjects = Int(try connection.scalarInt("SELECT count(*) FROM sqlite_schema"))
+      let (version, schemaObjects) = try DatabaseFile.versionAndSchemaObjects(on: connection)
       if DatabaseFile.isForeign(version: version, schemaObjects: schemaObjects) {
         throw DatabaseFile.foreignCause
       }

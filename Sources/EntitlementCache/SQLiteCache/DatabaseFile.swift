@@ -36,29 +36,40 @@ enum DatabaseFile {
   static func createPrivately(
     at path: String, protection: CacheConfiguration.FileProtection
   ) throws(CacheError) {
-    var descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-    // A symbolic link to a file not there yet is "existing" to O_EXCL, and SQLite would then
-    // create its target with the process's default permissions: create the target here,
-    // privately, through the link (without O_TRUNC, so a creator racing this one loses
-    // nothing).
-    if descriptor < 0, errno == EEXIST, isDanglingLink(path) {
-      descriptor = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-    }
+    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
     if descriptor >= 0 {
       close(descriptor)
       try protect(path, protection)
       return
     }
     let code = errno
+    // A symbolic link to a file not there yet is "existing" to O_EXCL, and SQLite would then
+    // create its target with the process's default permissions: the target is created here
+    // instead, privately, the same way.
+    if code == EEXIST, let target = danglingTarget(of: path) {
+      return try createPrivately(at: target, protection: protection)
+    }
     guard code != EEXIST else { return }
     throw .sqlite(.open, .fileSystem(path: path, reason: String(cString: strerror(code))))
   }
 
-  /// Whether `path` is a symbolic link whose target does not exist.
-  private static func isDanglingLink(_ path: String) -> Bool {
+  /// The file `path` links to when it is a symbolic link whose target does not exist, a
+  /// relative target taken from the link's directory; nil otherwise, and for a target that is
+  /// no UTF-8 path. A target that is such a link itself is followed the same way; a loop of
+  /// links is not dangling (`ELOOP`), and SQLite reports it.
+  private static func danglingTarget(of path: String) -> String? {
     var status = stat()
-    guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK else { return false }
-    return stat(path, &status) != 0 && errno == ENOENT
+    guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK,
+      stat(path, &status) != 0, errno == ENOENT
+    else { return nil }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink(path, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    guard
+      let target = String(validatingUTF8Bytes: buffer[..<count].map { UInt8(bitPattern: $0) })
+    else { return nil }
+    guard !target.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { return target }
+    return String(path[...slash]) + target
   }
 
   /// Whether a database at schema version `version` holding `schemaObjects` tables, indexes
@@ -69,6 +80,26 @@ enum DatabaseFile {
   /// is.
   static func isForeign(version: Int, schemaObjects: Int) -> Bool {
     version < 0 || (version == 0 && schemaObjects > 0)
+  }
+
+  /// The file's schema version and its number of tables, indexes and the like, read in one
+  /// statement so both come from one version of the file: another process opening the same
+  /// new file commits its first tables and their version together, and two statements could
+  /// see the tables without the version between them. Reading them also finds a file that is
+  /// not a database, or whose first pages are damaged.
+  static func versionAndSchemaObjects(
+    on connection: SQLiteConnection
+  ) throws(SQLiteError) -> (version: Int, schemaObjects: Int) {
+    let sql =
+      "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)"
+    return try connection.withStatement(sql) { statement throws(SQLiteError) in
+      guard try statement.step() else {
+        throw SQLiteError(
+          operation: "open", extendedResultCode: SQLITE_ERROR,
+          message: "the schema version read no row", sql: sql)
+      }
+      return (Int(statement.int64(0)), Int(statement.int64(1)))
+    }
   }
 
   /// Why another program's database (``isForeign(version:schemaObjects:)``) is refused: a

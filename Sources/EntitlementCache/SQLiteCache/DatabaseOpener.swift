@@ -80,10 +80,8 @@ struct DatabaseOpener {
       return .failure(classify(error, .open))
     }
     do {
-      // Reading the header and the schema detects a file that is not a database, or whose
-      // first pages are damaged, before anything is written to it.
-      version = Int(try writer.scalarInt("PRAGMA user_version"))
-      schemaObjects = Int(try writer.scalarInt("SELECT count(*) FROM sqlite_schema"))
+      // Before anything is written to it.
+      (version, schemaObjects) = try DatabaseFile.versionAndSchemaObjects(on: writer)
     } catch {
       return .failure(classify(error, .open, closing: writer))
     }

@@ -121,7 +121,7 @@ extension SQLiteCustomerInfoCache {
       var bookkeeping = details.completing(resident.scopeRow.bookkeeping)
       // Evaluated against the mark before this read, as a key's decision is.
       bookkeeping.deviceHighWaterMark = resident.highWaterMark
-      resident.recordRead(at: clock.effectiveDeviceNow)
+      resident.recordRead(at: clock.effectiveDeviceNow, wallClock: now)
       reading = WholeReading(
         info: info, plan: resident.evaluationPlan(for: info),
         snapshot: resident.scopeRow.snapshotFacts, bookkeeping: bookkeeping, clock: clock)

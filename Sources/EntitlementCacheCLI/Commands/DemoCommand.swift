@@ -49,6 +49,7 @@ enum DemoCommand: Command {
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
     let start = invocation.arguments.has("--now") ? invocation.now : defaultStart
     let kept = invocation.arguments.value("--db")
+    if let kept { try InputFile.checkLength(of: kept, named: "--db") }
     if let kept, FileManager.default.fileExists(atPath: kept) {
       throw CLIError.usage("demo: \(kept) exists; give a new path so nothing is overwritten")
     }

@@ -70,7 +70,7 @@ enum RefreshFailedCommand: Command {
     }
     if let scalar = text.unicodeScalars.first(where: TerminalText.isUnsafe) {
       throw CLIError.usage(
-        "--reason: holds a control or bidirectional character "
+        "--reason: holds a control, bidirectional or invisible character "
           + "(\(TerminalText.codePoint(scalar))); a reason is one line of plain text")
     }
     return text

@@ -113,9 +113,12 @@ package indirect enum JSONOutput: Sendable {
       case "\t": output += "\\t"
       // JSON requires the C0 controls escaped; the rest a terminal would act on
       // (``TerminalText``) are escaped too, so JSON read on a terminal is as safe as text.
+      // A scalar beyond U+FFFF is written as its UTF-16 surrogate pair, as JSON spells it.
       case _ where TerminalText.isUnsafe(scalar):
-        let hex = String(scalar.value, radix: 16)
-        output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        for unit in String(scalar).utf16 {
+          let hex = String(unit, radix: 16)
+          output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
       default: output.unicodeScalars.append(scalar)
       }
     }

@@ -20,12 +20,13 @@ enum TerminalText {
     // the combining grapheme joiner, the Hangul fillers, the Khmer inherent vowels, the
     // Mongolian variation selectors and vowel separator, the zero-width space, the word
     // joiner and the invisible operators, the deprecated format characters, the byte order
-    // mark, the interlinear annotation marks, the musical formatting marks and the tags.
-    // The joiners (U+200C, U+200D) and the variation selectors (U+FE00–U+FE0F) are left
-    // alone: emoji sequences and several scripts need them.
+    // mark, the interlinear annotation marks, the musical formatting marks and the language
+    // tag. The joiners (U+200C, U+200D), the variation selectors (U+FE00–U+FE0F) and the tag
+    // characters (U+E0020–U+E007F) are left alone: emoji sequences (a subdivision's flag)
+    // and several scripts need them.
     case 0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180F, 0x200B,
       0x2060...0x2064, 0x206A...0x206F, 0x3164, 0xFEFF, 0xFFA0, 0xFFF9...0xFFFB,
-      0x1D173...0x1D17A, 0xE0000...0xE007F:
+      0x1D173...0x1D17A, 0xE0000...0xE001F:
       true
     default: false
     }

@@ -41,6 +41,7 @@ struct SimulationRunner {
   /// - Throws: ``CLIError`` when the database cannot be created or opened.
   func run() throws(CLIError) -> Outcome {
     if let database = script.database {
+      try InputFile.checkLength(of: database, named: "db")
       if InputFile.isDirectory(database) {
         throw CLIError.storage("db: \(TerminalText.excerpt(database)) is a directory, not a file")
       }

@@ -32,16 +32,16 @@ enum InputFile {
     return try readAll(descriptor, name: path)
   }
 
-  /// The longest path the tool takes: the system's own limit, so a longer one is refused
+  /// The system's limit on a path, its terminating NUL included: a longer path is refused
   /// with a one-line error that quotes only its start, never opened and reported as missing.
-  static let longestPath = Int(PATH_MAX)
+  static let pathLimit = Int(PATH_MAX)
 
-  /// Refuses a path longer than ``longestPath`` bytes, naming where it came from.
+  /// Refuses a path of ``pathLimit`` bytes or more, naming where it came from.
   static func checkLength(of path: String, named source: String) throws(CLIError) {
-    guard path.utf8.count > longestPath else { return }
+    guard path.utf8.count >= pathLimit else { return }
     throw CLIError.usage(
-      "\(source): a path of \(path.utf8.count) bytes, over the system's \(longestPath): "
-        + "'\(TerminalText.excerpt(path))'")
+      "\(source): a path of \(path.utf8.count) bytes; the system takes fewer than "
+        + "\(pathLimit): '\(TerminalText.excerpt(path))'")
   }
 
   /// Whether something exists at `path`.

@@ -198,6 +198,17 @@ extension ContractContext {
       "an hour on the boot clock keeps pro, though the wall clock was set 10 days ahead")
     equal(
       ahead.evidence.estimatedServerTime, T.at(T.hour), "the server time follows the boot clock")
+    // Nor is the wall clock ahead a device time seen: neither that read nor a failed refresh
+    // attempt raises the mark to it, so once it is put right a reboot leaves pro granted.
+    try forward.fail(reason: "timeout")
+    forward.clock.set(T.at(T.hour))
+    forward.clock.reboot(session: "contract-boot-2")
+    equal(
+      forward.access("pro").state, .granted,
+      "the wall clock set 10 days ahead in the refresh's boot session, then put right, then a "
+        + "reboot: pro must stay granted, since a read and a failed refresh attempt raise the "
+        + "high-water mark to the device time they decided with "
+        + "(EntitlementEvaluator.effectiveDeviceTime), the boot clock's in that session")
   }
 
   func rollbackAcrossReboot() throws {

@@ -309,12 +309,14 @@ import Testing
   }
 
   /// A `--db` that is a symbolic link to a file not there yet: `put` creates the file it
-  /// points to, private (0600) as every database the tool creates, whatever the umask.
+  /// points to, private (0600) as every database the tool creates, whatever the umask (022
+  /// here, which left it 0644).
   @Test func aDanglingLinkGetsAPrivateFile() throws {
     let link = workspace.directory.path("link.sqlite")
     #expect(symlink("target.sqlite", link) == 0)
     let put = try CLI.run(
-      ["put", "--db", link] + Sample.scope(), in: workspace.directory.path, stdin: Sample.single())
+      ["put", "--db", link] + Sample.scope(), in: workspace.directory.path, stdin: Sample.single(),
+      prefix: ["/bin/sh", "-c", #"umask 022; exec "$0" "$@""#])
     #expect(put.status == 0, "\(put.stderr)")
     let attributes = try FileManager.default.attributesOfItem(
       atPath: workspace.directory.path("target.sqlite"))

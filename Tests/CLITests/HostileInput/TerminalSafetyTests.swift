@@ -15,10 +15,12 @@ import Testing
   }
 
   /// Every character the tool escapes: the C0 controls, DEL, the C1 controls, the line and
-  /// paragraph separators and the bidirectional formatting characters.
+  /// paragraph separators, the bidirectional formatting characters, and the invisible ones
+  /// (two beyond U+FFFF, which JSON writes as a surrogate pair).
   static let unsafeScalars: [Unicode.Scalar] =
     (Array(0x00...0x1F) + Array(0x7F...0x9F)
-    + [0x061C, 0x200E, 0x200F, 0x2028, 0x2029] + Array(0x202A...0x202E) + Array(0x2066...0x2069))
+    + [0x061C, 0x200E, 0x200F, 0x2028, 0x2029] + Array(0x202A...0x202E) + Array(0x2066...0x2069)
+    + [0x00AD, 0x034F, 0x180E, 0x200B, 0x2060, 0xFEFF, 0x1D173, 0xE0001])
     .compactMap(Unicode.Scalar.init)
 
   /// `<` + every unsafe character + `>`: a string a hostile server could send.
@@ -31,7 +33,7 @@ import Testing
     var output = "\""
     for scalar in text.unicodeScalars {
       if scalar.value < 0x20 || scalar.value >= 0x7F || scalar == "\"" || scalar == "\\" {
-        output += String(format: "\\u%04X", scalar.value)
+        for unit in String(scalar).utf16 { output += String(format: "\\u%04X", unit) }
       } else {
         output.unicodeScalars.append(scalar)
       }
@@ -210,12 +212,15 @@ import Testing
   @Test func aReasonIsOneShortLineOfText() throws {
     let scope = Sample.scope()
     for (reason, expected) in [
-      ("a\nb", "error: --reason: holds a control or bidirectional character (U+000A)"),
+      ("a\nb", "error: --reason: holds a control, bidirectional or invisible character (U+000A)"),
       (
         "\u{1B}]0;pwned\u{7}",
-        "error: --reason: holds a control or bidirectional character (U+001B)"
+        "error: --reason: holds a control, bidirectional or invisible character (U+001B)"
       ),
-      ("abc\u{202E}", "error: --reason: holds a control or bidirectional character (U+202E)"),
+      (
+        "abc\u{202E}",
+        "error: --reason: holds a control, bidirectional or invisible character (U+202E)"
+      ),
       (String(repeating: "x", count: 257), "error: --reason: 257 bytes; at most 256 are stored"),
       (String(repeating: "é", count: 129), "error: --reason: 258 bytes; at most 256 are stored"),
       ("", "error: --reason: empty; leave the flag out to record no reason"),

@@ -75,16 +75,21 @@ final class ResidentScope {
     self.init(scopeRow: try ScopeRow(decoding: row), entitlements: [:], isComplete: false)
   }
 
-  /// Records a read at the device time `effectiveNow`: both marks only move forward.
-  func recordRead(at effectiveNow: Date) {
-    guard effectiveNow > highWaterMark || effectiveNow > lastUsedAt else { return }
+  /// Records a read that decided at the device time `effectiveNow`, the wall clock reading
+  /// `now`: both marks only move forward. The last use is the later of the two, as it was
+  /// before the boot clock's session stopped counting the wall clock (retention and the
+  /// least-recently-used order go by the wall clock); the mark is the decision's time alone.
+  func recordRead(at effectiveNow: Date, wallClock now: Date) {
+    let used = max(effectiveNow, now)
+    guard effectiveNow > highWaterMark || used > lastUsedAt else { return }
     // Floored to the millisecond, as the file keeps them: a mark held only here decides as the
     // same mark read back from the file does, so a decision never changes at a flush or a
     // reopen. A mark a fraction of a millisecond ahead of the clock read as a rollback with no
     // tolerance, and moved the server's estimated time, until it was persisted.
     let time = effectiveNow.truncatedToMilliseconds
     if time > highWaterMark { highWaterMark = time }
-    if time > lastUsedAt { lastUsedAt = time }
+    let usedTime = used.truncatedToMilliseconds
+    if usedTime > lastUsedAt { lastUsedAt = usedTime }
   }
 
   /// Takes over read marks that an older resident, or a dropped one, raised and did not

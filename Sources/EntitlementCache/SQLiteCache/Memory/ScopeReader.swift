@@ -274,7 +274,7 @@ final class ScopeReader {
         pendingPurchase: resident.scopeRow.bookkeeping.hasPendingPurchase)
     }
     let clock = resident.clockReading(now: now, boot: boot, policy: policy)
-    resident.recordRead(at: clock.effectiveDeviceNow)
+    resident.recordRead(at: clock.effectiveDeviceNow, wallClock: now)
     guard resident.hasSnapshot else {
       return EntitlementEvaluator.unavailable(
         key, .noSnapshot, clock: clock,
