@@ -89,9 +89,11 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
     }
   }
 
-  /// Records a failed refresh now; the snapshot and its access stay as they were.
+  /// Records a failed refresh now; the snapshot and its access stay as they were. The mark
+  /// rises as a read's does, to the device time a read now decides with: in the refresh's boot
+  /// session the boot clock's, so a wall clock set forward there is no time seen.
   public func recordRefreshFailure(for scope: CacheScope, reason: String?) throws(CacheError) {
-    let now = clock.now()
+    let (now, boot) = (clock.now(), clock.bootInstant())
     state.withLock { state in
       var entry =
         state.entries[scope]
@@ -99,7 +101,9 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
       entry.bookkeeping.lastRefreshAttemptAt = now
       entry.bookkeeping.lastRefreshFailedAt = now
       entry.bookkeeping.lastRefreshFailureReason = reason
-      entry.bookkeeping.deviceHighWaterMark = max(entry.bookkeeping.deviceHighWaterMark, now)
+      let seen = EntitlementEvaluator.effectiveDeviceTime(
+        now: now, bookkeeping: entry.bookkeeping, bootInstant: boot)
+      entry.bookkeeping.deviceHighWaterMark = max(entry.bookkeeping.deviceHighWaterMark, seen)
       state.entries[scope] = entry
       state.writes += 1
     }
