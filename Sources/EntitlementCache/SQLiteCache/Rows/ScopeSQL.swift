@@ -88,32 +88,26 @@ package enum ScopeSQL {
     RefreshFailureParameter.assignments.map { ($0.column, $0.value.rawValue) },
     raising: ["high_water_mark"], alsoOnConflict: [], returningID: false)
 
-  /// What a refresh attempt needs to know of the stored refresh to raise the mark as a read
-  /// would (``attemptMark(for:at:boot:on:)``).
-  static let refreshBootReading = """
-    SELECT stored_at, refresh_boot_session, refresh_boot_uptime FROM scope WHERE scope_key = ?1
+  /// The scope row alone (``ScopeRowColumn``), for a write that needs the stored bookkeeping.
+  static let scopeRowRead = """
+    SELECT \(ScopeRowColumn.selectList) FROM scope s WHERE s.scope_key = ?1
     """
 
-  /// The device time a refresh attempt at `now` raises the scope's mark to, the one a read at
-  /// that moment decides with (<doc:TimeModel>): in the stored refresh's boot session, its
-  /// `storedAt` plus what the boot clock measured since, whatever the wall clock says;
-  /// otherwise `now`.
+  /// The device time a refresh attempt at `now` raises the scope's mark to: the one a read at
+  /// that moment decides with (``EntitlementEvaluator/effectiveDeviceTime(now:bookkeeping:bootInstant:policy:)``,
+  /// as the in-memory cache asks it), from the bookkeeping the file holds inside the write.
   static func attemptMark(
     for scope: CacheScope, at now: Date, boot: BootInstant?, on connection: SQLiteConnection
   ) throws(SQLiteError) -> Date {
-    guard let boot else { return now }
-    return try connection.withStatement(refreshBootReading) { statement throws(SQLiteError) in
+    // Without a boot clock the answer is `now` or the mark, which the upsert keeps anyway.
+    guard boot != nil else { return now }
+    let bookkeeping = try connection.withStatement(scopeRowRead) { statement throws(SQLiteError) in
       try statement.bind(scope.key.bytes, at: 1)
-      guard try statement.step(), let storedAt = statement.date(0),
-        let session = statement.string(1), let uptime = statement.optionalInt64(2),
-        let elapsed = BootInstant(session: session, sinceBoot: Double(uptime) / 1000)
-          .elapsed(until: boot), elapsed.isFinite
-      else { return now }
-      return ClockReading(
-        now: now, deviceHighWaterMark: nil, storedAt: storedAt, serverTime: nil,
-        bootElapsed: elapsed, clockOffset: nil, tolerance: 0
-      ).effectiveDeviceNow.truncatedToMilliseconds
+      return try statement.step() ? ScopeRow(row: statement).bookkeeping : nil
     }
+    return EntitlementEvaluator.effectiveDeviceTime(
+      now: now, bookkeeping: bookkeeping, bootInstant: boot
+    ).truncatedToMilliseconds
   }
 
   /// An INSERT of a scope row with its identity and `assignments`, which on a conflict with
