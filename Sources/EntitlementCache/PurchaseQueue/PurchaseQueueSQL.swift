@@ -125,6 +125,17 @@ package enum PurchaseQueueSQL {
         WHERE state NOT IN ('pending', 'posting')) - ?1))
     """
 
+  /// Every statement of the queue, by what it does, for the health check beside
+  /// ``ScopeSQL/everyStatement``.
+  static let everyStatement: [(name: String, sql: String)] = [
+    ("purchase check", scopeHasUnsentEntry), ("purchase insert", insert),
+    ("purchase by transaction", entryByTransaction), ("purchases by observer", entriesByObserver),
+    ("unsent purchases", unsentByObserver), ("purchase listing", listing),
+    ("purchase counts", countsByState), ("purchase update", update), ("purchase reopen", reopen),
+    ("purchase expiry", expireUnsent), ("synced purchase delete", deleteSynced),
+    ("purchase token drop", dropFinalTokens), ("purchase cap", deleteFinalOverCap),
+  ]
+
   /// The entry on the current row of a statement that selected the token too; nil when a
   /// column is out of its schema's range (another tool edited the file).
   static func entry(row: SQLiteStatement) -> QueuedPurchase? {

@@ -63,6 +63,11 @@ package struct DatabaseHealth: Sendable, Hashable {
   package var readableFrom: Int?
   /// `PRAGMA integrity_check` output: `["ok"]` for a healthy file.
   package var integrity: [String]
+  /// The store's statements that do not prepare against the file's tables, each as
+  /// `what it does: SQLite's message`: another tool changed a table this build's schema
+  /// defines. Empty when all prepare, and for a file of another schema version (an older
+  /// one is migrated when a cache opens it; a newer one's read floor vouches for the reads).
+  package var schemaProblems: [String]
   /// The journal mode (`wal` once a cache has opened the file).
   package var journalMode: String
   /// Bytes per page.
@@ -88,10 +93,10 @@ package struct DatabaseHealth: Sendable, Hashable {
   /// the count.
   package var verificationCounts: [TrustVerdict?: Int]?
 
-  /// Whether the integrity check passed and this build reads the schema: its own or an
-  /// older one, or a newer one whose read floor it meets.
+  /// Whether the integrity check passed, every statement of the store prepares, and this
+  /// build reads the schema: its own or an older one, or a newer one whose read floor it meets.
   package var isHealthy: Bool {
-    integrity == ["ok"] && isReadable
+    integrity == ["ok"] && schemaProblems.isEmpty && isReadable
   }
 
   /// Whether this build reads the file's schema.
@@ -291,6 +296,8 @@ extension SQLiteCustomerInfoCache {
         // its findings and say it could not finish.
         integrity.append("integrity check stopped: \(error.message)")
       }
+      let schemaProblems =
+        version == supportedSchemaVersion ? statementsThatFail(on: connection) : []
       let hasScopes =
         try connection.scalarInt(
           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scope'") > 0
@@ -316,7 +323,7 @@ extension SQLiteCustomerInfoCache {
       return DatabaseHealth(
         schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
         readableFrom: readableFrom,
-        integrity: integrity,
+        integrity: integrity, schemaProblems: schemaProblems,
         journalMode: try connection.scalarText("PRAGMA journal_mode") ?? "unknown",
         pageSize: Int(try connection.scalarInt("PRAGMA page_size")),
         pageCount: Int(try connection.scalarInt("PRAGMA page_count")),
@@ -327,6 +334,19 @@ extension SQLiteCustomerInfoCache {
     } catch {
       if error.isDamage { throw .sqlite(.open, .damaged(path: path, movedTo: nil, cause: error)) }
       throw .sqlite(.inspect, error)
+    }
+  }
+
+  /// Each of the store's statements that does not prepare on `connection`, with SQLite's
+  /// reason (`no such column: e.status`); preparing reads the schema and nothing else.
+  private static func statementsThatFail(on connection: SQLiteConnection) -> [String] {
+    (ScopeSQL.everyStatement + PurchaseQueueSQL.everyStatement).compactMap { name, sql in
+      do throws(SQLiteError) {
+        _ = try SQLiteStatement(connection: connection, sql: sql, persistent: false)
+        return nil
+      } catch {
+        return "\(name): \(error.message)"
+      }
     }
   }
 

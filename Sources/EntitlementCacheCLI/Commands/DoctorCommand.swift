@@ -8,8 +8,11 @@ enum DoctorCommand: Command {
     usage: "doctor [options]",
     discussion: """
       Opens the file read-only and never changes it. Exit status 3 when the file is
-      damaged, is not a database, or was written by a newer schema than this build reads
-      (a newer schema whose read floor this build meets is healthy).
+      damaged, is not a database, has tables another tool changed so that a statement of
+      the cache no longer prepares (each is named), or was written by a newer schema than
+      this build reads (a newer schema whose read floor this build meets is healthy).
+      SQLite keeps its -shm index and an empty -wal beside a file read this way; the
+      next process that opens it read-write removes them when it closes.
       """,
     flags: CommonFlags.general,
     notes: [CommonFlags.databaseNote],
@@ -32,6 +35,7 @@ enum DoctorCommand: Command {
       ("path", .string(path)),
       ("healthy", .bool(health.isHealthy)),
       ("integrity", .array(health.integrity.map(JSONOutput.string))),
+      ("schemaProblems", .array(health.schemaProblems.map(JSONOutput.string))),
       ("schemaVersion", .integer(health.schemaVersion)),
       ("supportedSchemaVersion", .integer(health.supportedSchemaVersion)),
       ("readableFromSchemaVersion", health.readableFrom.map(JSONOutput.integer) ?? .null),
@@ -100,6 +104,9 @@ enum DoctorCommand: Command {
 
   private static func text(_ health: DatabaseHealth, path: String) -> String {
     var verdict = health.isHealthy ? "healthy" : "DAMAGED"
+    if health.integrity == ["ok"], !health.schemaProblems.isEmpty {
+      verdict = "DAMAGED: another tool changed its tables, and this build cannot use them"
+    }
     if health.schemaVersion > health.supportedSchemaVersion {
       verdict =
         health.isReadable
@@ -114,6 +121,12 @@ enum DoctorCommand: Command {
     }
     if health.integrity.count > 10 {
       rows.append(["", "… \(health.integrity.count - 10) more (see --json)"])
+    }
+    for (index, problem) in health.schemaProblems.prefix(10).enumerated() {
+      rows.append([index == 0 ? "statements" : "", problem])
+    }
+    if health.schemaProblems.count > 10 {
+      rows.append(["", "… \(health.schemaProblems.count - 10) more (see --json)"])
     }
     rows += [
       [

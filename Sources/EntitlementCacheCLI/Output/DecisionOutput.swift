@@ -105,6 +105,9 @@ enum DecisionOutput {
     case .offlineUnavailable(.unverified):
       return
         "the policy requires a verified snapshot and this one is not: keep it locked and refresh"
+    case .offlineUnavailable(.unreadable):
+      return "the stored snapshot could not be read: keep it locked and retry; "
+        + "entitlement-cache doctor says why"
     case .offlineUnavailable:
       return "no bounded answer: keep it locked and retry; this is not \"not entitled\""
     case .deviceBlocked:

@@ -132,6 +132,7 @@ import Testing
     #expect(json["path"] as? String == workspace.db)
     #expect(json["healthy"] as? Bool == true)
     #expect(json["integrity"] as? [String] == ["ok"])
+    #expect(json["schemaProblems"] as? [String] == [])
     #expect(json["schemaVersion"] as? Int == json["supportedSchemaVersion"] as? Int)
     #expect(json["journalMode"] as? String == "wal")
     #expect((json["pageSize"] as? Int ?? 0) >= 512)
@@ -168,6 +169,35 @@ import Testing
       #expect(try result.json()["healthy"] as? Bool == false)
       #expect(try workspace.run("doctor").stdout.hasPrefix("\(workspace.db): DAMAGED\n"))
     }
+  }
+
+  /// A table another tool rebuilt passes SQLite's integrity check; `doctor` names each
+  /// statement it breaks, where `check` can only answer `unreadable`. A table added beside
+  /// the cache's breaks nothing.
+  @Test func doctorNamesTheStatementsAChangedTableBreaks() throws {
+    try workspace.put()
+    try SQLiteConnection(path: workspace.db).execute(
+      "CREATE TABLE notes (x); INSERT INTO notes VALUES (1)")
+    #expect(try workspace.run("doctor").status == 0)
+    try SQLiteConnection(path: workspace.db).execute(
+      "DROP TABLE entitlement; CREATE TABLE entitlement (x)")
+    let text = try workspace.run("doctor")
+    #expect(text.status == 3)
+    #expect(
+      text.stdout.hasPrefix(
+        "\(workspace.db): DAMAGED: another tool changed its tables, and this build cannot use "
+          + "them\n  integrity       ok\n  statements      point read: no such column: e.status\n"),
+      "\(text.stdout)")
+    let json = try workspace.run("doctor", ["--json"]).json()
+    #expect(json["healthy"] as? Bool == false)
+    let problems = try #require(json["schemaProblems"] as? [String])
+    #expect(problems.contains("entitlement write: table entitlement has no column named scope_id"))
+    #expect(!problems.contains { $0.hasPrefix("purchase") })
+    let check = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-11-30T12:01:00Z"])
+    #expect(check.status == 1)
+    #expect(check.stdout.hasPrefix("pro: offline unavailable: unreadable\n"))
+    #expect(check.stdout.contains("entitlement-cache doctor says why"))
   }
 
   @Test func newerSchemaIsLeftUntouched() throws {

@@ -56,6 +56,20 @@ package enum ScopeSQL {
     FROM scope s ORDER BY s.last_used_at DESC, s.id DESC
     """
 
+  /// The store's named statements, by what each does (retention's few, on columns these name
+  /// too, are written where they run): the support tool's health check prepares each, so a
+  /// file whose tables another tool changed is reported by the statement it breaks, where a
+  /// read would only answer `unreadable`.
+  static let everyStatement: [(name: String, sql: String)] = [
+    ("point read", pointRead), ("full read", fullRead), ("whole-scope read", wholeScopeRead),
+    ("entitlement rows", entitlementRows), ("scope summaries", scopeSummaries),
+    ("scope row read", scopeRowRead), ("stored answer", storedAnswerQuery),
+    ("snapshot write", upsertSnapshot), ("refresh failure write", upsertRefreshFailure),
+    ("entitlement write", insertEntitlement), ("entitlement delete", deleteEntitlements),
+    ("scope delete", deleteScope), ("read marks write", persistReadMarks),
+    ("next revision", nextRevision), ("revision counter repair", restoreRevisionCounter),
+  ]
+
   /// Runs ``fullRead`` for `key` on `connection`: the scope row (nil when the file has
   /// no row for it) and the facts of every key its snapshot mentions.
   static func readScope(

@@ -58,12 +58,11 @@ struct ScopeSchemaTests {
     let directory = try TemporaryDirectory()
     _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate))
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))
-    let statements = [
-      ScopeSQL.pointRead, ScopeSQL.fullRead, ScopeSQL.scopeSummaries,
-      ScopeSQL.wholeScopeRead, ScopeSQL.entitlementRows, ScopeSQL.storedAnswerQuery,
-      ScopeSQL.upsertSnapshot, ScopeSQL.upsertRefreshFailure, ScopeSQL.insertEntitlement,
-      ScopeSQL.persistReadMarks, ScopeSQL.deleteEntitlements, ScopeSQL.deleteScope,
-    ]
+    let catalog = ScopeSQL.everyStatement + PurchaseQueueSQL.everyStatement
+    // The health check names a broken statement by these names, so each names one statement.
+    #expect(Set(catalog.map(\.name)).count == catalog.count)
+    #expect(Set(catalog.map(\.sql)).count == catalog.count)
+    let statements = catalog.map(\.sql)
     for sql in statements {
       let statement = try SQLiteStatement(connection: connection, sql: sql, persistent: false)
       let expected: Int32? =
