@@ -129,7 +129,8 @@ struct AccessSubscriber {
 
   /// Yields `update` unless it says what the last one said, for the same user.
   mutating func deliver(_ update: AccessUpdate) {
-    if let last, last.appUserID == update.appUserID, last.decision.saysTheSame(as: update.decision)
+    if let last, last.appUserID.namesSameUser(as: update.appUserID),
+      last.decision.saysTheSame(as: update.decision)
     {
       return
     }

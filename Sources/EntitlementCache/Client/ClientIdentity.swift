@@ -39,3 +39,14 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
   /// The scope only: never the SDK key or the app-user ID.
   public var description: String { "ClientIdentity(\(scope))" }
 }
+
+extension String {
+  /// Whether this app-user ID and `other` name the same user as the cache does: the same
+  /// UTF-8 bytes, which the scope hashes. Swift's `==` also calls canonically equivalent text
+  /// equal (`é` and `e` followed by a combining accent), which the cache keeps apart, so a
+  /// comparison of users that used it let a switch between two such IDs keep the first
+  /// user's access.
+  func namesSameUser(as other: String) -> Bool {
+    utf8.elementsEqual(other.utf8)
+  }
+}

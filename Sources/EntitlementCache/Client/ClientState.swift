@@ -35,10 +35,18 @@ public struct ClientState: Sendable, Hashable, CustomStringConvertible {
       ?? decisions.values.contains { $0.evidence.clockRollbackSuspected }
   }
 
+  /// Whether the two are the same state for the same user: app-user IDs are compared by their
+  /// bytes, as the cache's scopes are, so a state of `é` is never equal to one of `e` and a
+  /// combining accent.
+  public static func == (lhs: ClientState, rhs: ClientState) -> Bool {
+    lhs.appUserID.namesSameUser(as: rhs.appUserID) && lhs.customerInfo == rhs.customerInfo
+      && lhs.decisions == rhs.decisions
+  }
+
   /// Whether `other` says the same to the app. Every read moves the clock estimate and the
   /// high-water mark; only what they decide counts, so a stream never repeats a state.
   func saysTheSame(as other: ClientState) -> Bool {
-    appUserID == other.appUserID && decisions.count == other.decisions.count
+    appUserID.namesSameUser(as: other.appUserID) && decisions.count == other.decisions.count
       && decisions.allSatisfy { key, decision in
         other.decisions[key].map { $0.saysTheSame(as: decision) } ?? false
       }
@@ -84,4 +92,10 @@ public struct AccessUpdate: Sendable, Hashable {
   public var appUserID: String
   /// The decision for the stream's entitlement.
   public var decision: AccessDecision
+
+  /// Whether the two are the same decision for the same user, app-user IDs compared by their
+  /// bytes as ``ClientState``'s are.
+  public static func == (lhs: AccessUpdate, rhs: AccessUpdate) -> Bool {
+    lhs.appUserID.namesSameUser(as: rhs.appUserID) && lhs.decision == rhs.decision
+  }
 }

@@ -61,7 +61,7 @@ extension EntitlementClient {
       let newlySuspected =
         changed && state.clockRollbackSuspected
         && !(core.published.map {
-          $0.appUserID == state.appUserID && $0.clockRollbackSuspected
+          $0.appUserID.namesSameUser(as: state.appUserID) && $0.clockRollbackSuspected
         } ?? false)
       defer {
         if changed || reschedulingWhenUnchanged || core.boundaryTimer == nil {

@@ -155,7 +155,8 @@ public final class EntitlementClient: Sendable {
     }
     // The publish read the cache already; read again only if the user switched meanwhile.
     let current =
-      published.flatMap { $0.appUserID == identity.appUserID ? $0 : nil } ?? state(of: identity)
+      published.flatMap { $0.appUserID.namesSameUser(as: identity.appUserID) ? $0 : nil }
+      ?? state(of: identity)
     switch fetchPolicy {
     case .cacheOnly:
       return current
@@ -325,7 +326,9 @@ public final class EntitlementClient: Sendable {
 
   /// Switches to `appUserID`: publishes that user's cached state at once, then returns after
   /// the refresh that follows. Fetches in flight for the previous user still land under that
-  /// user and never reach this one's stream. Logging in as the current user does nothing.
+  /// user and never reach this one's stream. Logging in as the current user does nothing; the
+  /// same user is the same UTF-8 bytes, as the cache's scopes are, so an ID that differs only in
+  /// Unicode form (a composed `é` against `e` and a combining accent) is another user.
   ///
   /// - Throws: ``ScopeError`` when `appUserID` is empty; nothing changes.
   @discardableResult
@@ -334,7 +337,7 @@ public final class EntitlementClient: Sendable {
     // The switch and the fetch it needs are one step under the lock, so another switch cannot
     // come between them and send this user's refresh for someone else.
     let flight: Flight?? = core.withLock { core in
-      guard core.identity.appUserID != appUserID else { return .none }
+      guard !core.identity.appUserID.namesSameUser(as: appUserID) else { return .none }
       switchIdentity(&core, to: next)
       return .some(joinOrStartFlight(&core, flow: .identityChange))
     }

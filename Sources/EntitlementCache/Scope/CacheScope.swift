@@ -26,10 +26,13 @@ public enum StoreEnvironment: String, Sendable, Hashable, CaseIterable {
 /// | installation | `entitlement-cache/installation/v1` | SDK key, installation ID |
 ///
 /// The parts are `String`s, whose bytes are always valid UTF-8: two different IDs hash apart
-/// because their UTF-8 differs. An ID that arrives as bytes must be decoded strictly
-/// (`String(bytes:encoding: .utf8)`, which answers nil) and refused when it does not decode. Decoding it lossily, as
-/// `String(decoding:as:)` does, turns every invalid sequence into U+FFFD, so two different
-/// byte strings could become one ID and one user could read another's cached access.
+/// because their UTF-8 differs. Nothing is normalized: `café` with a composed `é` and with `e`
+/// and a combining accent are two users, though Swift's `==` calls the strings equal, so code
+/// that asks whether two app-user IDs are the same user compares their bytes. An ID that
+/// arrives as bytes must be decoded strictly (`String(bytes:encoding: .utf8)`, which answers
+/// nil) and refused when it does not decode. Decoding it lossily, as `String(decoding:as:)`
+/// does, turns every invalid sequence into U+FFFD, so two different byte strings could become
+/// one ID and one user could read another's cached access.
 public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
   /// The store environment.
   public let environment: StoreEnvironment

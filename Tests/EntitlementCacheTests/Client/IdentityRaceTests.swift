@@ -183,6 +183,41 @@ struct IdentityRaceTests {
     #expect(harness.states.count == 1)
   }
 
+  /// Swift's `==` calls `café` with a composed `é` and with `e` and a combining accent equal;
+  /// the cache hashes their bytes into two scopes, so they are two users. The client compared
+  /// them with `==`: logIn did nothing, and the second user was granted the first's `pro`.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test("an app-user ID that is another's in another Unicode form is another user")
+  func logInAsACanonicallyEquivalentID() throws {
+    let composed = "caf\u{E9}"
+    let decomposed = "cafe\u{301}"
+    #expect(composed == decomposed)
+    let harness = try ClientHarness(user: composed)
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(json: ClientFixture.json())
+    harness.runtime.runUntilIdle()
+    #expect(harness.client.access(to: "pro").isGranted)
+
+    let login = harness.run { client in (try? await client.logIn(decomposed))?.appUserID }
+    #expect(harness.client.identity.scope == ClientFixture.identity(decomposed).scope)
+    #expect(harness.fetcher.waiting.map { Array($0.appUserID.utf8) } == [Array(decomposed.utf8)])
+    #expect(!harness.client.access(to: "pro").isGranted)
+    harness.fetcher.answer(.failure(.transient(status: 503)))
+    harness.runtime.runUntilIdle()
+    #expect(login.result??.utf8.elementsEqual(decomposed.utf8) == true)
+    #expect(!harness.client.access(to: "pro").isGranted)
+    let last = try #require(harness.states.last)
+    #expect(last.appUserID.utf8.elementsEqual(decomposed.utf8))
+    #expect(last.decisions["pro"].map { !$0.isGranted } == true)
+    var sameStateOtherUser = last
+    sameStateOtherUser.appUserID = composed
+    #expect(sameStateOtherUser != last)
+    #expect(
+      AccessUpdate(appUserID: composed, decision: harness.client.access(to: "pro"))
+        != AccessUpdate(appUserID: decomposed, decision: harness.client.access(to: "pro")))
+  }
+
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an empty app-user ID is rejected and nothing changes")
   func emptyUser() throws {
