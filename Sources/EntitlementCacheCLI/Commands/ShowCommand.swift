@@ -41,7 +41,11 @@ enum ShowCommand: Command {
       } catch {
         throw CLIError(error, path: cache.path)
       }
-      agree = Self.sameWrite(stored?.bookkeeping, evaluated?.bookkeeping)
+      // A scope whose refreshes have only failed loads its bookkeeping and no snapshot, and
+      // evaluates to nothing: both reads saw it so.
+      agree =
+        Self.sameWrite(stored?.bookkeeping, evaluated?.bookkeeping)
+        || (evaluated == nil && stored?.snapshot == nil)
     }
     let view = ShowOutput(
       scope: scope, now: invocation.now, stored: agree ? stored : nil, evaluated: evaluated)

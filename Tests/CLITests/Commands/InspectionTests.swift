@@ -86,6 +86,29 @@ import Testing
     #expect((json["decisions"] as? [String: Any])?.isEmpty == true)
   }
 
+  /// A scope whose refreshes have only failed has bookkeeping and no snapshot. The two reads
+  /// `show` compares disagreed on it (bookkeeping against no evaluation), so it printed
+  /// "Nothing is stored" and a null bookkeeping, hiding the failure support asks about.
+  @Test func showOfAScopeWithOnlyAFailedRefresh() throws {
+    let failed = try workspace.run(
+      "refresh-failed",
+      Sample.scope(user: Sample.userB) + ["--reason", "timeout", "--now", Sample.requestDate])
+    #expect(failed.status == 0)
+    let text = try workspace.run(
+      "show", Sample.scope(user: Sample.userB) + ["--now", "2026-11-30T12:05:00Z"])
+    #expect(text.status == 0)
+    #expect(
+      text.stdout.contains(
+        "\nsnapshot         none stored: every decision is offline_unavailable\n"))
+    #expect(text.stdout.contains("\nlast failure     2026-11-30T12:00:00Z (5 m ago): timeout\n"))
+    let json = try show(now: "2026-11-30T12:05:00Z", user: Sample.userB)
+    #expect(json["customerInfo"] is NSNull)
+    let bookkeeping = try #require(json["bookkeeping"] as? [String: Any])
+    #expect(bookkeeping["lastRefreshFailedAt"] as? String == "2026-11-30T12:00:00Z")
+    #expect(bookkeeping["lastRefreshFailureReason"] as? String == "timeout")
+    #expect(bookkeeping["storedAt"] is NSNull)
+  }
+
   @Test func noOutputEverHoldsATokenOrARawIdentity() throws {
     var outputs: [CLIResult] = []
     outputs.append(try workspace.put())
