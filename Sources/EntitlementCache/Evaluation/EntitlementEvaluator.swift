@@ -363,11 +363,19 @@ public enum EntitlementEvaluator {
   }
 
   /// Non-expiring access is usable for a bounded time after the server last verified it;
-  /// without `verifiedAt`, after the snapshot's `requestDate`.
+  /// without `verifiedAt`, after the snapshot's `requestDate`. A `verifiedAt` after the
+  /// `requestDate` counts from the `requestDate`: the server cannot have verified access after
+  /// it answered, and a window counted from a date years ahead would hold lifetime access
+  /// offline for years.
   private static func offlineWindowEnd(
     _ facts: EntitlementFacts, serverTime: Date?, policy: OfflinePolicy
   ) -> Date? {
-    (facts.verifiedAt ?? serverTime).map { $0.addingTimeInterval(policy.nonExpiringMaxOfflineAge) }
+    let verified =
+      switch (facts.verifiedAt, serverTime) {
+      case (let verifiedAt?, let serverTime?): min(verifiedAt, serverTime)
+      case (let verifiedAt, let serverTime): verifiedAt ?? serverTime
+      }
+    return verified.map { $0.addingTimeInterval(policy.nonExpiringMaxOfflineAge) }
   }
 
   private static func earliest(_ first: Date?, _ second: Date?) -> Date? {

@@ -183,6 +183,25 @@ struct DecisionReasonTests {
     #expect(evaluated.decisions["pro"] == after)
   }
 
+  /// A server cannot have verified access after it answered. Counted from a `verifiedAt` a
+  /// year past the `requestDate`, lifetime access held offline for 13 months, not 30 days.
+  @Test("lifetime with a verifiedAt after the requestDate: bounded from the requestDate")
+  func lifetimeWithAVerifiedAtAheadIsBoundedByRequestDate() throws {
+    let info = Fixture.info([
+      "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(365 * Fixture.day))
+    ])
+    let harness = try CacheHarness()
+    try harness.store(info)
+    let reader = try harness.secondInstance()
+    for (now, granted) in [(30 * Fixture.day - 1, true), (30 * Fixture.day, false)] {
+      harness.clock.set(Fixture.at(now))
+      let memory = Fixture.decide("pro", in: info, now: Fixture.at(now), policy: .conservative)
+      #expect(memory.isGranted == granted)
+      #expect(memory.evidence.validUntil == Fixture.at(30 * Fixture.day))
+      #expect(reader.access(to: "pro", for: Fixture.scopeA) == memory)
+    }
+  }
+
   // MARK: Unavailable
 
   @Test("no snapshot: nil CustomerInfo, nil bookkeeping, or bookkeeping without storedAt")
