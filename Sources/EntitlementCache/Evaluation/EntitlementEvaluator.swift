@@ -158,9 +158,11 @@ public enum EntitlementEvaluator {
       let decision = decide(
         entry.key, facts: entry.facts, snapshot: snapshot, bookkeeping: bookkeeping,
         clock: clock, policy: policy)
-      // Locally computed expiry: the server said active or grace, the boundary has passed.
-      // A snapshot too old to decide on still must not show a lapsed entitlement as active.
-      var lapsed = decision.state == .denied(.expired)
+      // Locally computed expiry: the server said active or grace, the boundary has passed:
+      // its end, or for non-expiring access the offline window, so a reader of the statuses
+      // alone never holds lifetime access offline past it. A snapshot too old to decide on
+      // still must not show a lapsed entitlement as active.
+      var lapsed = decision.state.hasLapsed
       if decision.state == .offlineUnavailable(.snapshotTooOld) {
         var ignoringAge = policy
         ignoringAge.maxSnapshotAge = nil
@@ -168,7 +170,7 @@ public enum EntitlementEvaluator {
           decide(
             entry.key, facts: entry.facts, snapshot: snapshot, bookkeeping: bookkeeping,
             clock: clock, policy: ignoringAge
-          ).state == .denied(.expired)
+          ).state.hasLapsed
       }
       decisions.values[entry.index] = decision
       // Written only when it changes: most lapsed keys already read `expired`, and a write
@@ -428,5 +430,13 @@ struct EvaluationPlan {
       return Entry(index: index, key: key, facts: facts[key])
     }
     self.decisions = decisions
+  }
+}
+
+extension AccessState {
+  /// Denied because time passed a boundary of the entitlement's own: its expiry or grace end,
+  /// or the offline window of non-expiring access.
+  fileprivate var hasLapsed: Bool {
+    self == .denied(.expired) || self == .denied(.offlineWindowElapsed)
   }
 }

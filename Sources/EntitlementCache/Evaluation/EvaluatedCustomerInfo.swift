@@ -6,8 +6,9 @@
 
 /// A cached CustomerInfo re-evaluated at one moment.
 public struct EvaluatedCustomerInfo: Sendable, Hashable {
-  /// The snapshot as it holds now: lapsed entitlements read `expired`, an expired access
-  /// context is removed.
+  /// The snapshot as it holds now: lapsed entitlements read `expired` (past their expiry or
+  /// grace end, or non-expiring ones past the offline window, so code that reads only statuses
+  /// never grants what the decisions deny by time), an expired access context is removed.
   public var customerInfo: CustomerInfo
   /// The decision for every entitlement key of the snapshot.
   public var decisions: [String: AccessDecision]

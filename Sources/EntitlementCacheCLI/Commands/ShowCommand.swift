@@ -13,9 +13,10 @@ enum ShowCommand: Command {
     summary: "the evaluated CustomerInfo and bookkeeping of one scope, tokens redacted",
     usage: "show SCOPE [policy flags] [options]",
     discussion: """
-      Entitlements are re-evaluated now (lapsed ones read "expired"), an expired access
-      context is removed, tokens are redacted, and fields this build does not know are left
-      out (they stay in the file). Never creates the database.
+      Entitlements are re-evaluated now (lapsed ones read "expired": past their expiry or
+      grace, or lifetime ones past the offline window), an expired access context is
+      removed, tokens are redacted, and fields this build does not know are left out (they
+      stay in the file). Never creates the database.
       """,
     flags: CommonFlags.scope + CommonFlags.general + CommonFlags.policy,
     notes: [CommonFlags.durationNote, CommonFlags.databaseNote],

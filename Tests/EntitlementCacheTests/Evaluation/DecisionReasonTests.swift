@@ -202,6 +202,26 @@ struct DecisionReasonTests {
     }
   }
 
+  /// Past its offline window, lifetime access is denied, and the evaluated CustomerInfo says
+  /// so too: it read `active`, which code that gates on statuses alone (as raw data readers
+  /// are told to: only `active` and valid `grace`) would have granted forever offline.
+  @Test("lifetime past its offline window reads expired in the evaluated CustomerInfo")
+  func lifetimePastItsWindowReadsExpired() throws {
+    let info = Fixture.info(["pro": Fixture.entitlement(.active, verifiedAt: Fixture.t0)])
+    let harness = try CacheHarness()
+    try harness.store(info)
+    let reader = try harness.secondInstance()
+    for (now, status) in [(30 * Fixture.day - 1, "active"), (30 * Fixture.day, "expired")] {
+      harness.clock.set(Fixture.at(now))
+      let memory = EntitlementEvaluator.evaluate(
+        info, bookkeeping: ScopeBookkeeping(storedAt: Fixture.t0), now: Fixture.at(now))
+      #expect(memory.customerInfo.entitlements["pro"]?.status.rawValue == status)
+      let stored = try #require(try reader.evaluatedCustomerInfo(for: Fixture.scopeA))
+      #expect(stored.customerInfo.entitlements["pro"]?.status.rawValue == status)
+      #expect(stored.decisions["pro"]?.isGranted == (status == "active"))
+    }
+  }
+
   // MARK: Unavailable
 
   @Test("no snapshot: nil CustomerInfo, nil bookkeeping, or bookkeeping without storedAt")
