@@ -110,6 +110,9 @@ enum DecisionOutput {
         + "entitlement-cache doctor says why"
     case .offlineUnavailable:
       return "no bounded answer: keep it locked and retry; this is not \"not entitled\""
+    case .deviceBlocked(.known(.loginRequired)?), .deviceBlocked(.known(.beneficiaryConflict)?):
+      return "entitled, but not on this installation: offer the account or support recovery "
+        + "path, never \"buy again\" and never a silent transfer"
     case .deviceBlocked:
       return "entitled, but not on this installation: show device management, never \"buy again\""
     }

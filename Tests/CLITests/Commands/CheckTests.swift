@@ -127,6 +127,25 @@ import Testing
     #expect(devices.first?["label"] as? String == "Pixel")
   }
 
+  /// Device management cannot settle a login or a beneficiary conflict: those two get the
+  /// account or support recovery path, every other reason device management.
+  @Test(arguments: [
+    ("DEVICE_CHANGE_LIMIT_REACHED", "show device management"),
+    ("LOGIN_REQUIRED", "offer the account or support recovery path"),
+    ("BENEFICIARY_CONFLICT", "offer the account or support recovery path"),
+  ])
+  func deviceBlockMeaningFollowsItsReason(reason: String, advice: String) throws {
+    try workspace.put(
+      Sample.single(
+        extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"\(reason)\" }"))
+    let text = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-11-30T12:01:00Z"])
+    #expect(text.status == 1)
+    #expect(text.stdout.hasPrefix("pro: device blocked: \(reason)\n"))
+    #expect(
+      text.stdout.contains("  meaning           entitled, but not on this installation: \(advice)"))
+  }
+
   @Test func refreshFailureServesOfflineUntilTheNextPut() throws {
     try workspace.put()
     let failed = try workspace.run(
