@@ -58,8 +58,8 @@ public struct CacheConfiguration: Sendable {
   public var durability: Durability = .normal
   /// How long a statement waits for another process's lock. Default 5 s.
   public var busyTimeout: TimeInterval = 5
-  /// A scope that can no longer grant anything and was not used for this long is pruned.
-  /// Default 90 days.
+  /// A scope that can no longer grant anything and was not used for this long is pruned (a
+  /// blocked installation of an entitled user counts as granting). Default 90 days.
   public var retention: TimeInterval = 90 * 86_400
   /// At most this many scopes are kept; the least recently used go first. Default 100, far
   /// above one device's real account switches, and a bound on a shared device's file.

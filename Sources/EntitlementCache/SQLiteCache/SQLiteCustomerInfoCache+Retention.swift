@@ -89,7 +89,7 @@ extension SQLiteCustomerInfoCache {
     }
     var deleted = 0
     for key in candidates
-    where try !canGrant(key, on: connection, now: now, boot: boot, policy: policy) {
+    where try !entitlesAnyKey(key, on: connection, now: now, boot: boot, policy: policy) {
       try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
         try statement.bind(key, at: 1)
         try statement.run()
@@ -99,8 +99,10 @@ extension SQLiteCustomerInfoCache {
     return deleted
   }
 
-  /// Whether any key of the stored snapshot is granted now.
-  private static func canGrant(
+  /// Whether any key of the stored snapshot is granted now, or would be but for this
+  /// installation's device access: a blocked device's answer is device management, never
+  /// "buy again", and it needs the snapshot that says so.
+  private static func entitlesAnyKey(
     _ key: [UInt8], on connection: SQLiteConnection, now: Date, boot: BootInstant?,
     policy: OfflinePolicy
   ) throws(SQLiteError) -> Bool {
@@ -110,10 +112,11 @@ extension SQLiteCustomerInfoCache {
       now: now, boot: boot, bookkeeping: scopeRow.bookkeeping,
       tolerance: policy.clockRollbackTolerance)
     return entitlements.contains { name, facts in
-      EntitlementEvaluator.decide(
+      let decision = EntitlementEvaluator.decide(
         name, facts: facts, snapshot: snapshot, bookkeeping: scopeRow.bookkeeping, clock: clock,
-        policy: policy
-      ).isGranted
+        policy: policy)
+      if case .deviceBlocked = decision.state { return true }
+      return decision.isGranted
     }
   }
 

@@ -8,7 +8,8 @@ enum PurgeCommand: Command {
     usage: "purge (SCOPE | --hash PREFIX | --unusable) [policy flags] [options]",
     discussion: """
       --unusable deletes every scope whose snapshot grants nothing now under the policy
-      (scopes without a snapshot included). --hash takes a hash prefix from 'scopes'.
+      (scopes without a snapshot included; a blocked device of an entitled user is kept,
+      since its answer is device management). --hash takes a hash prefix from 'scopes'.
       Never creates the database; a damaged file is an error (exit 3) and is left alone.
       """,
     flags: CommonFlags.scope + [

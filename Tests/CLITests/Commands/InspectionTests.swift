@@ -225,6 +225,25 @@ import Testing
     #expect(strict.stdout.hasPrefix("Deleted 1 scope from "))
   }
 
+  /// An entitled user on a blocked installation is answered with device management, from the
+  /// snapshot; `--unusable` deleted it, and the answer became `no_snapshot`.
+  @Test func purgeUnusableKeepsABlockedDeviceOfAnEntitledUser() throws {
+    try workspace.put(
+      Sample.single(
+        extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"DEVICE_REPLACED\" }"))
+    try workspace.put(
+      Sample.single(
+        status: "expired",
+        extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"DEVICE_REPLACED\" }"),
+      user: Sample.userB)
+    let result = try workspace.run(
+      "purge", ["--unusable", "--now", "2026-11-30T12:01:00Z", "--json"])
+    #expect(try result.json()["deleted"] as? Int == 1)
+    let (check, json) = try workspace.check(now: "2026-11-30T12:02:00Z")
+    #expect(check.status == 1)
+    #expect(json["state"] as? String == "device_blocked")
+  }
+
   @Test func purgeNeedsExactlyOneTarget() throws {
     try workspace.put()
     let expected =
