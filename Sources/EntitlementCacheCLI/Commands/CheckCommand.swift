@@ -23,8 +23,11 @@ enum CheckCommand: Command {
 
   static func run(_ invocation: Invocation) throws(CLIError) -> ExitStatus {
     let scope = try invocation.scope()
-    guard let key = invocation.arguments.value("--entitlement"), !key.isEmpty else {
+    guard let key = invocation.arguments.value("--entitlement") else {
       throw CLIError.usage("check: missing --entitlement KEY")
+    }
+    guard !key.isEmpty else {
+      throw CLIError.usage("--entitlement: empty; give the entitlement's key, such as pro")
     }
     let policy = try invocation.policy()
     let cache = try invocation.openCache(.read, policy: policy)

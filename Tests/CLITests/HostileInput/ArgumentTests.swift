@@ -156,6 +156,9 @@ import Testing
     #expect(empty.stderr == "error: show: invalid scope: app-user ID is empty\n")
     #expect(
       try run(["check"] + Sample.scope()).stderr == "error: check: missing --entitlement KEY\n")
+    #expect(
+      try run(["check"] + Sample.scope() + ["--entitlement", ""]).stderr
+        == "error: --entitlement: empty; give the entitlement's key, such as pro\n")
   }
 
   @Test func flagValuesMayUseEquals() throws {
