@@ -261,6 +261,17 @@ package enum ScriptParser {
             + "most a year")
       }
       let step = ScriptStep(at: at, action: try action(object, times: times))
+      if !steps.contains(where: \.isStart) {
+        switch step.action {
+        case .foreground, .background:
+          // The client ignores a phase change before it starts; a script that meant a launch
+          // in the background would run a foreground one without a word.
+          throw item.error(
+            "a phase change before the first start does nothing; a launch in the background is "
+              + "{\"do\": \"start\", \"in\": \"background\"}")
+        default: break
+        }
+      }
       if case .purchase = step.action {
         purchases += 1
         guard purchases <= mostPurchases else {
@@ -286,7 +297,10 @@ package enum ScriptParser {
     // A misspelt field is named as such, not reported as the field it meant being missing.
     try object.rejectingOthers(than: ["at", "do"] + fields)
     switch name {
-    case "start": return .start
+    case "start":
+      return .start(
+        try object.optional("in")?.choice(
+          "phase", ["foreground": AppPhase.foreground, "background": .background]) ?? .foreground)
     case "foreground": return .foreground
     case "background": return .background
     case "logIn": return .logIn(user: try object.required("user").string())

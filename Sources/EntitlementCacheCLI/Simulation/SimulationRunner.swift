@@ -171,8 +171,8 @@ private final class SimulatedDevice: Sendable {
   private func perform(_ action: ScriptAction) async {
     guard let client = state.withLock({ $0.app?.client }) else { return }
     switch action {
-    case .start:
-      client.start()
+    case .start(let phase):
+      client.start(in: phase)
     case .foreground:
       client.didEnterForeground()
     case .background:

@@ -83,12 +83,18 @@ struct ScriptStep: Sendable {
   /// When the step happens, as virtual time since the start.
   var at: Duration
   var action: ScriptAction
+
+  /// Whether the step launches the app.
+  var isStart: Bool {
+    if case .start = action { return true }
+    return false
+  }
 }
 
 /// What a step does to the app; each is one call on the client, or on the simulated device.
 enum ScriptAction: Sendable {
-  /// `start()`.
-  case start
+  /// `start(in:)`: a launch in the foreground, or in the background (a background fetch).
+  case start(AppPhase)
   /// `didEnterForeground()`.
   case foreground
   /// `didEnterBackground()`.
@@ -117,7 +123,7 @@ enum ScriptAction: Sendable {
 
   /// Each action's name in a script, and the fields it takes besides `at` and `do`.
   static let fields: KeyValuePairs<String, [String]> = [
-    "start": [], "foreground": [], "background": [], "logIn": ["user"], "logOut": [],
+    "start": ["in"], "foreground": [], "background": [], "logIn": ["user"], "logOut": [],
     "refresh": ["policy", "timeout"], "purchase": ["transaction", "product"], "restore": [],
     "sync": [], "networkAvailable": [], "relaunch": [], "check": ["entitlement"],
     "setClock": ["to"],

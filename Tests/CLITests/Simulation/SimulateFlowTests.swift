@@ -49,6 +49,22 @@ extension SimulateTests {
       ])
   }
 
+  /// A launch in the background (a background fetch) delays its refresh by up to 5 s and
+  /// retries nothing, where a foreground launch fetches at once.
+  @Test func aBackgroundLaunchDelaysItsFetch() throws {
+    let script = SimScript.make(
+      server: #"{ "alice": [ { "fail": "transient" }, \#(SimScript.answer()) ] }"#,
+      steps: [
+        SimScript.step("+0s", "start", #""in": "background""#),
+        SimScript.step("+10m", "check", #""entitlement": "pro""#),
+      ])
+    let lines = try events(script)
+    let fetches = lines.filter { $0.contains(" fetch ") }
+    #expect(fetches.count == 1, "\(lines)")
+    #expect(fetches.first?.hasPrefix("12:00:00Z") == false, "\(lines)")
+    #expect(fetches.first?.hasSuffix("start failed") == true, "\(lines)")
+  }
+
   @Test func fetchPoliciesFetchOnlyWhenTheyShould() throws {
     let script = SimScript.make(
       server: """

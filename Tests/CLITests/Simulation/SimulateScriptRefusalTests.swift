@@ -53,6 +53,17 @@ extension SimulateTests {
       SimScript.make(steps: [#"{ "do": "start" }"#]), "steps[0].at: missing"
     ),
     (
+      // The client ignores a phase change before it starts: the run would have been a
+      // foreground launch while the script meant a background one.
+      SimScript.make(steps: [SimScript.step("+0s", "background"), SimScript.step("+0s", "start")]),
+      #"steps[0]: a phase change before the first start does nothing; a launch in the "#
+        + #"background is {"do": "start", "in": "background"}"#
+    ),
+    (
+      SimScript.make(steps: [SimScript.step("+0s", "start", #""in": "asleep""#)]),
+      #"steps[0].in: unknown phase "asleep" (foreground or background)"#
+    ),
+    (
       SimScript.make(steps: [
         SimScript.step(
           "+0s", "purchase",
