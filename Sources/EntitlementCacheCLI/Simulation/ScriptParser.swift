@@ -151,7 +151,9 @@ package enum ScriptParser {
     case .transient, .rejected:
       try object.rejectingOthers(than: ["post", "status", "latency"])
       var status: Int?
-      if let node = object.optional("status") { status = try httpStatus(node) }
+      if let node = object.optional("status") {
+        status = try httpStatus(node, transient: kind == .transient)
+      }
       if kind == .transient {
         return ScriptedPostAnswer(reply: .failure(.transient(status: status)), latency: latency)
       }
@@ -196,7 +198,9 @@ package enum ScriptParser {
       let kind = try object.required("fail").choice(
         "failure", ["transient": Kind.transient, "rejected": .rejected])
       var status: Int?
-      if let node = object.optional("status") { status = try httpStatus(node) }
+      if let node = object.optional("status") {
+        status = try httpStatus(node, transient: kind == .transient)
+      }
       let failure: FetchFailure
       switch kind {
       case .transient:
@@ -218,9 +222,20 @@ package enum ScriptParser {
     return try wait(node)
   }
 
-  private static func httpStatus(_ node: ScriptNode) throws(ScriptError) -> Int {
+  /// A failure's HTTP status, of its kind: a transient failure is a 5xx, a 408 or a 429 (the
+  /// client retries it), a rejection a 4xx (the client does not). A 200 "failure" would be
+  /// run as the kind it names, and the report would read as if the server had said it.
+  private static func httpStatus(_ node: ScriptNode, transient: Bool) throws(ScriptError) -> Int {
     let value = try node.integer()
     guard (100...599).contains(value) else { throw node.error("not an HTTP status (100 to 599)") }
+    let fits =
+      transient ? value >= 500 || value == 408 || value == 429 : (400...499).contains(value)
+    guard fits else {
+      throw node.error(
+        transient
+          ? "\(value) is not a transient failure's status (a 5xx, 408 or 429)"
+          : "\(value) is not a rejection's status (a 4xx)")
+    }
     return Int(value)
   }
 

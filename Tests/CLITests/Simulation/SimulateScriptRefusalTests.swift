@@ -144,6 +144,14 @@ extension SimulateTests {
       "server.bob[0].status: not an HTTP status (100 to 599)"
     ),
     (
+      SimScript.make(server: #"{ "bob": [ { "fail": "transient", "status": 200 } ] }"#, steps: []),
+      "server.bob[0].status: 200 is not a transient failure's status (a 5xx, 408 or 429)"
+    ),
+    (
+      SimScript.make(server: #"{ "bob": [ { "fail": "rejected", "status": 503 } ] }"#, steps: []),
+      "server.bob[0].status: 503 is not a rejection's status (a 4xx)"
+    ),
+    (
       SimScript.make(server: #"{ "bob": { "fail": "transient" } }"#, steps: []),
       "server.bob: not an array"
     ),
