@@ -47,7 +47,9 @@ enum TextOutput {
   /// `in 3 d`, `2 h ago`, `now`: one unit, rounded to the nearest, so it reads at a glance.
   static func relative(_ date: Date, to now: Date) -> String {
     let seconds = date.timeIntervalSince(now)
-    guard abs(seconds) >= 0.5 else { return "now" }
+    guard seconds != 0 else { return "now" }
+    // A boundary half a second ahead is still ahead: "now" would read as already passed.
+    guard abs(seconds) >= 0.5 else { return seconds > 0 ? "in <1 s" : "<1 s ago" }
     let amount = duration(abs(seconds))
     return seconds > 0 ? "in \(amount)" : "\(amount) ago"
   }

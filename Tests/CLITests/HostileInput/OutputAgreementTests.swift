@@ -34,6 +34,15 @@ import Testing
     #expect(check.stdout.contains("  stored at         2026-11-30T16:00:00Z (now)\n"))
     #expect(
       check.stdout.contains("  verified at       2026-11-30T12:00:00Z (now by server time)\n"))
+
+    // Half a second before the boundary access still holds: "now" read as already passed.
+    try workspace.put(Sample.single(), now: Sample.requestDate)
+    let edge = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-12-30T11:59:59.600Z"])
+    #expect(edge.status == 0)
+    #expect(
+      edge.stdout.contains("  valid until       2026-12-30T12:00:00Z (in <1 s)\n"), "\(edge.stdout)"
+    )
   }
 
   /// `put` of a hand-written snapshot whose requestDate is hours from the device clock says
