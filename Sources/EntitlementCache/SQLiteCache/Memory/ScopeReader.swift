@@ -178,8 +178,12 @@ final class ScopeReader {
       }
     }
     do {
-      if trustRoots != nil {
-        // A scope read from disk is read whole, to be checked against its signed body.
+      // A scope read from disk with trust roots is read whole, to be checked against its signed
+      // body. So is one asked for a key outside ASCII: memory and the in-memory cache look keys
+      // up as Swift compares strings (a composed `é` and `e` with a combining accent are one
+      // key), where the point read's SQL compares bytes and would miss the stored form. In
+      // ASCII the two comparisons agree.
+      if trustRoots != nil || !key.utf8.allSatisfy({ $0 < 0x80 }) {
         let read = try self.resident(scope, whole: false)
         let known = read.makeRecent(key)
         return evaluate(
