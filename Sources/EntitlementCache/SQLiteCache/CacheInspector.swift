@@ -298,18 +298,22 @@ extension SQLiteCustomerInfoCache {
       }
       let schemaProblems =
         version == supportedSchemaVersion ? statementsThatFail(on: connection) : []
+      // A damaged table page, or a table another tool changed, fails a count; the integrity
+      // lines or the statements already say what is wrong, and they are what the caller
+      // needs, so the count is left out rather than thrown.
+      let explained = { (error: SQLiteError) in
+        (error.isDamage && integrity != ["ok"]) || !schemaProblems.isEmpty
+      }
       let hasScopes =
         try connection.scalarInt(
           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'scope'") > 0
-      // A damaged table page fails the count; the integrity lines already say what is wrong,
-      // and they are what the caller needs, so the count is left out rather than thrown.
       var scopeCount: Int?
       do throws(SQLiteError) {
         scopeCount = hasScopes ? Int(try connection.scalarInt("SELECT count(*) FROM scope")) : 0
-      } catch  where error.isDamage && integrity != ["ok"] {
+      } catch  where explained(error) {
         scopeCount = nil
       }
-      let purchaseCounts = try purchaseCounts(on: connection, integrity: integrity)
+      let purchaseCounts = try purchaseCounts(on: connection, explained: explained)
       let hasFloor =
         try connection.scalarInt(
           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
@@ -319,7 +323,7 @@ extension SQLiteCustomerInfoCache {
         ? (try? connection.scalarInt(
           "SELECT read_version FROM schema_compatibility WHERE id = 1")).map { Int($0) } : nil
       let verificationCounts =
-        version >= 5 ? try verificationCounts(on: connection, integrity: integrity) : [:]
+        version >= 5 ? try verificationCounts(on: connection, explained: explained) : [:]
       return DatabaseHealth(
         schemaVersion: version, supportedSchemaVersion: supportedSchemaVersion,
         readableFrom: readableFrom,
@@ -353,7 +357,7 @@ extension SQLiteCustomerInfoCache {
   /// The recorded verdicts for ``health(path:)``: a verdict only for the pairs a writer with
   /// trust roots records; any other pair (an edit) counts as `tampered`.
   private static func verificationCounts(
-    on connection: SQLiteConnection, integrity: [String]
+    on connection: SQLiteConnection, explained: (SQLiteError) -> Bool
   ) throws(SQLiteError) -> [TrustVerdict?: Int]? {
     let sql = """
       SELECT trust_checked_at IS NOT NULL, verification, verification_failure, count(*)
@@ -373,15 +377,15 @@ extension SQLiteCustomerInfoCache {
         }
         return counts
       }
-    } catch  where error.isDamage && integrity != ["ok"] {
+    } catch  where explained(error) {
       return nil
     }
   }
 
   /// The queue's entries by state for ``inspect(path:)``: empty for a file from before the
-  /// queue's migration, nil when damage the integrity check found stops the count.
+  /// queue's migration, nil when damage or a changed table, already reported, stops the count.
   private static func purchaseCounts(
-    on connection: SQLiteConnection, integrity: [String]
+    on connection: SQLiteConnection, explained: (SQLiteError) -> Bool
   ) throws(SQLiteError) -> [PurchaseState: Int]? {
     let hasQueue =
       try connection.scalarInt(
@@ -399,8 +403,8 @@ extension SQLiteCustomerInfoCache {
         }
         return counts
       }
-    } catch  where error.isDamage && integrity != ["ok"] {
-      // As for the scope count: the integrity lines already say what is wrong.
+    } catch  where explained(error) {
+      // As for the scope count: the integrity lines or the statements say what is wrong.
       return nil
     }
   }

@@ -106,8 +106,8 @@ enum DecisionOutput {
       return
         "the policy requires a verified snapshot and this one is not: keep it locked and refresh"
     case .offlineUnavailable(.unreadable):
-      return "the stored snapshot could not be read: keep it locked and retry; "
-        + "entitlement-cache doctor says why"
+      return "the stored snapshot could not be read (a damaged or edited file, or a storage "
+        + "error): keep it locked and retry; entitlement-cache doctor checks the file"
     case .offlineUnavailable:
       return "no bounded answer: keep it locked and retry; this is not \"not entitled\""
     case .deviceBlocked(.known(.loginRequired)?), .deviceBlocked(.known(.beneficiaryConflict)?):

@@ -197,7 +197,20 @@ import Testing
       "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-11-30T12:01:00Z"])
     #expect(check.status == 1)
     #expect(check.stdout.hasPrefix("pro: offline unavailable: unreadable\n"))
-    #expect(check.stdout.contains("entitlement-cache doctor says why"))
+    #expect(check.stdout.contains("entitlement-cache doctor checks the file"))
+
+    // A count over a changed table fails too: doctor still names the statements, and the
+    // count it cannot take reads unreadable, where it stopped with SQLite's error.
+    try SQLiteConnection(path: workspace.db).execute(
+      "DROP TABLE purchase_queue; CREATE TABLE purchase_queue (x)")
+    let queue = try workspace.run("doctor")
+    #expect(queue.status == 3)
+    #expect(queue.stdout.contains("\n  purchases       unreadable\n"), "\(queue.stdout)")
+    let queueJSON = try workspace.run("doctor", ["--json"]).json()
+    #expect(
+      (queueJSON["schemaProblems"] as? [String])?.contains(
+        "purchase counts: no such column: state") == true)
+    #expect(queueJSON["purchasesByState"] is NSNull)
   }
 
   @Test func newerSchemaIsLeftUntouched() throws {
