@@ -160,16 +160,19 @@ public enum EntitlementEvaluator {
         clock: clock, policy: policy)
       // Locally computed expiry: the server said active or grace, the boundary has passed:
       // its end, or for non-expiring access the offline window, so a reader of the statuses
-      // alone never holds lifetime access offline past it. A snapshot too old to decide on
-      // still must not show a lapsed entitlement as active.
+      // alone never holds lifetime access offline past it. A snapshot too old or not verified
+      // enough to decide on still must not show a lapsed entitlement as active.
       var lapsed = decision.state.hasLapsed
-      if decision.state == .offlineUnavailable(.snapshotTooOld) {
-        var ignoringAge = policy
-        ignoringAge.maxSnapshotAge = nil
+      if decision.state == .offlineUnavailable(.snapshotTooOld)
+        || decision.state == .offlineUnavailable(.unverified)
+      {
+        var timeAlone = policy
+        timeAlone.maxSnapshotAge = nil
+        timeAlone.requireVerified = false
         lapsed =
           decide(
             entry.key, facts: entry.facts, snapshot: snapshot, bookkeeping: bookkeeping,
-            clock: clock, policy: ignoringAge
+            clock: clock, policy: timeAlone
           ).state.hasLapsed
       }
       decisions.values[entry.index] = decision

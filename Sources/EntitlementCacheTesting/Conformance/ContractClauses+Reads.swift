@@ -112,8 +112,10 @@ extension ContractContext {
         }
         let shown = reads.view.customerInfo.entitlements[key]?.status
         let lapsable = server == .known(.active) || server == .known(.grace)
-        if decision.state == .denied(.expired), lapsable {
-          equal(shown, .known(.expired), "\(step): \(key) denied as expired reads expired")
+        let lapsed =
+          decision.state == .denied(.expired) || decision.state == .denied(.offlineWindowElapsed)
+        if lapsed, lapsable {
+          equal(shown, .known(.expired), "\(step): \(key) denied by time reads expired")
         }
         if decision.isGranted {
           equal(shown, server, "\(step): \(key) granted reads as the server said")

@@ -222,6 +222,26 @@ struct DecisionReasonTests {
     }
   }
 
+  /// A policy that requires verification leaves an unverified snapshot undecided; its view
+  /// still shows what time alone ended, where it showed both keys `active` past their ends.
+  @Test("an unverified snapshot under requireVerified shows lapsed keys expired")
+  func unverifiedSnapshotShowsLapsedKeysExpired() {
+    let info = Fixture.info(
+      [
+        "monthly": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day)),
+        "lifetime": Fixture.entitlement(.active, verifiedAt: Fixture.t0),
+      ], verification: .known(.notRequested))
+    let policy = OfflinePolicy(requireVerified: true)
+    for (now, status) in [(Fixture.day - 1, "active"), (30 * Fixture.day, "expired")] {
+      let evaluated = EntitlementEvaluator.evaluate(
+        info, bookkeeping: ScopeBookkeeping(storedAt: Fixture.t0), now: Fixture.at(now),
+        policy: policy)
+      #expect(evaluated.decisions["monthly"]?.state == .offlineUnavailable(.unverified))
+      #expect(evaluated.customerInfo.entitlements["monthly"]?.status.rawValue == status)
+      #expect(evaluated.customerInfo.entitlements["lifetime"]?.status.rawValue == status)
+    }
+  }
+
   // MARK: Unavailable
 
   @Test("no snapshot: nil CustomerInfo, nil bookkeeping, or bookkeeping without storedAt")
