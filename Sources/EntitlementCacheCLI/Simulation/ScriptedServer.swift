@@ -108,9 +108,15 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   ) async throws(FetchFailure) -> (answer: Answer, arrived: Int64) {
     let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
     let answer: Answer? = state.withLock { state in
-      guard var answers = state[keyPath: list][user], !answers.isEmpty else { return nil }
+      // The user whose label has the request's bytes: a dictionary lookup would also take
+      // another user whose ID is the same text in another Unicode form, which the cache and
+      // the client keep apart.
+      guard
+        let label = state[keyPath: list].keys.first(where: { $0.utf8.elementsEqual(user.utf8) }),
+        var answers = state[keyPath: list][label], !answers.isEmpty
+      else { return nil }
       let next = answers.removeFirst()
-      state[keyPath: list][user] = answers
+      state[keyPath: list][label] = answers
       state.inFlight += 1
       return next
     }

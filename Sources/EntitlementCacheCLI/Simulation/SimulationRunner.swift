@@ -305,11 +305,13 @@ private final class SimulatedDevice: Sendable {
   /// The label of every user the script names (its identity, the server's users and those it
   /// logs in), by scope: a diagnostic names its scope, and the output names the label.
   private func userLabels() -> [ScopeKey: String] {
-    var users: Set<String> = [script.identity.user]
-    users.formUnion(script.server.keys)
-    users.formUnion(script.posts.keys)
+    // A list, not a set: a set keeps one of two IDs that differ only in Unicode form, and the
+    // other's events would print with no user. The scope keys tell them apart.
+    var users: [String] = [script.identity.user]
+    users += script.server.keys
+    users += script.posts.keys
     for step in script.steps {
-      if case .logIn(let user) = step.action { users.insert(user) }
+      if case .logIn(let user) = step.action { users.append(user) }
     }
     var labels: [ScopeKey: String] = [:]
     for user in users {

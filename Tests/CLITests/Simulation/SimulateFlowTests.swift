@@ -152,6 +152,31 @@ extension SimulateTests {
     #expect(evidence?["storedAt"] as? String == "2026-11-30T12:00:20Z")
   }
 
+  /// Two users whose IDs are the same text in two Unicode forms are two users to the scripted
+  /// server too: the second was served the first's answers, so the run showed a server that
+  /// does not exist.
+  @Test func usersInTwoUnicodeFormsAreTwoUsersToTheServer() throws {
+    let script = SimScript.make(
+      server: #"{ "caf\u00e9": [ \#(SimScript.answer()), \#(SimScript.answer()) ] }"#,
+      steps: [
+        SimScript.step("+0s", "start"), SimScript.step("+1m", "logIn", #""user": "cafe\u0301""#),
+        SimScript.step("+2m", "check", #""entitlement": "pro""#),
+      ], user: #"caf\u00e9"#)
+    let parsed = try lines(run(script).stdout)
+    let fetches = parsed.filter { $0["type"] as? String == "fetch" }
+    #expect(fetches.first?["outcome"] as? String == "stored")
+    // Every fetch of the second user fails (the server has no answer for them) and retries.
+    let second = fetches.dropFirst()
+    #expect(!second.isEmpty)
+    #expect(
+      second.allSatisfy {
+        ($0["user"] as? String).map { Array($0.utf8) } == Array("cafe\u{301}".utf8)
+          && $0["outcome"] as? String == "failed"
+      })
+    let check = try #require(parsed.last { $0["type"] as? String == "check" })
+    #expect((check["decision"] as? [String: Any])?["state"] as? String == "offline_unavailable")
+  }
+
   @Test func logOutSwitchesToAnonymousAndRemovesThePreviousSnapshot() throws {
     let script = SimScript.make(
       server: """
