@@ -185,7 +185,7 @@ final class ClientHarness: Sendable {
   let client: EntitlementClient
   private let recorded = Locked<
     (
-      states: [ClientState], pro: [AccessDecision], reports: [RefreshReport], times: [Date],
+      states: [ClientState], pro: [AccessUpdate], reports: [RefreshReport], times: [Date],
       purchases: [PurchaseUpdate]
     )
   >(([], [], [], [], []))
@@ -233,7 +233,7 @@ final class ClientHarness: Sendable {
     }
     runtime.spawn { [weak self] in
       for await update in client.accessUpdates(to: "pro") {
-        self?.recorded.withLock { $0.pro.append(update.decision) }
+        self?.recorded.withLock { $0.pro.append(update) }
       }
     }
     runtime.spawn { [weak self] in
@@ -261,7 +261,9 @@ final class ClientHarness: Sendable {
   var states: [ClientState] { recorded.withLock { $0.states } }
   /// The virtual wall-clock time each state was published at.
   var publishTimes: [Date] { recorded.withLock { $0.times } }
-  var proDecisions: [AccessDecision] { recorded.withLock { $0.pro } }
+  var proDecisions: [AccessDecision] { recorded.withLock { $0.pro }.map(\.decision) }
+  /// Every delivery of the `pro` stream, with the user it is for.
+  var proUpdates: [AccessUpdate] { recorded.withLock { $0.pro } }
   var reports: [RefreshReport] { recorded.withLock { $0.reports } }
   /// `user: transaction state` for every purchase update.
   var purchaseLog: [String] {

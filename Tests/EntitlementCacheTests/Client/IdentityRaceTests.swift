@@ -218,6 +218,31 @@ struct IdentityRaceTests {
         != AccessUpdate(appUserID: decomposed, decision: harness.client.access(to: "pro")))
   }
 
+  /// Both users' cached states decide the same: the client took the switch for no change
+  /// when it compared users as Swift compares strings, and neither the state nor the stream
+  /// said that another user was now current.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test("a switch between two Unicode forms publishes the new user even when decisions match")
+  func switchBetweenFormsIsPublishedWhenDecisionsMatch() throws {
+    let composed = "caf\u{E9}"
+    let decomposed = "cafe\u{301}"
+    let harness = try ClientHarness(user: composed)
+    try harness.storeDirectly(ClientFixture.json(), user: composed)
+    try harness.storeDirectly(ClientFixture.json(), user: decomposed)
+    // The start fetch stays unanswered, so both cached states stay as stored: the same.
+    harness.client.start()
+    harness.runtime.runUntilIdle()
+    let before = harness.states.count
+    let updatesBefore = harness.proUpdates.count
+    #expect(harness.proDecisions.last?.isGranted == true)
+
+    _ = harness.run { client in (try? await client.logIn(decomposed))?.appUserID }
+    let published = harness.states.dropFirst(before)
+    #expect(published.contains { $0.appUserID.utf8.elementsEqual(decomposed.utf8) })
+    let delivered = harness.proUpdates.dropFirst(updatesBefore)
+    #expect(delivered.contains { $0.appUserID.utf8.elementsEqual(decomposed.utf8) })
+  }
+
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("an empty app-user ID is rejected and nothing changes")
   func emptyUser() throws {
