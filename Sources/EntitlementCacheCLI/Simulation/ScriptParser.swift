@@ -282,7 +282,7 @@ package enum ScriptParser {
           // The client ignores a phase change before it starts; a script that meant a launch
           // in the background would run a foreground one without a word.
           throw item.error(
-            "a phase change before the first start does nothing; a launch in the background is "
+            "a phase change before the app starts does nothing; a launch in the background is "
               + "{\"do\": \"start\", \"in\": \"background\"}")
         default: break
         }

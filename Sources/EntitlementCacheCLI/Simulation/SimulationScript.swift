@@ -84,10 +84,12 @@ struct ScriptStep: Sendable {
   var at: Duration
   var action: ScriptAction
 
-  /// Whether the step launches the app.
+  /// Whether the step launches the app: a start, or a relaunch, which starts the app again.
   var isStart: Bool {
-    if case .start = action { return true }
-    return false
+    switch action {
+    case .start, .relaunch: true
+    default: false
+    }
   }
 }
 

@@ -63,6 +63,11 @@ extension SimulateTests {
     #expect(fetches.count == 1, "\(lines)")
     #expect(fetches.first?.hasPrefix("12:00:00Z") == false, "\(lines)")
     #expect(fetches.first?.hasSuffix("start failed") == true, "\(lines)")
+    // A relaunch starts the app too, so a phase change may follow it.
+    let relaunched = SimScript.make(steps: [
+      SimScript.step("+0s", "relaunch"), SimScript.step("+1s", "background"),
+    ])
+    #expect(try run(relaunched).status == 0)
   }
 
   @Test func fetchPoliciesFetchOnlyWhenTheyShould() throws {

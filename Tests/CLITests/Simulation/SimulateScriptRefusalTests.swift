@@ -56,7 +56,7 @@ extension SimulateTests {
       // The client ignores a phase change before it starts: the run would have been a
       // foreground launch while the script meant a background one.
       SimScript.make(steps: [SimScript.step("+0s", "background"), SimScript.step("+0s", "start")]),
-      #"steps[0]: a phase change before the first start does nothing; a launch in the "#
+      #"steps[0]: a phase change before the app starts does nothing; a launch in the "#
         + #"background is {"do": "start", "in": "background"}"#
     ),
     (
