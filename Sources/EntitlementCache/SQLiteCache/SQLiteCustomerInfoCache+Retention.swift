@@ -20,8 +20,9 @@ package struct PruneReport: Sendable, Hashable {
 
 extension SQLiteCustomerInfoCache {
   /// Applies the retention rules (the TTL side of the cache) in one transaction: deletes
-  /// every scope that can no longer grant anything under the configured policy and was not
-  /// used for ``CacheConfiguration/retention``, then the least recently used scopes beyond
+  /// every scope that can no longer grant anything under the configured policy (a blocked
+  /// installation of an entitled user counts as granting) and was not used for
+  /// ``CacheConfiguration/retention``, then the least recently used scopes beyond
   /// ``CacheConfiguration/maxScopes``. In the purchase queue, an entry unsent
   /// ``QueuedPurchase/expiryAge`` after its observation becomes expired;
   /// ``QueuedPurchase/retentionAge`` after an entry reached a final state it is deleted when
@@ -52,7 +53,8 @@ extension SQLiteCustomerInfoCache {
     return report
   }
 
-  /// Deletes every scope whose snapshot can no longer grant anything under `policy` now,
+  /// Deletes every scope whose snapshot can no longer grant anything under `policy` now (a
+  /// blocked installation of an entitled user counts as granting),
   /// whatever its age, and returns how many were deleted.
   @discardableResult
   package func purgeUnusable(policy: OfflinePolicy? = nil) throws(CacheError) -> Int {

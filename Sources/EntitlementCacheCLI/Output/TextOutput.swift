@@ -44,7 +44,8 @@ enum TextOutput {
     min(max(date, Date.iso8601Range.lowerBound), Date.iso8601Range.upperBound)
   }
 
-  /// `in 3 d`, `2 h ago`, `now`: one unit, rounded to the nearest, so it reads at a glance.
+  /// `in 3 d`, `2 h ago`, `in <1 s`, `now`: one unit, rounded to the nearest, so it reads at a
+  /// glance; `now` only at the instant itself.
   static func relative(_ date: Date, to now: Date) -> String {
     let seconds = date.timeIntervalSince(now)
     guard seconds != 0 else { return "now" }

@@ -49,7 +49,9 @@ public struct PurchaseConflict: Sendable, Hashable {
 /// A change of a queued purchase's state, as ``EntitlementClient/purchaseUpdates`` tells it.
 ///
 /// Every observer's changes are told, each with its observer's app-user ID, so an app shows a
-/// user only the updates whose ``appUserID`` is theirs.
+/// user only the updates whose ``appUserID`` is theirs: the same UTF-8 bytes, as the cache
+/// compares users (`purchase.observer` against the user's scope says the same), not Swift's
+/// `==`, which calls an ID equal to the same text in another Unicode form.
 public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
   /// The raw app-user ID of the user who observed the purchase, which it is posted as.
   public var appUserID: String
