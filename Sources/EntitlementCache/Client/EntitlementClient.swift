@@ -324,9 +324,10 @@ public final class EntitlementClient: Sendable {
     await refreshed(.purchase)
   }
 
-  /// Switches to `appUserID`: publishes that user's cached state at once, then returns after
-  /// the refresh that follows. Fetches in flight for the previous user still land under that
-  /// user and never reach this one's stream. Logging in as the current user does nothing; the
+  /// Switches to `appUserID`: publishes that user's cached state at once, posts the purchases
+  /// the user observed in an earlier launch that are due, then returns after the refresh that
+  /// follows. Fetches in flight for the previous user still land under that user and never
+  /// reach this one's stream. Logging in as the current user does nothing; the
   /// same user is the same UTF-8 bytes, as the cache's scopes are, so an ID that differs only in
   /// Unicode form (a composed `é` against `e` and a combining accent) is another user.
   ///
@@ -339,6 +340,9 @@ public final class EntitlementClient: Sendable {
     let flight: Flight?? = core.withLock { core in
       guard !core.identity.appUserID.namesSameUser(as: appUserID) else { return .none }
       switchIdentity(&core, to: next)
+      // Purchases this user observed in an earlier launch wait for them to be current again,
+      // and nothing in this launch scheduled them: a pass that starts now posts those due.
+      requestDrain(&core, startedAfterThisCall: true, postingBackedOff: false)
       return .some(joinOrStartFlight(&core, flow: .identityChange))
     }
     if let flight {

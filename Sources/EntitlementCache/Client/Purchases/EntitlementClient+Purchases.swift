@@ -62,7 +62,7 @@ extension EntitlementClient {
         tell(.purchaseHeld(transactionID: purchase.transactionID), scope: identity.scope)
       }
       publish()
-      return await syncedResult(.purchase, alreadySynced: [], boundElsewhere: [])
+      return await syncedResult(.purchase, for: identity, alreadySynced: [], boundElsewhere: [])
     }
     switch outcome {
     case .queued(let entry):
@@ -74,7 +74,7 @@ extension EntitlementClient {
       boundElsewhere.append(purchase.transactionID)
     }
     return await syncedResult(
-      .purchase, alreadySynced: alreadySynced, boundElsewhere: boundElsewhere)
+      .purchase, for: identity, alreadySynced: alreadySynced, boundElsewhere: boundElsewhere)
   }
 
   /// Restores purchases: drains the queue, then a fetch in the `restore` flow started after
@@ -82,13 +82,13 @@ extension EntitlementClient {
   /// returns once both have ended.
   @discardableResult
   public func restorePurchases() async -> PurchaseSyncResult {
-    await syncedResult(.restore, alreadySynced: [], boundElsewhere: [])
+    await syncedResult(.restore, for: identity, alreadySynced: [], boundElsewhere: [])
   }
 
   /// Syncs purchases: as ``restorePurchases()``, in the `sync` flow.
   @discardableResult
   public func syncPurchases() async -> PurchaseSyncResult {
-    await syncedResult(.sync, alreadySynced: [], boundElsewhere: [])
+    await syncedResult(.sync, for: identity, alreadySynced: [], boundElsewhere: [])
   }
 
   /// Lets the client post, as `appUserID`, the purchases that user observed in an earlier
@@ -126,12 +126,17 @@ extension EntitlementClient {
   }
 
   /// Drains the queue with a pass started after this call, refreshes in `flow`, and collects
-  /// the current user's result.
+  /// the entries of `identity`, the user current when the call began, with the state of the
+  /// user current at its end.
   ///
   /// A user asked for it, so the pass posts entries still backing off, at once. What synced is
-  /// what the purchase updates told while the call waited, whichever pass posted it.
+  /// what the purchase updates told while the call waited, whichever pass posted it. The result
+  /// stays that user's when another logs in meanwhile: read as the user current at the end,
+  /// a purchase that synced during the call was in no list, and the app never learned it may
+  /// finish the store's transaction.
   private func syncedResult(
-    _ flow: RefreshFlow, alreadySynced: [QueuedPurchase], boundElsewhere: [String]
+    _ flow: RefreshFlow, for identity: ClientIdentity, alreadySynced: [QueuedPurchase],
+    boundElsewhere: [String]
   ) async -> PurchaseSyncResult {
     let log = PurchaseChangeLog()
     let (logID, pass) = core.withLock { core in
@@ -142,7 +147,6 @@ extension EntitlementClient {
     await pass?.wait()
     await refresh(flow, waitingAtMost: nil)
     core.withLock { _ = $0.purchaseLogs.removeValue(forKey: logID) }
-    let identity = self.identity
     let synced = log.all.map(\.purchase).filter {
       $0.observer == identity.scope.key && $0.state == .synced
     }
@@ -153,7 +157,9 @@ extension EntitlementClient {
       synced: alreadySynced + synced, pending: [], conflicts: [], rejected: [], expired: [],
       boundToAnotherUser: boundElsewhere, storageError: nil,
       heldInMemory: held.map(\.transactionID),
-      state: state(of: identity))
+      // What an app shows: the user current now, never the one who began the call if another
+      // has logged in since.
+      state: state(of: self.identity))
     do throws(CacheError) {
       for entry in try purchaseQueue?.queuedPurchases(observedBy: identity.scope) ?? [] {
         switch entry.state {

@@ -1,9 +1,11 @@
 /// What ``EntitlementClient/syncPurchases()``, ``EntitlementClient/restorePurchases()`` and
-/// ``EntitlementClient/purchaseCompleted(_:)`` found for the current user, once the queue has
-/// drained and the refresh after it has ended.
+/// ``EntitlementClient/purchaseCompleted(_:)`` found for the user current when the call began
+/// (a purchase's observer), once the queue has drained and the refresh after it has ended.
 ///
-/// It lists the current user's entries only: entries other users observed are posted as them
-/// meanwhile, and never shown here.
+/// It lists that user's entries only, even if another user logs in during the call, so a
+/// purchase that synced is always listed and its store transaction can be finished: entries
+/// other users observed are posted as them meanwhile, and never shown here. Its ``state`` is
+/// the user current when the call returns, what an app shows.
 public struct PurchaseSyncResult: Sendable, Hashable {
   /// Entries that synced during this call.
   public var synced: [QueuedPurchase]
@@ -27,7 +29,8 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   /// their observer once the storage opens. Do not finish them in the store yet: if the app
   /// ends first, the store delivers them again.
   public var heldInMemory: [String] = []
-  /// The current user's state after it all.
+  /// The state of the user current when the call returns, after it all: another user's, with
+  /// its own ``ClientState/appUserID``, if someone logged in during the call.
   public var state: ClientState
 
   /// Whether every entry of the current user is settled: none pending, none held in memory,

@@ -32,10 +32,10 @@ struct PurchaseBackoffTests {
     }
 
     /// Starts a client on a new cache instance; fetches are left unanswered (offline).
-    func launch() throws -> (EntitlementClient, SQLiteCustomerInfoCache) {
+    func launch(as user: String = "alice") throws -> (EntitlementClient, SQLiteCustomerInfoCache) {
       let cache = try openCache()
       let client = try EntitlementClient(
-        cache: cache, fetcher: fetcher, identity: ClientFixture.identity("alice"),
+        cache: cache, fetcher: fetcher, identity: ClientFixture.identity(user),
         runtime: runtime, poster: poster)
       client.start()
       runtime.runUntilIdle()
@@ -83,6 +83,33 @@ struct PurchaseBackoffTests {
     }
     #expect(delays.last == 3600 || (delays.last ?? 0) >= 2700)
     #expect(device.poster.requests.allSatisfy { $0.appUserID == "alice" })
+    client.stop()
+    device.runtime.runUntilIdle()
+  }
+
+  /// A launch as another user knows nothing of alice's entry; when she logs in again it is
+  /// due, and nothing else in this launch would post it: her state said "processing" forever.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test("logging back in posts the purchase an earlier launch left unposted")
+  func logInPostsWhatAnEarlierLaunchLeft() throws {
+    let device = try Device()
+    var (client, cache) = try device.launch()
+    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
+    client.networkAvailable()
+    device.runtime.runUntilIdle()
+    device.poster.answer(.failure(.transient(status: nil)))
+    device.runtime.runUntilIdle()
+    client.stop()
+    device.runtime.runUntilIdle()
+    (client, cache) = try device.launch(as: "bob")
+    device.runtime.advance(by: .seconds(600))
+    #expect(device.poster.waiting.isEmpty)
+
+    let relaunched = client
+    device.runtime.spawn { _ = try? await relaunched.logIn("alice") }
+    device.runtime.runUntilIdle()
+    #expect(device.poster.waiting.map(\.appUserID) == ["alice"])
+    #expect(device.poster.waiting.map(\.transactionID) == ["tx1"])
     client.stop()
     device.runtime.runUntilIdle()
   }

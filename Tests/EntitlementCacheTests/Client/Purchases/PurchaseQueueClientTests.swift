@@ -106,6 +106,33 @@ struct PurchaseQueueClientTests {
     #expect(try queue.queuedPurchases(observedBy: ClientFixture.identity("bob").scope).isEmpty)
   }
 
+  /// The result was read as the user current at its end: the purchase that synced during the
+  /// call was in no list, and the app had no word to finish the store's transaction.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test("a purchase's result stays its buyer's when another user logs in during the call")
+  func resultStaysTheBuyersAcrossALogIn() throws {
+    let harness = try ClientHarness(user: "alice", posts: true)
+    harness.start(answering: Self.notEntitled)
+    let purchase = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    #expect(harness.poster.waiting.map(\.appUserID) == ["alice"])
+    _ = harness.run { client in try? await client.logIn("bob") }
+    harness.poster.answer(.success(.synced(nil)))
+    harness.runtime.runUntilIdle()
+    harness.fetcher.answer(user: "bob", json: Self.notEntitled)
+    harness.runtime.runUntilIdle()
+    while !harness.fetcher.waiting.isEmpty {
+      harness.fetcher.answer(json: Self.notEntitled)
+      harness.runtime.runUntilIdle()
+    }
+    let result = try #require(purchase.result ?? nil)
+    #expect(result.synced.map(\.transactionID) == ["tx1"])
+    // The state is what the app shows now: bob's, never alice's.
+    #expect(result.state.appUserID == "bob")
+    #expect(harness.client.identity.appUserID == "bob")
+  }
+
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a conflict reaches the sync result and the stream, and nothing is reconciled under the current user",
