@@ -63,7 +63,16 @@ enum PutCommand: Command {
     let forced = invocation.arguments.has("--force")
     do {
       if forced {
-        try cache.store(snapshot, for: scope)
+        do throws(CacheError) {
+          try cache.store(snapshot, for: scope)
+        } catch .unverifiedSnapshot(let reason) {
+          // --force skips the never-backwards checks, never verification: the same refusal,
+          // and the same exit status, as without it.
+          return refused(
+            "refused: it failed verification (\(reason.rawValue)) and the stored snapshot is "
+              + "verified; nothing changed, --force or not", outcome: "refusedUnverified",
+            scope: scope, invocation: invocation)
+        }
       } else {
         // The conditional store the refresh client uses: never backwards.
         switch try cache.storeAnswer(snapshot, for: scope) {

@@ -136,6 +136,18 @@ struct TrustCommandTests {
       unsigned.stdout.contains(
         "refused: it failed verification (missing_signature) and the stored snapshot is verified"))
     #expect(try workspace.logicalState() == before)
+    // --force skips the never-backwards checks, not verification: the same refusal, exit 1,
+    // where it was a usage error (exit 2).
+    let forced = try workspace.run(
+      "put",
+      Sample.scope() + ["--file", "snap.json", "--force"] + Self.trust
+        + ["--now", Sample.requestDate])
+    #expect(forced.status == 1, "\(forced.stderr)")
+    #expect(
+      forced.stdout.contains(
+        "refused: it failed verification (missing_signature) and the stored snapshot is "
+          + "verified; nothing changed, --force or not"))
+    #expect(try workspace.logicalState() == before)
   }
 
   @Test("bad envelopes, keys and flags are usage errors naming the problem")
