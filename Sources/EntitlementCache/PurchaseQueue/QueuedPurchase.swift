@@ -106,7 +106,7 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
   /// changes nothing.
   ///
   /// Only an expired entry changes: it is queued again, `pending`, with the new token and its
-  /// 30 days counted from now. The store delivers a transaction until the app finishes it, so
+  /// 30 days counted from now; its attempts and last failure carry on. The store delivers a transaction until the app finishes it, so
   /// a purchase that expired unsent (a long outage, a clock set forward) comes back this way
   /// rather than being lost. Another observer never reopens it.
   public func reobserved(as purchase: ObservedPurchase, at now: Date) -> QueuedPurchase? {
