@@ -324,9 +324,10 @@ public final class EntitlementClient: Sendable {
     await refreshed(.purchase)
   }
 
-  /// Switches to `appUserID`: publishes that user's cached state at once, posts the purchases
-  /// the user observed in an earlier launch that are due, then returns after the refresh that
-  /// follows. Fetches in flight for the previous user still land under that user and never
+  /// Switches to `appUserID`: publishes that user's cached state at once, starts the refresh
+  /// that follows and a pass over the purchase queue (which posts the due entries of every user
+  /// this process knows, this user's first: after a relaunch, theirs waited for them), and
+  /// returns after the refresh. Fetches in flight for the previous user still land under that user and never
   /// reach this one's stream. Logging in as the current user does nothing; the
   /// same user is the same UTF-8 bytes, as the cache's scopes are, so an ID that differs only in
   /// Unicode form (a composed `é` against `e` and a combining accent) is another user.

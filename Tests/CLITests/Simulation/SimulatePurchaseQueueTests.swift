@@ -5,8 +5,8 @@ import Testing
 // `simulate` and the purchase queue: each purchase posted as the user who observed it.
 extension SimulateTests {
   @Test func aPurchaseIsPostedAsItsObserverAcrossAnAccountSwitchAndNeverAsTheNextUser() throws {
-    // Alice buys offline; she logs out, bob logs in, the network comes back: her purchase is
-    // posted as alice. Bob then observes the same transaction: it stays hers.
+    // Alice buys offline; she logs out, bob logs in: his log-in drains the queue, and her
+    // purchase is posted as alice. Bob then observes the same transaction: it stays hers.
     let script = SimScript.make(
       server: """
         { "alice": [ \(SimScript.answer()), { "post": "transient", "status": 503 },

@@ -5,6 +5,8 @@ final class DrainPass: Sendable {
   private struct State {
     var finished = false
     var postsBackedOff = false
+    var refreshFollows = false
+    var syncedWithoutAnswer: Set<ScopeKey> = []
     var onFinish: [@Sendable () -> Void] = []
   }
 
@@ -20,6 +22,24 @@ final class DrainPass: Sendable {
   /// Makes the pass post backed-off entries too; called before it starts.
   func postBackedOff() {
     state.withLock { $0.postsBackedOff = true }
+  }
+
+  /// Says that the caller waiting for the pass refreshes after it (a purchase, a restore, a
+  /// sync), so the pass need not.
+  func refreshFollowsIt() {
+    state.withLock { $0.refreshFollows = true }
+  }
+
+  /// Notes that an entry of `observer` synced and the server answered no CustomerInfo with it.
+  func noteSyncedWithoutAnswer(_ observer: ScopeKey) {
+    state.withLock { _ = $0.syncedWithoutAnswer.insert(observer) }
+  }
+
+  /// Whether the state of `observer` may not show a purchase that synced in this pass: one
+  /// synced with no CustomerInfo, and no refresh is to follow. A fetch that left before the
+  /// post ended (a start's, a log-in's) can land after it and say "not entitled".
+  func leavesUnrefreshed(_ observer: ScopeKey) -> Bool {
+    state.withLock { !$0.refreshFollows && $0.syncedWithoutAnswer.contains(observer) }
   }
 
   /// Calls `body` once the pass ends, at once if it has.

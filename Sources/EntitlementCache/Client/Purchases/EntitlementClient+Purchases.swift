@@ -142,7 +142,9 @@ extension EntitlementClient {
     let (logID, pass) = core.withLock { core in
       let id = core.nextSubscriberID()
       core.purchaseLogs[id] = log
-      return (id, requestDrain(&core, startedAfterThisCall: true, postingBackedOff: true))
+      let pass = requestDrain(&core, startedAfterThisCall: true, postingBackedOff: true)
+      pass?.refreshFollowsIt()
+      return (id, pass)
     }
     await pass?.wait()
     await refresh(flow, waitingAtMost: nil)
@@ -153,13 +155,18 @@ extension EntitlementClient {
     let held = core.withLock { core in
       core.heldPurchases.filter { $0.observer.scope == identity.scope }.map(\.purchase)
     }
+    let current = self.identity
     var result = PurchaseSyncResult(
       synced: alreadySynced + synced, pending: [], conflicts: [], rejected: [], expired: [],
       boundToAnotherUser: boundElsewhere, storageError: nil,
       heldInMemory: held.map(\.transactionID),
       // What an app shows: the user current now, never the one who began the call if another
       // has logged in since.
-      state: state(of: self.identity))
+      state: state(of: current))
+    // Another user is current: what synced (and what is held) lets the app finish or keep the
+    // store's transactions, which no user sees; the lists an app shows (a conflict's "log in
+    // with the owning account") are the buyer's, and wait until they are current again.
+    guard current.scope == identity.scope else { return result }
     do throws(CacheError) {
       for entry in try purchaseQueue?.queuedPurchases(observedBy: identity.scope) ?? [] {
         switch entry.state {
@@ -300,8 +307,8 @@ extension EntitlementClient {
   /// cannot fire into the pass that is ending and be spent on it. Then republishes, since the
   /// current user's pending purchases may have changed what a denial says.
   private func endDrain(_ pass: DrainPass, wakeUp: Date?) {
-    core.withLock { core in
-      guard core.drain.current === pass else { return }
+    let refreshes = core.withLock { core -> Bool in
+      guard core.drain.current === pass else { return false }
       core.drain.current = core.drain.queued
       core.drain.queued = nil
       if let next = core.drain.current {
@@ -309,8 +316,12 @@ extension EntitlementClient {
       } else if let wakeUp {
         scheduleDrainWakeUp(&core, at: wakeUp)
       }
+      return !core.stopped && pass.leavesUnrefreshed(core.identity.scope.key)
     }
     pass.finish()
+    // The current user's purchase synced with no CustomerInfo, and nothing will refresh after
+    // it: a fetch that started after it does, or the state says "buy" until the next refresh.
+    if refreshes { launchRefresh(.purchase) }
     publish()
   }
 
@@ -337,7 +348,7 @@ extension EntitlementClient {
           wakeUp = min(wakeUp ?? due, due)
           break
         }
-        switch await post(entry, as: observer, queue: purchaseQueue) {
+        switch await post(entry, as: observer, queue: purchaseQueue, in: pass) {
         case .next: continue
         case .stopObserver(let retryAt):
           if let retryAt { wakeUp = min(wakeUp ?? retryAt, retryAt) }
@@ -374,7 +385,8 @@ extension EntitlementClient {
   /// Posts one entry as `observer`: `posting` (and the attempt) written first, then the
   /// post, then its result written.
   private func post(
-    _ entry: QueuedPurchase, as observer: ClientIdentity, queue: any PurchaseQueueStore
+    _ entry: QueuedPurchase, as observer: ClientIdentity, queue: any PurchaseQueueStore,
+    in pass: DrainPass
   ) async -> PostStep {
     let scope = observer.scope
     let started: QueuedPurchase
@@ -399,7 +411,11 @@ extension EntitlementClient {
     var retryDelay: Duration?
     switch answer {
     case .success(.synced(let body)):
-      if let body { storePosted(body, for: observer, requestNonce: request.nonce) }
+      if let body {
+        storePosted(body, for: observer, requestNonce: request.nonce)
+      } else {
+        pass.noteSyncedWithoutAnswer(scope.key)
+      }
       change = .synced
     case .success(.conflict(let resolution)):
       change = .conflict(resolution)

@@ -2,17 +2,19 @@
 /// ``EntitlementClient/purchaseCompleted(_:)`` found for the user current when the call began
 /// (a purchase's observer), once the queue has drained and the refresh after it has ended.
 ///
-/// It lists that user's entries only, even if another user logs in during the call, so a
-/// purchase that synced is always listed and its store transaction can be finished: entries
-/// other users observed are posted as them meanwhile, and never shown here. Its ``state`` is
-/// the user current when the call returns, what an app shows.
+/// It lists that user's entries only: entries other users observed are posted as them
+/// meanwhile, and never shown here. If another user logs in during the call, what synced and
+/// what is held in memory are still listed, so the app can finish or keep those store
+/// transactions, but the lists an app shows a user (pending, conflicts, rejected, expired) are
+/// left empty: they are the buyer's, for when the buyer is current again. Its ``state`` is the
+/// user current when the call returns, what an app shows.
 public struct PurchaseSyncResult: Sendable, Hashable {
   /// Entries that synced during this call.
   public var synced: [QueuedPurchase]
   /// Entries still to post: a transient failure backs them off, or they are being posted.
   public var pending: [QueuedPurchase]
   /// Every entry the server says another app user owns, with what to offer. Nothing was
-  /// transferred, and nothing is reconciled under the current user.
+  /// transferred, and nothing is reconciled under the call's user.
   public var conflicts: [PurchaseConflict]
   /// Every entry the server refused (a 4xx) that the queue still keeps.
   public var rejected: [QueuedPurchase]
@@ -24,7 +26,7 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   public var boundToAnotherUser: [String]
   /// The queue could not be read or written; what is listed is what was known before.
   public var storageError: CacheError?
-  /// Transactions of the current user observed while the cache's storage was unavailable (a
+  /// Transactions of the call's user observed while the cache's storage was unavailable (a
   /// device before its first unlock): the client holds them in memory and enqueues them as
   /// their observer once the storage opens. Do not finish them in the store yet: if the app
   /// ends first, the store delivers them again.
@@ -33,8 +35,8 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   /// its own ``ClientState/appUserID``, if someone logged in during the call.
   public var state: ClientState
 
-  /// Whether every entry of the current user is settled: none pending, none held in memory,
-  /// and no conflict.
+  /// Whether every listed entry is settled: none pending, none held in memory, and no
+  /// conflict.
   public var isSettled: Bool { pending.isEmpty && conflicts.isEmpty && heldInMemory.isEmpty }
 }
 

@@ -110,6 +110,18 @@ struct PurchaseBackoffTests {
     device.runtime.runUntilIdle()
     #expect(device.poster.waiting.map(\.appUserID) == ["alice"])
     #expect(device.poster.waiting.map(\.transactionID) == ["tx1"])
+
+    // Her log-in fetch answers before the post: not entitled yet. The post then syncs with no
+    // CustomerInfo, and a fetch that starts after it follows, or her state says "buy" (not
+    // entitled, nothing pending) until some later refresh.
+    let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: device.runtime.manualClock.now)
+    device.fetcher.answer(user: "alice", json: notEntitled)
+    device.runtime.runUntilIdle()
+    let alices = { device.fetcher.waiting.filter { $0.appUserID == "alice" }.map(\.flow) }
+    #expect(alices().isEmpty)
+    device.poster.answer(.success(.synced(nil)))
+    device.runtime.runUntilIdle()
+    #expect(alices() == [.purchase])
     client.stop()
     device.runtime.runUntilIdle()
   }

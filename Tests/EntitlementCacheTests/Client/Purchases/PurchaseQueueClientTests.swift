@@ -133,6 +133,28 @@ struct PurchaseQueueClientTests {
     #expect(harness.client.identity.appUserID == "bob")
   }
 
+  /// Bob would have been told to log in with the owning account for a purchase of alice's.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test("a buyer's conflict is not listed to the user who logged in during the call")
+  func conflictIsNotListedToTheNextUser() throws {
+    let harness = try ClientHarness(user: "alice", posts: true)
+    harness.start(answering: Self.notEntitled)
+    let purchase = harness.run { client in
+      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
+    }
+    _ = harness.run { client in try? await client.logIn("bob") }
+    harness.poster.answer(.success(.conflict(resolution: .loginRequired)))
+    harness.runtime.runUntilIdle()
+    while !harness.fetcher.waiting.isEmpty {
+      harness.fetcher.answer(json: Self.notEntitled)
+      harness.runtime.runUntilIdle()
+    }
+    let result = try #require(purchase.result ?? nil)
+    #expect(result.state.appUserID == "bob")
+    #expect(result.conflicts.isEmpty && result.pending.isEmpty && result.synced.isEmpty)
+    #expect(harness.purchaseLog.last == "alice: tx1 conflict")
+  }
+
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a conflict reaches the sync result and the stream, and nothing is reconciled under the current user",
