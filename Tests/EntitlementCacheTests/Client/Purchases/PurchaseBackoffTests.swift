@@ -42,6 +42,19 @@ struct PurchaseBackoffTests {
       return (client, cache)
     }
 
+    /// Alice's launch enqueues `tx1`, its first post fails with `status`, and the process
+    /// dies: the next launch finds the entry backed off.
+    func leaveAFailedPost(status: Int?) throws {
+      let (client, cache) = try launch()
+      _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: scope)
+      client.networkAvailable()
+      runtime.runUntilIdle()
+      poster.answer(.failure(.transient(status: status)))
+      runtime.runUntilIdle()
+      client.stop()
+      runtime.runUntilIdle()
+    }
+
     func entry(in cache: SQLiteCustomerInfoCache) throws -> QueuedPurchase? {
       try cache.queuedPurchases(observedBy: scope).first
     }
@@ -93,15 +106,8 @@ struct PurchaseBackoffTests {
   @Test("logging back in posts the purchase an earlier launch left unposted")
   func logInPostsWhatAnEarlierLaunchLeft() throws {
     let device = try Device()
-    var (client, cache) = try device.launch()
-    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
-    client.networkAvailable()
-    device.runtime.runUntilIdle()
-    device.poster.answer(.failure(.transient(status: nil)))
-    device.runtime.runUntilIdle()
-    client.stop()
-    device.runtime.runUntilIdle()
-    (client, cache) = try device.launch(as: "bob")
+    try device.leaveAFailedPost(status: nil)
+    let (client, _) = try device.launch(as: "bob")
     device.runtime.advance(by: .seconds(600))
     #expect(device.poster.waiting.isEmpty)
 
@@ -130,16 +136,9 @@ struct PurchaseBackoffTests {
   @Test("a due time a clock set back pushed far ahead does not hold the purchase")
   func clockSetBack() throws {
     let device = try Device()
-    var (client, cache) = try device.launch()
-    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
-    client.networkAvailable()
-    device.runtime.runUntilIdle()
-    device.poster.answer(.failure(.transient(status: nil)))
-    device.runtime.runUntilIdle()
-    client.stop()
-    device.runtime.runUntilIdle()
+    try device.leaveAFailedPost(status: nil)
     device.runtime.manualClock.advance(by: .seconds(-2 * 86_400))
-    (client, cache) = try device.launch()
+    let (client, _) = try device.launch()
     #expect(device.poster.waiting.map(\.attempt) == [2])
     client.stop()
     device.runtime.runUntilIdle()
@@ -149,16 +148,9 @@ struct PurchaseBackoffTests {
   @Test("unsent 30 days after its observation, an entry expires: kept, listed, never posted again")
   func thirtyDayExpiry() throws {
     let device = try Device()
-    var (client, cache) = try device.launch()
-    _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: device.scope)
-    client.networkAvailable()
-    device.runtime.runUntilIdle()
-    device.poster.answer(.failure(.transient(status: 503)))
-    device.runtime.runUntilIdle()
-    client.stop()
-    device.runtime.runUntilIdle()
+    try device.leaveAFailedPost(status: 503)
     device.runtime.manualClock.advance(by: .seconds(QueuedPurchase.expiryAge))
-    (client, cache) = try device.launch()
+    let (client, cache) = try device.launch()
     let sync = Outcome<PurchaseSyncResult>()
     device.runtime.spawn { [client] in sync.set(await client.syncPurchases()) }
     device.runtime.runUntilIdle()

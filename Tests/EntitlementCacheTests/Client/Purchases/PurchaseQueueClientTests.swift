@@ -106,31 +106,35 @@ struct PurchaseQueueClientTests {
     #expect(try queue.queuedPurchases(observedBy: ClientFixture.identity("bob").scope).isEmpty)
   }
 
-  /// The result was read as the user current at its end: the purchase that synced during the
-  /// call was in no list, and the app had no word to finish the store's transaction.
+  /// Alice's purchase is posted; bob logs in before the post answers `answer`. Returns her
+  /// call's result once every fetch is answered.
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-  @Test("a purchase's result stays its buyer's when another user logs in during the call")
-  func resultStaysTheBuyersAcrossALogIn() throws {
-    let harness = try ClientHarness(user: "alice", posts: true)
+  private func purchaseWhileBobLogsIn(
+    _ harness: ClientHarness, answer: PurchasePostResult
+  ) throws -> PurchaseSyncResult {
     harness.start(answering: Self.notEntitled)
     let purchase = harness.run { client in
       try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
     }
     #expect(harness.poster.waiting.map(\.appUserID) == ["alice"])
     _ = harness.run { client in try? await client.logIn("bob") }
-    harness.poster.answer(.success(.synced(nil)))
+    harness.poster.answer(.success(answer))
     harness.runtime.runUntilIdle()
-    harness.fetcher.answer(user: "bob", json: Self.notEntitled)
-    harness.runtime.runUntilIdle()
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
-    let result = try #require(purchase.result ?? nil)
+    harness.answerEveryFetch(json: Self.notEntitled)
+    #expect(harness.client.identity.appUserID == "bob")
+    return try #require(purchase.result ?? nil)
+  }
+
+  /// The result was read as the user current at its end: the purchase that synced during the
+  /// call was in no list, and the app had no word to finish the store's transaction.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test("a purchase's result stays its buyer's when another user logs in during the call")
+  func resultStaysTheBuyersAcrossALogIn() throws {
+    let harness = try ClientHarness(user: "alice", posts: true)
+    let result = try purchaseWhileBobLogsIn(harness, answer: .synced(nil))
     #expect(result.synced.map(\.transactionID) == ["tx1"])
     // The state is what the app shows now: bob's, never alice's.
     #expect(result.state.appUserID == "bob")
-    #expect(harness.client.identity.appUserID == "bob")
   }
 
   /// Bob would have been told to log in with the owning account for a purchase of alice's.
@@ -138,18 +142,7 @@ struct PurchaseQueueClientTests {
   @Test("a buyer's conflict is not listed to the user who logged in during the call")
   func conflictIsNotListedToTheNextUser() throws {
     let harness = try ClientHarness(user: "alice", posts: true)
-    harness.start(answering: Self.notEntitled)
-    let purchase = harness.run { client in
-      try? await client.purchaseCompleted(PurchaseFixture.purchase("tx1"))
-    }
-    _ = harness.run { client in try? await client.logIn("bob") }
-    harness.poster.answer(.success(.conflict(resolution: .loginRequired)))
-    harness.runtime.runUntilIdle()
-    while !harness.fetcher.waiting.isEmpty {
-      harness.fetcher.answer(json: Self.notEntitled)
-      harness.runtime.runUntilIdle()
-    }
-    let result = try #require(purchase.result ?? nil)
+    let result = try purchaseWhileBobLogsIn(harness, answer: .conflict(resolution: .loginRequired))
     #expect(result.state.appUserID == "bob")
     #expect(result.conflicts.isEmpty && result.pending.isEmpty && result.synced.isEmpty)
     #expect(harness.purchaseLog.last == "alice: tx1 conflict")
