@@ -203,14 +203,17 @@ extension EntitlementClient {
     core.retry.reset()
   }
 
-  /// Tells the report streams and, for a refresh that stored nothing, the diagnostics.
-  func report(_ report: RefreshReport) {
+  /// Tells the report streams and, for a refresh that stored nothing, the diagnostics, unless
+  /// `diagnosing` is false.
+  func report(_ report: RefreshReport, diagnosing: Bool = true) {
     core.withLock { core in
       for continuation in core.reportSubscribers.values { continuation.yield(report) }
     }
     switch report.outcome {
     case .failed, .timedOut, .invalidResponse, .verificationFailed, .storageFailed:
-      tell(.refreshFailed(flow: report.flow, reason: report.outcome), scope: report.scope)
+      if diagnosing {
+        tell(.refreshFailed(flow: report.flow, reason: report.outcome), scope: report.scope)
+      }
     case .stored, .lateStored, .discardedOlder, .discardedLoggedOut:
       break
     }

@@ -44,6 +44,7 @@ extension EntitlementClient {
       return nil
     case .timedOut:
       let identity = flight.identity
+      var recorded = false
       let abandoned = flight.abandon {
         ownWrite {
           writes.withLock { _ in
@@ -53,14 +54,18 @@ extension EntitlementClient {
             guard !wasRemoved(identity.scope, after: flight.epoch),
               !core.withLock({ $0.isSuperseded(flight) })
             else { return }
+            recorded = true
             try? cache.recordRefreshFailure(for: identity.scope, reason: "timeout")
           }
         }
       }
       guard abandoned else { return nil }
+      // The diagnostic only for the wait that recorded the failure: a newer answer (or a
+      // log-out) left nothing to tell, and a second waiter would tell it twice.
       report(
         RefreshReport(
-          appUserID: identity.appUserID, scope: identity.scope, flow: flow, outcome: .timedOut))
+          appUserID: identity.appUserID, scope: identity.scope, flow: flow, outcome: .timedOut),
+        diagnosing: recorded)
       publish()
       return .timedOut
     }
