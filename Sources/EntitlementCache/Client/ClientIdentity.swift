@@ -46,7 +46,7 @@ extension String {
   /// equal (`é` and `e` followed by a combining accent), which the cache keeps apart, so a
   /// comparison of users that used it let a switch between two such IDs keep the first
   /// user's access.
-  func namesSameUser(as other: String) -> Bool {
+  package func namesSameUser(as other: String) -> Bool {
     utf8.elementsEqual(other.utf8)
   }
 }

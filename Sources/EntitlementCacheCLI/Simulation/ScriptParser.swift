@@ -262,6 +262,7 @@ package enum ScriptParser {
     }
     var steps: [ScriptStep] = []
     var purchases = 0
+    var started = false
     for (index, item) in items.enumerated() {
       let object = try item.object()
       let atNode = try object.required("at")
@@ -276,7 +277,7 @@ package enum ScriptParser {
             + "most a year")
       }
       let step = ScriptStep(at: at, action: try action(object, times: times))
-      if !steps.contains(where: \.isStart) {
+      if !started {
         switch step.action {
         case .foreground, .background:
           // The client ignores a phase change before it starts; a script that meant a launch
@@ -287,6 +288,7 @@ package enum ScriptParser {
         default: break
         }
       }
+      started = started || step.isStart
       if case .purchase = step.action {
         purchases += 1
         guard purchases <= mostPurchases else {

@@ -112,7 +112,7 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
       // another user whose ID is the same text in another Unicode form, which the cache and
       // the client keep apart.
       guard
-        let label = state[keyPath: list].keys.first(where: { $0.utf8.elementsEqual(user.utf8) }),
+        let label = state[keyPath: list].keys.first(where: { $0.namesSameUser(as: user) }),
         var answers = state[keyPath: list][label], !answers.isEmpty
       else { return nil }
       let next = answers.removeFirst()
