@@ -277,8 +277,9 @@ extension SQLiteCustomerInfoCache {
       var options = SQLiteConnection.Options()
       options.readOnly = true
       let connection = try SQLiteConnection(path: path, options: options)
-      let (version, schemaObjects) = try DatabaseFile.versionAndSchemaObjects(on: connection)
-      if DatabaseFile.isForeign(version: version, schemaObjects: schemaObjects) {
+      let file = try DatabaseFile.schema(on: connection)
+      let version = file.version
+      if DatabaseFile.isForeign(file) {
         throw DatabaseFile.foreignCause
       }
       var integrity: [String] = []

@@ -72,33 +72,59 @@ enum DatabaseFile {
     return String(path[...slash]) + target
   }
 
-  /// Whether a database at schema version `version` holding `schemaObjects` tables, indexes
-  /// and the like is another program's: objects and no schema version, which this library
-  /// sets in the transaction that creates its first tables, or a version below zero, which it
-  /// never writes. Opened as a cache it would gain this library's tables and a new journal
-  /// mode; moved aside as damaged it would be taken from its program. So it is refused as it
-  /// is.
-  static func isForeign(version: Int, schemaObjects: Int) -> Bool {
-    version < 0 || (version == 0 && schemaObjects > 0)
+  /// The tables a cache's file holds from the schema version that created each one on (see
+  /// `Migrations/`): a file that claims a version without them is another program's.
+  static let tablesSinceVersion: [(table: String, version: Int)] = [
+    ("scope", 1), ("entitlement", 1), ("revision_counter", 2), ("purchase_queue", 4),
+    ("schema_compatibility", 7),
+  ]
+
+  /// Whether `file` is another program's database: objects and no schema version, which this
+  /// library sets in the transaction that creates its first tables; a version below zero,
+  /// which it never writes; or a version this build knows without the tables that version
+  /// has (another program's own `user_version`). Opened as a cache it would gain this
+  /// library's tables and a new journal mode; moved aside as damaged it would be taken from
+  /// its program. So it is refused as it is. A newer build's version is not judged here: its
+  /// read floor says whether this build reads it.
+  static func isForeign(_ file: FileSchema) -> Bool {
+    if file.version < 0 || (file.version == 0 && file.schemaObjects > 0) { return true }
+    guard file.version <= Migrator.embedded.latestVersion else { return false }
+    return tablesSinceVersion.contains {
+      $0.version <= file.version && !file.tables.contains($0.table)
+    }
   }
 
-  /// The file's schema version and its number of tables, indexes and the like, read in one
-  /// statement so both come from one version of the file: another process opening the same
-  /// new file commits its first tables and their version together, and two statements could
-  /// see the tables without the version between them. Reading them also finds a file that is
-  /// not a database, or whose first pages are damaged.
-  static func versionAndSchemaObjects(
-    on connection: SQLiteConnection
-  ) throws(SQLiteError) -> (version: Int, schemaObjects: Int) {
-    let sql =
-      "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)"
+  /// What a file's schema says of whose it is, before anything is written to it.
+  struct FileSchema {
+    /// `PRAGMA user_version`.
+    var version: Int
+    /// How many tables, indexes and the like it holds.
+    var schemaObjects: Int
+    /// Which of ``tablesSinceVersion`` it holds.
+    var tables: Set<String>
+  }
+
+  /// The file's schema version, its number of tables, indexes and the like, and which of the
+  /// cache's tables it holds, read in one statement so all come from one version of the file:
+  /// another process opening the same new file commits its first tables and their version
+  /// together, and two statements could see the tables without the version between them.
+  /// Reading them also finds a file that is not a database, or whose first pages are damaged.
+  static func schema(on connection: SQLiteConnection) throws(SQLiteError) -> FileSchema {
+    let names = tablesSinceVersion.map { "'\($0.table)'" }.joined(separator: ", ")
+    let sql = """
+      SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema),
+        (SELECT group_concat(name, ' ') FROM sqlite_schema WHERE type = 'table' AND name IN (\(names)))
+      """
     return try connection.withStatement(sql) { statement throws(SQLiteError) in
       guard try statement.step() else {
         throw SQLiteError(
           operation: "open", extendedResultCode: SQLITE_ERROR,
           message: "the schema version read no row", sql: sql)
       }
-      return (Int(statement.int64(0)), Int(statement.int64(1)))
+      let tables = (statement.string(2) ?? "").split(separator: " ").map(String.init)
+      return FileSchema(
+        version: Int(clamping: statement.int64(0)), schemaObjects: Int(statement.int64(1)),
+        tables: Set(tables))
     }
   }
 

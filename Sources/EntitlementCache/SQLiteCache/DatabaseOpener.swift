@@ -72,8 +72,7 @@ struct DatabaseOpener {
     options.vfs = configuration.vfsName
     options.extraFlags = configuration.fileProtection.openFlags
     let writer: SQLiteConnection
-    let version: Int
-    let schemaObjects: Int
+    let file: DatabaseFile.FileSchema
     do {
       writer = try SQLiteConnection(path: path, options: options)
     } catch {
@@ -81,11 +80,12 @@ struct DatabaseOpener {
     }
     do {
       // Before anything is written to it.
-      (version, schemaObjects) = try DatabaseFile.versionAndSchemaObjects(on: writer)
+      file = try DatabaseFile.schema(on: writer)
     } catch {
       return .failure(classify(error, .open, closing: writer))
     }
-    if DatabaseFile.isForeign(version: version, schemaObjects: schemaObjects) {
+    let version = file.version
+    if DatabaseFile.isForeign(file) {
       // Refused before anything is written, and never moved aside: not damage of ours.
       leaveUntouchedOnClose(writer)
       return .failure(.other(.sqlite(.open, DatabaseFile.foreign(path))))

@@ -370,10 +370,11 @@ struct DatabaseFileTests {
   }
 
   /// A cache pointed at another program's SQLite database (tables, and no schema version of
-  /// this library; or a version below zero) refuses it as it is: migrating would add the
-  /// cache's tables to it and switch its journal to WAL, and moving it aside, as damage is,
-  /// would take it from its program. The inspector refuses it too.
-  @Test(arguments: [0, -5])
+  /// this library; a version below zero; or a version of this library's without its tables,
+  /// which is the other program's own `user_version`) refuses it as it is: migrating would
+  /// add the cache's tables to it and switch its journal to WAL, and moving it aside, as
+  /// damage is, would take it from its program. The inspector refuses it too.
+  @Test(arguments: [0, -5, 1, 3, 6, SQLiteCustomerInfoCache.supportedSchemaVersion])
   func anotherProgramsDatabaseIsRefusedAndLeftAsItIs(version: Int) throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
