@@ -46,7 +46,21 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   /// One line: the operation, SQLite's message and code, and the SQL text.
   public var description: String {
     var text = "\(operation) failed: \(message) (code \(extendedResultCode))"
-    if let sql { text += " in `\(sql)`" }
+    if let statement = statementExcerpt { text += " in `\(statement)`" }
     return text
+  }
+
+  /// The statement as a one-line description names it: its first line of SQL, comments
+  /// skipped, cut at 80 characters, with `…` when there is more. A migration's script runs to
+  /// kilobytes over many lines, which a log line should not carry.
+  private var statementExcerpt: String? {
+    guard let sql else { return nil }
+    let lines = sql.split(whereSeparator: \.isNewline).map { $0.drop(while: \.isWhitespace) }
+    guard let index = lines.firstIndex(where: { !$0.isEmpty && !$0.hasPrefix("--") }) else {
+      return nil
+    }
+    let line = lines[index]
+    let isWhole = line.count <= 80 && lines[(index + 1)...].allSatisfy(\.isEmpty)
+    return isWhole ? String(line) : line.prefix(80) + " …"
   }
 }

@@ -60,6 +60,39 @@ struct MigratorTests {
     #expect(try Self.tables(connection) == ["a"])
   }
 
+  /// A failed step's error is one line for a log: it names the step's first statement, not
+  /// its whole script, comments and all.
+  @Test func aFailedStepsErrorNamesItsFirstStatementOnOneLine() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try SQLiteConnection(path: directory.path("m.sqlite"))
+    let script =
+      "-- Why this step exists, at length.\n"
+      + "CREATE TABLE b (y INTEGER);\n"
+      + "INSERT INTO nowhere VALUES (1);\n"
+      + String(repeating: "-- more commentary\n", count: 200)
+    let failure = try #require(throws: MigrationFailure.self) {
+      try Migrator(migrations: [Self.first, Migration(version: 2, name: "long", sql: script)])
+        .migrate(connection)
+    }
+    guard case .storage(let error) = failure else {
+      Issue.record("expected a storage failure, got \(failure)")
+      return
+    }
+    #expect(error.description.hasSuffix(" in `CREATE TABLE b (y INTEGER); …`"))
+    #expect(!error.description.contains("\n"))
+    #expect(!error.description.contains("commentary"))
+    let long = SQLiteError(
+      operation: "prepare", extendedResultCode: 1, message: "m",
+      sql: "  SELECT " + String(repeating: "x, ", count: 40) + "y")
+    #expect(
+      long.description
+        == "prepare failed: m (code 1) in `SELECT \(String(repeating: "x, ", count: 40).prefix(73)) …`"
+    )
+    let short = SQLiteError(
+      operation: "step", extendedResultCode: 1, message: "m", sql: "SELECT 1\n")
+    #expect(short.description == "step failed: m (code 1) in `SELECT 1`")
+  }
+
   @Test func newerFileIsRefusedBeforeAnyStepRuns() throws {
     let directory = try TemporaryDirectory()
     let connection = try SQLiteConnection(path: directory.path("m.sqlite"))
