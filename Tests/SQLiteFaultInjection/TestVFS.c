@@ -52,6 +52,7 @@ struct TestVFS {
   int powerCutKind;
   uint32_t powerCutSeed;
   int dead;
+  int readOnlyOpens;  // non-zero: a read-write open of a database is read-only, as permissions make it
   Tracked *tracked;
 };
 
@@ -462,6 +463,14 @@ static int vfsOpen(sqlite3_vfs *base, sqlite3_filename name, sqlite3_file *file,
     pthread_mutex_unlock(&vfs->mutex);
     if (test->tracked == NULL) return SQLITE_NOMEM;
   }
+  pthread_mutex_lock(&vfs->mutex);
+  int readOnly = vfs->readOnlyOpens && (flags & SQLITE_OPEN_MAIN_DB) != 0;
+  pthread_mutex_unlock(&vfs->mutex);
+  if (readOnly) {
+    // What the unix VFS does when open(2) refuses O_RDWR and grants O_RDONLY: the file opens,
+    // and SQLite learns from the flags handed back that it cannot write it.
+    flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
+  }
   int rc = vfs->real->xOpen(vfs->real, name, test->real, flags, outFlags);
   if (rc != SQLITE_OK) {
     // The real file may want its xClose even after a failure; give it here and report none.
@@ -470,6 +479,12 @@ static int vfsOpen(sqlite3_vfs *base, sqlite3_filename name, sqlite3_file *file,
   }
   test->base.pMethods = &testFileMethods;
   return SQLITE_OK;
+}
+
+void testvfs_set_read_only_opens(TestVFS *vfs, int readOnly) {
+  pthread_mutex_lock(&vfs->mutex);
+  vfs->readOnlyOpens = readOnly;
+  pthread_mutex_unlock(&vfs->mutex);
 }
 
 static int vfsDelete(sqlite3_vfs *base, const char *name, int syncDirectory) {

@@ -134,6 +134,12 @@ enum DatabaseFile {
     operation: "open", extendedResultCode: SQLITE_NOTADB,
     message: "another program's SQLite database, not a cache's")
 
+  /// Why a file its permissions keep from writing is refused for now, as one they keep from
+  /// reading is: storage not there yet, tried again, never damage.
+  static let notWritable = SQLiteError(
+    operation: "open", extendedResultCode: SQLITE_READONLY,
+    message: "the file's permissions do not let this process write it")
+
   /// The error that refuses another program's database at `path`: `damaged`, with nothing
   /// moved.
   static func foreign(_ path: String) -> SQLiteCacheError {

@@ -78,6 +78,16 @@ struct DatabaseOpener {
     } catch {
       return .failure(classify(error, .open))
     }
+    // SQLite opens a file its permissions keep from writing read-only, and says so before
+    // reading it. A cache that writes on its own (retention at open, read marks) cannot run on
+    // it: refused then, before the first read creates a `-wal` and `-shm` with the file's
+    // read-only mode, which would keep it refused after its permissions are mended. One that
+    // writes only when asked (the support tool) reads it and refuses each write.
+    if sqlite3_db_readonly(writer.handle, "main") == 1,
+      configuration.pruneOnOpen || configuration.persistsReadTimeBookkeeping
+    {
+      return .failure(.other(.sqlite(.open, DatabaseFile.notWritable)))
+    }
     do {
       // Before anything is written to it.
       file = try DatabaseFile.schema(on: writer)

@@ -60,6 +60,9 @@ extension SQLiteError {
     case SQLITE_FULL: .full
     case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
     case SQLITE_CANTOPEN where extendedResultCode == SQLITE_CANTOPEN: .unavailable
+    // A file that cannot be written now: its permissions (``DatabaseFile/notWritable``), or
+    // a file system mounted read-only.
+    case SQLITE_READONLY where extendedResultCode == SQLITE_READONLY: .unavailable
     case SQLITE_IOERR where Self.refusedAccess.contains(extendedResultCode): .unavailable
     default: .other
     }

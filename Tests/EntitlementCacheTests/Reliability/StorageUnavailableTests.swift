@@ -91,6 +91,70 @@ struct StorageUnavailableTests {
     #expect(try cache.load(Fixture.scopeA)?.snapshot != nil)
   }
 
+  /// A file whose permissions let this process read it but not write it (SQLite then opens it
+  /// read-only) is storage not there yet too: before, retention at open threw `other`, so the
+  /// app had no cache at all, and the read that found the file left a `-wal` and `-shm` with
+  /// its read-only mode, which kept it refused after its permissions were mended.
+  @Test(
+    "a file that cannot be written answers storage_unavailable, creates nothing, and opens later")
+  func notWritable() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try Self.storedFile(in: directory, clock: clock)
+    let before = try #require(StoreTest.bytes(path))
+    let vfs = try TestVFS()
+    vfs.setReadOnlyOpens(true)
+    var configuration = CacheConfiguration()
+    configuration.vfsName = vfs.name
+    let told = Locked<[String]>([])
+    configuration.onDiagnostic = { diagnostic in told.withLock { $0.append(diagnostic.event.name) }
+    }
+    let cache = try SQLiteCustomerInfoCache(
+      path: path, configuration: configuration, clock: clock.cacheClock)
+
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
+    )
+    let refused = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    }
+    #expect(refused.storageFailureKind == .unavailable, "\(refused)")
+    #expect(StoreTest.bytes(path) == before)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cache.sqlite"])
+    #expect(told.withLock { $0 } == ["storage_unavailable"])
+
+    vfs.setReadOnlyOpens(false)
+    clock.advance(by: .seconds(2))
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    #expect(told.withLock { $0 } == ["storage_unavailable", "storage_available"])
+    try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
+  }
+
+  /// The support tool writes only what its command says (no retention at open, no read marks),
+  /// so it reads a file it cannot write, as a support engineer's read-only copy, and each
+  /// write is refused as storage not writable now.
+  @Test("a cache that writes only when asked reads a file it cannot write, and refuses writes")
+  func notWritableReadByTheTool() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try Self.storedFile(in: directory, clock: clock)
+    let vfs = try TestVFS()
+    vfs.setReadOnlyOpens(true)
+    var configuration = CacheConfiguration()
+    configuration.vfsName = vfs.name
+    configuration.pruneOnOpen = false
+    configuration.persistsReadTimeBookkeeping = false
+    let cache = try SQLiteCustomerInfoCache(
+      path: path, configuration: configuration, clock: clock.cacheClock)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+    let refused = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    }
+    #expect(refused.storageFailureKind == .unavailable, "\(refused)")
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
+  }
+
   @Test("protectedDataDidBecomeAvailable() opens the file at once, and a write then lands")
   func openedWhenTheAppSaysSo() throws {
     let directory = try TemporaryDirectory()

@@ -104,6 +104,10 @@ final class TestVFS: @unchecked Sendable {
   /// Disarms everything and resets the counts.
   func disarm() { testvfs_disarm(handle) }
 
+  /// Whether every database file opens read-only, as one whose permissions refuse this
+  /// process writing it does (the tests run as root, which permissions do not stop).
+  func setReadOnlyOpens(_ readOnly: Bool) { testvfs_set_read_only_opens(handle, readOnly ? 1 : 0) }
+
   /// The calls of `call` since the last arm or disarm.
   func calls(_ call: Call) -> Int { Int(testvfs_calls(handle, call.raw)) }
 

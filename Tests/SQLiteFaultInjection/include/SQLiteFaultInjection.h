@@ -48,6 +48,11 @@ void testvfs_destroy(TestVFS *_Nonnull vfs);
 void testvfs_arm_fault(
   TestVFS *_Nonnull vfs, TestVFSCall call, int64_t k, int code, int persistent);
 
+/// Opens every database file read-only while `readOnly` is non-zero, though SQLite asks to
+/// write it: what a file whose permissions refuse this process writing gives, for tests that
+/// run as root, which permissions do not stop.
+void testvfs_set_read_only_opens(TestVFS *_Nonnull vfs, int readOnly);
+
 /// Cuts the power just before the `n`-th sync from now (n >= 1), doing `cut` to each file's
 /// unsynced writes with the pseudo-random `seed`. Resets the counts.
 void testvfs_arm_power_cut(TestVFS *_Nonnull vfs, int64_t n, TestVFSPowerCut cut, uint32_t seed);
