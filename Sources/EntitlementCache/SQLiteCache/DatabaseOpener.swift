@@ -157,7 +157,9 @@ struct DatabaseOpener {
     } catch {
       return .failure(.other(.sqlite(.open, error)))
     }
-    guard let floor, floor <= supported else {
+    // A floor below 1 is none: every migration records at least 1 (the table's own check),
+    // so such a value was written by hand, and says nothing of what this build reads.
+    guard let floor, floor >= 1, floor <= supported else {
       return .failure(.other(.sqlite(.open, newer)))
     }
     do {

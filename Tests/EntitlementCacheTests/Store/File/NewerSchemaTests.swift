@@ -91,6 +91,24 @@ struct NewerSchemaTests {
     #expect(StoreTest.bytes(path) == before)
   }
 
+  /// A floor below 1 was written by hand (the table's own check refuses it): it is no floor,
+  /// so the file is refused as one with none recorded.
+  @Test("a recorded floor below 1 is none: the file answers newer_schema", arguments: [0, -1])
+  func floorBelowOne(floor: Int) throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported)
+    try SQLiteConnection(path: path).execute(
+      """
+      DROP TABLE schema_compatibility;
+      CREATE TABLE schema_compatibility (id INTEGER PRIMARY KEY, read_version INTEGER);
+      INSERT INTO schema_compatibility VALUES (1, \(floor));
+      """)
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.newerSchema))
+    try cache.close()
+  }
+
   @Test("after every migration from the floor's own on, the file records a floor at or below it")
   func everyMigrationLeavesAFloor() throws {
     let directory = try TemporaryDirectory()
