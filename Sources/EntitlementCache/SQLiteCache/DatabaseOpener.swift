@@ -35,6 +35,11 @@ struct DatabaseOpener {
     if !FileManager.default.fileExists(atPath: path) {
       guard configuration.createIfMissing else { throw .sqlite(.open, .missing(path: path)) }
       try DatabaseFile.createPrivately(at: path, protection: configuration.fileProtection)
+    } else if !DatabaseFile.isRegularFile(path) {
+      // A device opens as an empty database, and migrating it would create a journal beside
+      // it (`/dev/null-journal`); a directory or a pipe is a mistake that waiting cannot mend.
+      throw .sqlite(
+        .open, .fileSystem(path: path, reason: "not a regular file, where the database file goes"))
     }
     switch connect() {
     case .success(let opened): return opened

@@ -197,16 +197,35 @@ struct StorageUnavailableTests {
     }
   }
 
-  @Test("a path that is a directory is an error at open, not storage to wait for")
-  func directoryIsAnError() throws {
+  /// What is at the path where the database file goes, other than a file.
+  enum NotAFile: CaseIterable, Sendable {
+    case directory, device, pipe
+  }
+
+  /// A directory, a device (a link to `/dev/null`, which SQLite opens as an empty database
+  /// and which migrating would give a `-journal` beside it) or a pipe is refused at open by
+  /// name: a mistake, not storage to wait for, and nothing is created beside it.
+  @Test(
+    "a path that is not a file is an error at open, not storage to wait for",
+    arguments: NotAFile.allCases)
+  func notAFileIsAnError(_ kind: NotAFile) throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    switch kind {
+    case .directory:
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    case .device:
+      try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/null")
+    case .pipe:
+      #expect(mkfifo(path, 0o600) == 0)
+    }
     let error = try #require(throws: CacheError.self) {
       _ = try SQLiteCustomerInfoCache(
         path: path, clock: ManualClock(Fixture.requestDate).cacheClock)
     }
     #expect(error.storageFailureKind != .unavailable, "\(error)")
+    #expect(error.description.contains("not a regular file"), "\(error)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cache.sqlite"])
   }
 
   @Test("a file that cannot be read answers storage_unavailable, and the next read after it does")
