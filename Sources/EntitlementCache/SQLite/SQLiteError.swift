@@ -29,9 +29,19 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     self.sql = sql
   }
 
-  /// True when the file is not a database or its content is damaged.
+  /// True when the file is not a database, or its content or its tables are damaged.
   package var isDamage: Bool {
-    resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
+    resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB || isMissingSchema
+  }
+
+  /// True when a statement names a table or column the file does not have. On a file at the
+  /// schema version its statements were written for, another tool changed its tables: the
+  /// schema is damaged, though SQLite reports it only as `SQLITE_ERROR` with a message naming
+  /// what is missing (the messages SQLite has used for this since 3.0).
+  package var isMissingSchema: Bool {
+    resultCode == SQLITE_ERROR
+      && (message.hasPrefix("no such table: ") || message.hasPrefix("no such column: ")
+        || message.contains(" has no column named "))
   }
 
   /// True when SQLite refused a write as read-only (`SQLITE_READONLY` and its extended codes):

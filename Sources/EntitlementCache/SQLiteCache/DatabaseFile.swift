@@ -81,17 +81,25 @@ enum DatabaseFile {
 
   /// Whether `file` is another program's database: objects and no schema version, which this
   /// library sets in the transaction that creates its first tables; a version below zero,
-  /// which it never writes; or a version this build knows without the tables that version
-  /// has (another program's own `user_version`). Opened as a cache it would gain this
-  /// library's tables and a new journal mode; moved aside as damaged it would be taken from
-  /// its program. So it is refused as it is. A newer build's version is not judged here: its
-  /// read floor says whether this build reads it.
+  /// which it never writes; or a version this build knows and none of the cache's tables
+  /// (another program's own `user_version`). Opened as a cache it would gain this library's
+  /// tables and a new journal mode; moved aside as damaged it would be taken from its program.
+  /// So it is refused as it is. A newer build's version is not judged here: its read floor
+  /// says whether this build reads it.
   static func isForeign(_ file: FileSchema) -> Bool {
     if file.version < 0 || (file.version == 0 && file.schemaObjects > 0) { return true }
-    guard file.version <= Migrator.embedded.latestVersion else { return false }
-    return tablesSinceVersion.contains {
+    return file.version <= Migrator.embedded.latestVersion && file.version > 0
+      && file.tables.isEmpty
+  }
+
+  /// The first table a cache's file at `file`'s version has and `file` lacks: another tool
+  /// dropped or renamed it, so the file is damaged. Nil when none is missing, or for a newer
+  /// build's version.
+  static func missingTable(_ file: FileSchema) -> String? {
+    guard file.version <= Migrator.embedded.latestVersion else { return nil }
+    return tablesSinceVersion.first {
       $0.version <= file.version && !file.tables.contains($0.table)
-    }
+    }?.table
   }
 
   /// What a file's schema says of whose it is, before anything is written to it.

@@ -105,6 +105,16 @@ struct DatabaseOpener {
       leaveUntouchedOnClose(writer)
       return .failure(.other(.sqlite(.open, DatabaseFile.foreign(path))))
     }
+    if let table = DatabaseFile.missingTable(file) {
+      // The cache's own file with a table another tool dropped or renamed: damaged, so moved
+      // aside before anything is written to it, as SQLite's own finding of damage is.
+      leaveUntouchedOnClose(writer)
+      return .failure(
+        .damaged(
+          SQLiteError(
+            operation: "open", extendedResultCode: SQLITE_ERROR,
+            message: "no such table: \(table)")))
+    }
     let supported = Migrator.embedded.latestVersion
     if version > supported {
       return openNewer(writer, version: version, options: options)

@@ -59,6 +59,7 @@ extension SQLiteError {
     switch resultCode {
     case SQLITE_FULL: .full
     case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
+    case SQLITE_ERROR where isMissingSchema: .damaged
     case SQLITE_CANTOPEN where extendedResultCode == SQLITE_CANTOPEN: .unavailable
     // A file that cannot be written now: its permissions (``DatabaseFile/notWritable``), or
     // a file system mounted read-only.

@@ -322,6 +322,47 @@ struct DatabaseFileTests {
     #expect(reopened.access(to: "pro", for: Fixture.scopeB).state == .granted)
   }
 
+  /// How another tool can change the cache's tables without changing its schema version.
+  enum TableEdit: String, CaseIterable, Sendable {
+    case columnRenamed = "ALTER TABLE entitlement RENAME COLUMN status TO stat"
+    case tableDropped = "DROP TABLE entitlement"
+  }
+
+  /// Tables another tool changed under the cache's own schema version are damage too: SQLite
+  /// says only `SQLITE_ERROR` ("no such column"), and before, reads answered `unreadable` and
+  /// every write threw kind `other`, for good. Now the file is moved aside as damage, bytes
+  /// intact: at open when a table is missing, else by the next write (or retention at open)
+  /// that meets the change.
+  @Test(arguments: TableEdit.allCases, [false, true])
+  func tablesAnotherToolChangedAreMovedAsideAsDamage(_ edit: TableEdit, pruneOnOpen: Bool) throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let first = try Fixture.cache(in: directory, clock: clock)
+    try first.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    try first.close()
+    try SQLiteConnection(path: first.path).execute(edit.rawValue)
+    let edited = try #require(StoreTest.bytes(first.path))
+    let told = Locked<[String]>([])
+
+    let cache = try Fixture.cache(in: directory, clock: clock) {
+      $0.pruneOnOpen = pruneOnOpen
+      $0.onDiagnostic = { diagnostic in told.withLock { $0.append(diagnostic.event.name) } }
+    }
+    if edit == .columnRenamed {
+      // Retention touches no renamed column: the first statement that names it finds it.
+      #expect(cache.damageReport == nil)
+      #expect(
+        cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
+    }
+    let report = try #require(cache.damageReport)
+    #expect(report.cause.isMissingSchema, "\(report.cause)")
+    #expect(StoreTest.bytes(report.movedTo) == edited)
+    #expect(told.withLock { $0 }.contains("storage_damaged"))
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
+    #expect(cache.access(to: "pro", for: Fixture.scopeB).isGranted)
+  }
+
   @Test func damageFoundAfterOpenIsReportedWhenConfiguredToFail() throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
