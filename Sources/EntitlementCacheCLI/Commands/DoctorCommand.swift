@@ -107,6 +107,9 @@ enum DoctorCommand: Command {
     if health.integrity == ["ok"], !health.schemaProblems.isEmpty {
       verdict = "DAMAGED: another tool changed its tables, and this build cannot use them"
     }
+    if health.isHealthy, health.schemaVersion == 0, health.pageCount == 0 {
+      verdict = "empty: no cache has been written to it yet (an app opening it creates its tables)"
+    }
     if health.schemaVersion > health.supportedSchemaVersion {
       verdict =
         health.isReadable

@@ -83,6 +83,12 @@ enum DatabaseLocation {
 
   private static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
+  /// Whether `path` is a regular file of 0 bytes (following a symbolic link).
+  static func isEmptyFile(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
+  }
+
   /// The directory `path` would be created in, when it does not exist.
   static func missingDirectory(of path: String) -> String? {
     parent(of: path).flatMap { InputFile.exists($0) ? nil : $0 }

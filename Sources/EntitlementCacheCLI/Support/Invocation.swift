@@ -196,6 +196,12 @@ package struct Invocation {
         throw CLIError.storage("\(path): \(parent) is not a directory")
       }
     }
+    // An empty file is a database with no tables yet, which opening would create: an
+    // inspection changes nothing, so it says what is there instead.
+    if access == .inspect, DatabaseLocation.isEmptyFile(path) {
+      throw CLIError.storage(
+        "\(path): an empty file (0 bytes): no cache has been written to it yet; left untouched")
+    }
     let cache: SQLiteCustomerInfoCache
     do {
       cache = try SQLiteCustomerInfoCache(path: path, configuration: configuration, clock: clock)

@@ -116,6 +116,30 @@ import Testing
     #expect(siblings == ["cache.sqlite"])
   }
 
+  /// An empty file is a database with no tables yet: opening it as a cache would create them,
+  /// so an inspection says what is there and leaves it at 0 bytes; `doctor` calls it empty.
+  @Test(arguments: ["scopes", "queue", "purge", "doctor"])
+  func inspectionLeavesAnEmptyFileEmpty(_ command: String) throws {
+    try workspace.directory.write("cache.sqlite", "")
+    let result = try workspace.run(command, command == "purge" ? ["--unusable"] : [])
+    if command == "doctor" {
+      #expect(result.status == 0)
+      #expect(
+        result.stdout.hasPrefix(
+          "\(workspace.db): empty: no cache has been written to it yet (an app opening it "
+            + "creates its tables)\n"))
+    } else {
+      #expect(result.status == 3)
+      #expect(
+        result.stderr
+          == "error: \(workspace.db): an empty file (0 bytes): no cache has been written to it "
+          + "yet; left untouched\n")
+    }
+    #expect(FileManager.default.contents(atPath: workspace.db) == Data())
+    let siblings = try FileManager.default.contentsOfDirectory(atPath: workspace.directory.path)
+    #expect(siblings == ["cache.sqlite"])
+  }
+
   @Test func putReplacesANonDatabaseAsTheAppWould() throws {
     try workspace.directory.write("cache.sqlite", Self.notADatabase)
     let result = try workspace.put()
