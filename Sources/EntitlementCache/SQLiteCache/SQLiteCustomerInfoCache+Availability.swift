@@ -94,6 +94,16 @@ extension SQLiteCustomerInfoCache {
     return true
   }
 
+  /// Tries the awaited file again for a read that found it unavailable (never waiting for a
+  /// write), and says whether the read should read again: the file opened, or the attempt met
+  /// something other than a refusal (a newer build's file, another program's, damage), which
+  /// the read answers with rather than with the refusal it found.
+  func retryAwaitedStorageForRead() -> Bool {
+    let opened = openAwaitedStorage(waitingForWrites: false)
+    return opened
+      || awaitingStorage.withLock { $0.map { $0.failure.kind != .unavailable } ?? false }
+  }
+
   /// Why an attempt to open the awaited file failed, and whether that changed.
   private struct FailedOpen: Error {
     var now: StorageFailure

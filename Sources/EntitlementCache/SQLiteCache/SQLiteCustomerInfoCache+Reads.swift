@@ -20,7 +20,7 @@ extension SQLiteCustomerInfoCache {
     // A file that could not be opened yet is tried again here, at most every two seconds:
     // only reads that found no file pay for it.
     if case .offlineUnavailable(.storageUnavailable) = decision.state,
-      openAwaitedStorage(waitingForWrites: false)
+      retryAwaitedStorageForRead()
     {
       return decide(entitlement, for: scope, policy: policy)
     }
@@ -220,7 +220,7 @@ extension SQLiteCustomerInfoCache {
   ) -> ReadFailure? {
     let failure = readResident(scope, whole: whole, at: now, body)
     // A file that could not be opened yet is tried again, at most every two seconds.
-    if case .unavailable? = failure, openAwaitedStorage(waitingForWrites: false) {
+    if case .unavailable? = failure, retryAwaitedStorageForRead() {
       return readResident(scope, whole: whole, at: now, body)
     }
     return failure

@@ -197,6 +197,44 @@ struct StorageUnavailableTests {
     }
   }
 
+  /// A file the cache waited for can turn out, once it opens, to be a newer build's beyond its
+  /// read floor, or another program's database. The read that finds this answers with it
+  /// (`newerSchema`, `unreadable`), not with the refusal it met first; before, that read said
+  /// `storageUnavailable`, and for another program's file every later read did too.
+  @Test(
+    "a read that opens an awaited file answers with what the file turned out to be",
+    arguments: [false, true])
+  func awaitedFileTurnsOutUnusable(newer: Bool) throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let path: String
+    if newer {
+      path = try NewerSchemaTests.newerFile(
+        in: directory, clock: clock, readFloor: SQLiteCustomerInfoCache.supportedSchemaVersion + 1)
+    } else {
+      path = directory.path("cache.sqlite")
+      let other = try SQLiteConnection(path: path)
+      try other.execute("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')")
+    }
+    let before = try #require(StoreTest.bytes(path))
+    let vfs = try TestVFS()
+    vfs.armFault(.open, at: 1, persistent: true)
+    let cache = try Self.cache(path, vfs: vfs, clock: clock)
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
+    )
+    vfs.disarm()
+    clock.advance(by: .seconds(2))
+    let expected: UnavailableReason = newer ? .newerSchema : .unreadable
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(expected))
+    clock.advance(by: .seconds(2))
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(expected))
+    let loadError = try #require(throws: CacheError.self) { try cache.load(Fixture.scopeA) }
+    #expect(loadError.storageFailureKind == (newer ? .newerSchema : .damaged), "\(loadError)")
+    try cache.close()
+    #expect(StoreTest.bytes(path) == before)
+  }
+
   /// What is at the path where the database file goes, other than a file.
   enum NotAFile: CaseIterable, Sendable {
     case directory, device, pipe

@@ -148,11 +148,13 @@ enum ReadFailure: Error {
 
   /// The reason a decision gives for it: storage that is there but cannot be used yet is
   /// `storageUnavailable`, a newer build's file beyond the read floor `newerSchema`; anything
-  /// else is `unreadable`.
+  /// else is `unreadable`, a file the cache waits for that turned out another program's or
+  /// damaged included.
   var unavailableReason: UnavailableReason {
     switch self {
-    case .unavailable(let failure):
-      failure.kind == .newerSchema ? .newerSchema : .storageUnavailable
+    case .unavailable(let failure) where failure.kind == .newerSchema: .newerSchema
+    case .unavailable(let failure) where failure.kind == .unavailable: .storageUnavailable
+    case .unavailable: .unreadable
     // A read of a file that is there refused by the operating system is what a protected
     // file does while the device is locked: try again, never "damaged" or "empty".
     case .storage(let error) where error.storageFailureKind == .unavailable: .storageUnavailable
