@@ -21,14 +21,16 @@ struct StorageUnavailableTests {
   }
 
   /// A cache over `path` through `vfs` that asks for other connections' writes on every read,
-  /// so each read meets the file as it is now.
+  /// so each read meets the file as it is now; `configure` changes the rest.
   static func cache(
-    _ path: String, vfs: TestVFS, clock: ManualClock
+    _ path: String, vfs: TestVFS, clock: ManualClock,
+    configure: (inout CacheConfiguration) -> Void = { _ in }
   ) throws -> SQLiteCustomerInfoCache {
     var configuration = CacheConfiguration()
     configuration.vfsName = vfs.name
     configuration.pruneOnOpen = false
     configuration.crossProcessCheckInterval = 0
+    configure(&configuration)
     return try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)
   }
@@ -104,13 +106,14 @@ struct StorageUnavailableTests {
     let before = try #require(StoreTest.bytes(path))
     let vfs = try TestVFS()
     vfs.setReadOnlyOpens(true)
-    var configuration = CacheConfiguration()
-    configuration.vfsName = vfs.name
     let told = Locked<[String]>([])
-    configuration.onDiagnostic = { diagnostic in told.withLock { $0.append(diagnostic.event.name) }
+    // Retention at open on, as an app has it: it was what threw.
+    let cache = try Self.cache(path, vfs: vfs, clock: clock) { configuration in
+      configuration.pruneOnOpen = true
+      configuration.onDiagnostic = { diagnostic in
+        told.withLock { $0.append(diagnostic.event.name) }
+      }
     }
-    let cache = try SQLiteCustomerInfoCache(
-      path: path, configuration: configuration, clock: clock.cacheClock)
 
     #expect(
       cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
@@ -141,12 +144,9 @@ struct StorageUnavailableTests {
     let path = try Self.storedFile(in: directory, clock: clock)
     let vfs = try TestVFS()
     vfs.setReadOnlyOpens(true)
-    var configuration = CacheConfiguration()
-    configuration.vfsName = vfs.name
-    configuration.pruneOnOpen = false
-    configuration.persistsReadTimeBookkeeping = false
-    let cache = try SQLiteCustomerInfoCache(
-      path: path, configuration: configuration, clock: clock.cacheClock)
+    let cache = try Self.cache(path, vfs: vfs, clock: clock) {
+      $0.persistsReadTimeBookkeeping = false
+    }
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     let refused = try #require(throws: CacheError.self) {
       try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
