@@ -60,9 +60,9 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     return text
   }
 
-  /// The statement as a one-line description names it: its first line of SQL, comments
-  /// skipped, cut at 80 characters, with `…` when there is more. A migration's script runs to
-  /// kilobytes over many lines, which a log line should not carry.
+  /// The statement as a one-line description names it: its first line of SQL, `--` comment
+  /// lines skipped, cut at 80 characters, with `…` when more SQL follows. A migration's script
+  /// runs to kilobytes over many lines, which a log line should not carry.
   private var statementExcerpt: String? {
     guard let sql else { return nil }
     let lines = sql.split(whereSeparator: \.isNewline).map { $0.drop(while: \.isWhitespace) }
@@ -70,7 +70,8 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
       return nil
     }
     let line = lines[index]
-    let isWhole = line.count <= 80 && lines[(index + 1)...].allSatisfy(\.isEmpty)
+    let isWhole =
+      line.count <= 80 && lines[(index + 1)...].allSatisfy { $0.isEmpty || $0.hasPrefix("--") }
     return isWhole ? String(line) : line.prefix(80) + " …"
   }
 }

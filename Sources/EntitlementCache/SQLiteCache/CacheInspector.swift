@@ -297,13 +297,19 @@ extension SQLiteCustomerInfoCache {
         // its findings and say it could not finish.
         integrity.append("integrity check stopped: \(error.message)")
       }
+      // A table another tool dropped, as the cache finds it at open, then each statement of
+      // the cache that does not prepare against the tables it finds.
       let schemaProblems =
-        version == supportedSchemaVersion ? statementsThatFail(on: connection) : []
+        (DatabaseFile.missingTable(file).map { ["missing table: \($0)"] } ?? [])
+        + (version == supportedSchemaVersion ? statementsThatFail(on: connection) : [])
       // A damaged table page, or a table another tool changed, fails a count; the integrity
       // lines or the statements already say what is wrong, and they are what the caller
-      // needs, so the count is left out rather than thrown.
+      // needs, so the count is left out rather than thrown. So does a newer build's change
+      // to a table, which is no damage: what it changed is its own.
+      let isNewer = version > supportedSchemaVersion
       let explained = { (error: SQLiteError) in
         (error.isDamage && integrity != ["ok"]) || !schemaProblems.isEmpty
+          || (isNewer && error.isMissingSchema)
       }
       let hasScopes =
         try connection.scalarInt(
@@ -337,7 +343,9 @@ extension SQLiteCustomerInfoCache {
         scopeCount: scopeCount, purchaseCounts: purchaseCounts,
         verificationCounts: verificationCounts)
     } catch {
-      if error.isDamage { throw .sqlite(.open, .damaged(path: path, movedTo: nil, cause: error)) }
+      if error.isDamage, !error.isMissingSchema {
+        throw .sqlite(.open, .damaged(path: path, movedTo: nil, cause: error))
+      }
       throw .sqlite(.inspect, error)
     }
   }

@@ -79,17 +79,23 @@ enum DatabaseFile {
     ("schema_compatibility", 7),
   ]
 
+  /// The columns every version's `scope` table has and that name a cache's scope: no other
+  /// program's table of that name is likely to have all four.
+  static let scopeIdentityColumns = ["scope_key", "sdk_key_hash", "user_hash", "installation_hash"]
+
   /// Whether `file` is another program's database: objects and no schema version, which this
   /// library sets in the transaction that creates its first tables; a version below zero,
-  /// which it never writes; or a version this build knows and none of the cache's tables
-  /// (another program's own `user_version`). Opened as a cache it would gain this library's
-  /// tables and a new journal mode; moved aside as damaged it would be taken from its program.
-  /// So it is refused as it is. A newer build's version is not judged here: its read floor
-  /// says whether this build reads it.
+  /// which it never writes; or a version this build knows and no `scope` table with the
+  /// cache's identity columns (another program's own `user_version`, and maybe a table of a
+  /// common name such as `scope`). Opened as a cache it would gain this library's tables and a
+  /// new journal mode; moved aside as damaged it would be taken from its program. So it is
+  /// refused as it is: a cache's own file that lost its `scope` table too, which only a person
+  /// does, is left for them. A newer build's version is not judged here: its read floor says
+  /// whether this build reads it.
   static func isForeign(_ file: FileSchema) -> Bool {
     if file.version < 0 || (file.version == 0 && file.schemaObjects > 0) { return true }
-    return file.version <= Migrator.embedded.latestVersion && file.version > 0
-      && file.tables.isEmpty
+    return file.version > 0 && file.version <= Migrator.embedded.latestVersion
+      && !file.hasScopeIdentity
   }
 
   /// The first table a cache's file at `file`'s version has and `file` lacks: another tool
@@ -110,6 +116,8 @@ enum DatabaseFile {
     var schemaObjects: Int
     /// Which of ``tablesSinceVersion`` it holds.
     var tables: Set<String>
+    /// Whether its `scope` table has every one of ``scopeIdentityColumns``.
+    var hasScopeIdentity: Bool
   }
 
   /// The file's schema version, its number of tables, indexes and the like, and which of the
@@ -119,9 +127,11 @@ enum DatabaseFile {
   /// Reading them also finds a file that is not a database, or whose first pages are damaged.
   static func schema(on connection: SQLiteConnection) throws(SQLiteError) -> FileSchema {
     let names = tablesSinceVersion.map { "'\($0.table)'" }.joined(separator: ", ")
+    let columns = scopeIdentityColumns.map { "'\($0)'" }.joined(separator: ", ")
     let sql = """
       SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema),
-        (SELECT group_concat(name, ' ') FROM sqlite_schema WHERE type = 'table' AND name IN (\(names)))
+        (SELECT group_concat(name, ' ') FROM sqlite_schema WHERE type = 'table' AND name IN (\(names))),
+        (SELECT count(*) FROM pragma_table_info('scope') WHERE name IN (\(columns)))
       """
     return try connection.withStatement(sql) { statement throws(SQLiteError) in
       guard try statement.step() else {
@@ -132,11 +142,11 @@ enum DatabaseFile {
       let tables = (statement.string(2) ?? "").split(separator: " ").map(String.init)
       return FileSchema(
         version: Int(clamping: statement.int64(0)), schemaObjects: Int(statement.int64(1)),
-        tables: Set(tables))
+        tables: Set(tables), hasScopeIdentity: statement.int64(3) == scopeIdentityColumns.count)
     }
   }
 
-  /// Why another program's database (``isForeign(version:schemaObjects:)``) is refused: a
+  /// Why another program's database (``isForeign(_:)``) is refused: a
   /// file not in this storage's format, as SQLite calls one that is no database at all.
   static let foreignCause = SQLiteError(
     operation: "open", extendedResultCode: SQLITE_NOTADB,

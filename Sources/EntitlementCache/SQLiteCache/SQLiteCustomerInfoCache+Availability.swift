@@ -54,6 +54,24 @@ extension SQLiteCustomerInfoCache {
   /// - Returns: Whether this call opened the file.
   @discardableResult
   func openAwaitedStorage(force: Bool = false, waitingForWrites: Bool = true) -> Bool {
+    if case .opened = attemptAwaitedStorage(force: force, waitingForWrites: waitingForWrites) {
+      return true
+    }
+    return false
+  }
+
+  /// What one call of ``attemptAwaitedStorage(force:waitingForWrites:)`` did.
+  enum AwaitedAttempt {
+    /// None was due, another caller held the attempt, or a write held the lock.
+    case notAttempted
+    /// The file opened.
+    case opened
+    /// The file did not open; `changed` when why is of another kind than before.
+    case failed(changed: Bool)
+  }
+
+  /// ``openAwaitedStorage(force:waitingForWrites:)``, saying what the attempt found.
+  private func attemptAwaitedStorage(force: Bool, waitingForWrites: Bool) -> AwaitedAttempt {
     let now = clock.now()
     let claimed = awaitingStorage.withLock { state -> Bool in
       // A newer build's file does not become readable by waiting: only the app's call tries.
@@ -63,7 +81,7 @@ extension SQLiteCustomerInfoCache {
       state?.lastAttempt = now
       return true
     }
-    guard claimed else { return false }
+    guard claimed else { return .notAttempted }
     let attempt =
       waitingForWrites
       ? writer.withLock { openClaimed(&$0) }
@@ -71,7 +89,7 @@ extension SQLiteCustomerInfoCache {
     let opened: DatabaseOpener.Opened
     switch attempt {
     case nil:
-      return false
+      return .notAttempted
     case .failure(let failure)?:
       // The file answered at last, with something other than a refusal: a newer build's file
       // this one does not read, or an error. Told once, when it changes.
@@ -79,7 +97,7 @@ extension SQLiteCustomerInfoCache {
         if failure.now.kind == .newerSchema { _ = storageHealth.markAvailable() }
         tellOpening(damaged: false, newer: nil, awaiting: failure.now)
       }
-      return false
+      return .failed(changed: failure.changed)
     case .success(let ready)?:
       opened = ready
     }
@@ -91,17 +109,18 @@ extension SQLiteCustomerInfoCache {
     // What reads answered changed for every scope: tell observers as a write would.
     committedWrites.withLock { $0 += 1 }
     writeObservers.notify()
-    return true
+    return .opened
   }
 
   /// Tries the awaited file again for a read that found it unavailable (never waiting for a
-  /// write), and says whether the read should read again: the file opened, or the attempt met
-  /// something other than a refusal (a newer build's file, another program's, damage), which
-  /// the read answers with rather than with the refusal it found.
+  /// write), and says whether the read should read again: the file opened, or this attempt
+  /// found it unusable for another reason than before (a newer build's file, another
+  /// program's), which the read answers with rather than with the one it met.
   func retryAwaitedStorageForRead() -> Bool {
-    let opened = openAwaitedStorage(waitingForWrites: false)
-    return opened
-      || awaitingStorage.withLock { $0.map { $0.failure.kind != .unavailable } ?? false }
+    switch attemptAwaitedStorage(force: false, waitingForWrites: false) {
+    case .opened, .failed(changed: true): true
+    case .notAttempted, .failed(changed: false): false
+    }
   }
 
   /// Why an attempt to open the awaited file failed, and whether that changed.

@@ -305,6 +305,15 @@ extension SQLiteCustomerInfoCache {
       var attempt = Result { () throws(SQLiteError) in
         try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
       }
+      if case .failure(let error) = attempt, error.isMissingSchema,
+        let newer = migratedByANewerBuild(open)
+      {
+        // Another process's newer build migrated the file since it opened: what this build's
+        // statements miss is that build's change, no damage. Never written again, as a newer
+        // build's file met at open is not.
+        readOnlySchema.withLock { $0 = newer }
+        throw .sqlite(operation, newer)
+      }
       if case .failure(let error) = attempt, error.isDamage,
         configuration.damageHandling == .moveAside
       {
@@ -329,6 +338,17 @@ extension SQLiteCustomerInfoCache {
         throw .sqlite(operation, error)
       }
     }
+  }
+
+  /// The refusal of a newer build's file, when `connection`'s file is now at a schema version
+  /// this build does not write; nil while it is at this build's.
+  private func migratedByANewerBuild(_ connection: SQLiteConnection) -> SQLiteCacheError? {
+    let supported = Migrator.embedded.latestVersion
+    // A version that cannot be read says nothing newer: the failure stays the damage it is.
+    guard let found = try? connection.scalarInt("PRAGMA user_version"), found > supported else {
+      return nil
+    }
+    return .newerSchema(path: path, found: Int(clamping: found), supported: supported)
   }
 
   /// - Returns: Whether a transaction committed: false for a flush with nothing to persist.

@@ -237,6 +237,31 @@ import Testing
     #expect(queueJSON["purchasesByState"] is NSNull)
   }
 
+  /// A table another tool dropped is named by `doctor`, as the app finds it at open (and moves
+  /// the file aside); a newer build's change to a table is no damage: `doctor` reads the file.
+  @Test func doctorNamesAMissingTableAndReadsANewerBuildsChange() throws {
+    try workspace.put()
+    try SQLiteConnection(path: workspace.db).execute("DROP TABLE schema_compatibility")
+    let missing = try workspace.run("doctor", ["--json"])
+    #expect(missing.status == 3)
+    let problems = try #require(try missing.json()["schemaProblems"] as? [String])
+    #expect(problems == ["missing table: schema_compatibility"])
+
+    try FileManager.default.removeItem(atPath: workspace.db)
+    try workspace.put()
+    try SQLiteConnection(path: workspace.db).execute(
+      """
+      ALTER TABLE scope RENAME COLUMN verification TO trust;
+      PRAGMA user_version = \(SQLiteCustomerInfoCache.supportedSchemaVersion + 1);
+      """)
+    let newer = try workspace.run("doctor")
+    #expect(newer.status == 0, "\(newer.stderr)")
+    #expect(
+      newer.stdout.hasPrefix(
+        "\(workspace.db): healthy; written by a newer schema, which this build reads and never "
+          + "writes\n"), "\(newer.stdout)")
+  }
+
   @Test func newerSchemaIsLeftUntouched() throws {
     try workspace.put()
     // A build that changed what this one reads records a read floor beyond it.

@@ -91,6 +91,9 @@ struct MigratorTests {
     let short = SQLiteError(
       operation: "step", extendedResultCode: 1, message: "m", sql: "SELECT 1\n")
     #expect(short.description == "step failed: m (code 1) in `SELECT 1`")
+    let commented = SQLiteError(
+      operation: "step", extendedResultCode: 1, message: "m", sql: "SELECT 1;\n-- why\n")
+    #expect(commented.description == "step failed: m (code 1) in `SELECT 1;`")
   }
 
   @Test func newerFileIsRefusedBeforeAnyStepRuns() throws {

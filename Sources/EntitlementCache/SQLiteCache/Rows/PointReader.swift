@@ -148,13 +148,14 @@ enum ReadFailure: Error {
 
   /// The reason a decision gives for it: storage that is there but cannot be used yet is
   /// `storageUnavailable`, a newer build's file beyond the read floor `newerSchema`; anything
-  /// else is `unreadable`, a file the cache waits for that turned out another program's or
-  /// damaged included.
+  /// else is `unreadable`. A file the cache waits for that turned out another program's
+  /// reads `unreadable`; one whose opening failed for a while (a lock, a full disk while
+  /// migrating) still reads as not there yet, since it is tried again.
   var unavailableReason: UnavailableReason {
     switch self {
     case .unavailable(let failure) where failure.kind == .newerSchema: .newerSchema
-    case .unavailable(let failure) where failure.kind == .unavailable: .storageUnavailable
-    case .unavailable: .unreadable
+    case .unavailable(let failure) where failure.kind == .damaged: .unreadable
+    case .unavailable: .storageUnavailable
     // A read of a file that is there refused by the operating system is what a protected
     // file does while the device is locked: try again, never "damaged" or "empty".
     case .storage(let error) where error.storageFailureKind == .unavailable: .storageUnavailable

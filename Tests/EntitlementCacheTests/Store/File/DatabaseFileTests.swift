@@ -411,8 +411,9 @@ struct DatabaseFileTests {
   }
 
   /// A cache pointed at another program's SQLite database (tables, and no schema version of
-  /// this library; a version below zero; or a version of this library's without its tables,
-  /// which is the other program's own `user_version`) refuses it as it is: migrating would
+  /// this library; a version below zero; or a version of this library's without its `scope`
+  /// table, which is the other program's own `user_version`, even with tables named as the
+  /// cache's) refuses it as it is: migrating would
   /// add the cache's tables to it and switch its journal to WAL, and moving it aside, as
   /// damage is, would take it from its program. The inspector refuses it too.
   @Test(arguments: [0, -5, 1, 3, 6, SQLiteCustomerInfoCache.supportedSchemaVersion])
@@ -421,7 +422,11 @@ struct DatabaseFileTests {
     let path = directory.path("cache.sqlite")
     do {
       let other = try SQLiteConnection(path: path)
-      try other.execute("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')")
+      // Tables of common names, one the cache's own: only its identity columns make a
+      // `scope` table the cache's.
+      try other.execute(
+        "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me'); "
+          + "CREATE TABLE scope (name TEXT); CREATE TABLE entitlement (key TEXT)")
       try other.execute("PRAGMA user_version = \(version)")
     }
     let before = try #require(StoreTest.bytes(path))

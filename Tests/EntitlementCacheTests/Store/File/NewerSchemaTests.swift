@@ -91,6 +91,34 @@ struct NewerSchemaTests {
     #expect(StoreTest.bytes(path) == before)
   }
 
+  /// Another process's newer build (an App Clip, a second app in the App Group) migrates the
+  /// file while this cache has it open, changing a column this build writes. The write that
+  /// meets the change is refused as a newer build's file, and the file is never moved aside as
+  /// damage, as a missing column on this build's own version would be.
+  @Test("a file a newer build migrates while this cache has it open is refused, never moved")
+  func migratedByANewerBuildWhileOpen() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
+    let cache = try Fixture.cache(in: directory, clock: clock)
+    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    try SQLiteConnection(path: cache.path).execute(
+      """
+      ALTER TABLE entitlement RENAME COLUMN status TO state;
+      UPDATE schema_compatibility SET read_version = \(Self.supported + 1);
+      PRAGMA user_version = \(Self.supported + 1);
+      """)
+    let refused = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeB)
+    }
+    #expect(refused.storageFailureKind == .newerSchema, "\(refused)")
+    #expect(cache.damageReport == nil)
+    #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
+    try cache.close()
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cache.sqlite"])
+    let check = try SQLiteConnection(path: cache.path)
+    #expect(try check.scalarInt("PRAGMA user_version") == Int64(Self.supported + 1))
+  }
+
   /// A floor below 1 was written by hand (the table's own check refuses it): it is no floor,
   /// so the file is refused as one with none recorded.
   @Test("a recorded floor below 1 is none: the file answers newer_schema", arguments: [0, -1])
