@@ -300,7 +300,7 @@ extension SQLiteCustomerInfoCache {
       // A table another tool dropped, as the cache finds it at open, then each statement of
       // the cache that does not prepare against the tables it finds.
       let schemaProblems =
-        (DatabaseFile.missingTable(file).map { ["missing table: \($0)"] } ?? [])
+        (file.missingTable.map { ["missing table: \($0)"] } ?? [])
         + (version == supportedSchemaVersion ? statementsThatFail(on: connection) : [])
       // A damaged table page, or a table another tool changed, fails a count; the integrity
       // lines or the statements already say what is wrong, and they are what the caller

@@ -73,7 +73,7 @@ enum DatabaseFile {
   }
 
   /// The tables a cache's file holds from the schema version that created each one on (see
-  /// `Migrations/`): a file that claims a version without them is another program's.
+  /// `Migrations/`): a cache's file at a version without one of them lost it to another tool.
   static let tablesSinceVersion: [(table: String, version: Int)] = [
     ("scope", 1), ("entitlement", 1), ("revision_counter", 2), ("purchase_queue", 4),
     ("schema_compatibility", 7),
@@ -94,18 +94,7 @@ enum DatabaseFile {
   /// whether this build reads it.
   static func isForeign(_ file: FileSchema) -> Bool {
     if file.version < 0 || (file.version == 0 && file.schemaObjects > 0) { return true }
-    return file.version > 0 && file.version <= Migrator.embedded.latestVersion
-      && !file.hasScopeIdentity
-  }
-
-  /// The first table a cache's file at `file`'s version has and `file` lacks: another tool
-  /// dropped or renamed it, so the file is damaged. Nil when none is missing, or for a newer
-  /// build's version.
-  static func missingTable(_ file: FileSchema) -> String? {
-    guard file.version <= Migrator.embedded.latestVersion else { return nil }
-    return tablesSinceVersion.first {
-      $0.version <= file.version && !file.tables.contains($0.table)
-    }?.table
+    return file.isKnownVersion && !file.hasScopeIdentity
   }
 
   /// What a file's schema says of whose it is, before anything is written to it.
@@ -114,35 +103,66 @@ enum DatabaseFile {
     var version: Int
     /// How many tables, indexes and the like it holds.
     var schemaObjects: Int
-    /// Which of ``tablesSinceVersion`` it holds.
-    var tables: Set<String>
-    /// Whether its `scope` table has every one of ``scopeIdentityColumns``.
-    var hasScopeIdentity: Bool
+    /// Whether its `scope` table has every one of ``scopeIdentityColumns``; only looked at for
+    /// a version this build knows.
+    var hasScopeIdentity = false
+    /// The first table a cache's file at this version has and this one lacks: another tool
+    /// dropped or renamed it, so the file is damaged. Nil when none is missing, and for a
+    /// version this build does not know.
+    var missingTable: String?
+
+    /// A version some build of this library writes and this one knows: 1 to this build's.
+    var isKnownVersion: Bool { version > 0 && version <= Migrator.embedded.latestVersion }
   }
 
-  /// The file's schema version, its number of tables, indexes and the like, and which of the
-  /// cache's tables it holds, read in one statement so all come from one version of the file:
-  /// another process opening the same new file commits its first tables and their version
-  /// together, and two statements could see the tables without the version between them.
-  /// Reading them also finds a file that is not a database, or whose first pages are damaged.
+  /// The file's schema version and its number of tables, indexes and the like, read in one
+  /// statement so both come from one version of the file: another process opening the same
+  /// new file commits its first tables and their version together, and two statements could
+  /// see the tables without the version between them. Reading them also finds a file that is
+  /// not a database, or whose first pages are damaged. For a version this build knows, which
+  /// of the cache's tables and identity columns it has is then asked of SQLite's parsed
+  /// schema, by preparing statements that name them: a query of the schema table's
+  /// definitions cost a cold open twice as much.
   static func schema(on connection: SQLiteConnection) throws(SQLiteError) -> FileSchema {
-    let names = tablesSinceVersion.map { "'\($0.table)'" }.joined(separator: ", ")
-    let columns = scopeIdentityColumns.map { "'\($0)'" }.joined(separator: ", ")
-    let sql = """
-      SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema),
-        (SELECT group_concat(name, ' ') FROM sqlite_schema WHERE type = 'table' AND name IN (\(names))),
-        (SELECT count(*) FROM pragma_table_info('scope') WHERE name IN (\(columns)))
-      """
-    return try connection.withStatement(sql) { statement throws(SQLiteError) in
+    let sql =
+      "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)"
+    var file = try connection.withStatement(sql) { statement throws(SQLiteError) in
       guard try statement.step() else {
         throw SQLiteError(
           operation: "open", extendedResultCode: SQLITE_ERROR,
           message: "the schema version read no row", sql: sql)
       }
-      let tables = (statement.string(2) ?? "").split(separator: " ").map(String.init)
       return FileSchema(
-        version: Int(clamping: statement.int64(0)), schemaObjects: Int(statement.int64(1)),
-        tables: Set(tables), hasScopeIdentity: statement.int64(3) == scopeIdentityColumns.count)
+        version: Int(clamping: statement.int64(0)), schemaObjects: Int(statement.int64(1)))
+    }
+    guard file.isKnownVersion else { return file }
+    let identity = "SELECT \(scopeIdentityColumns.joined(separator: ", ")) FROM scope"
+    let tables = tablesSinceVersion.filter { $0.version <= file.version }.map(\.table)
+    // One statement names all of it, as a healthy file has it; only a file that fails it is
+    // asked part by part. Preparing it costs a cold open about 20 µs (Benchmarks/README.md).
+    let whole = identity + ", " + tables.filter { $0 != "scope" }.joined(separator: ", ")
+    if try prepares(whole, on: connection) {
+      file.hasScopeIdentity = true
+      return file
+    }
+    file.hasScopeIdentity = try prepares(identity, on: connection)
+    for table in tables where try !prepares("SELECT NULL FROM \(table)", on: connection) {
+      file.missingTable = table
+      break
+    }
+    return file
+  }
+
+  /// Whether `sql` prepares on `connection`: false when it names a table or column the file
+  /// lacks; any other failure is thrown.
+  private static func prepares(
+    _ sql: String, on connection: SQLiteConnection
+  ) throws(SQLiteError) -> Bool {
+    do {
+      _ = try SQLiteStatement(connection: connection, sql: sql, persistent: false)
+      return true
+    } catch  where error.isMissingSchema {
+      return false
     }
   }
 

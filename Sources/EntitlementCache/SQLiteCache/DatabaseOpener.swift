@@ -105,7 +105,7 @@ struct DatabaseOpener {
       leaveUntouchedOnClose(writer)
       return .failure(.other(.sqlite(.open, DatabaseFile.foreign(path))))
     }
-    if let table = DatabaseFile.missingTable(file) {
+    if let table = file.missingTable {
       // The cache's own file with a table another tool dropped or renamed: damaged, so moved
       // aside before anything is written to it, as SQLite's own finding of damage is.
       leaveUntouchedOnClose(writer)
