@@ -103,13 +103,11 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     let opened: DatabaseOpener.Opened
     do {
       opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
-    } catch .storage(let operation, let failure)
+    } catch .storage(_, let failure)
       where failure.kind == .unavailable || failure.kind == .newerSchema
     {
-      guard DatabaseFile.isRegularFile(path) else {
-        // A directory or a device where the file should be: a mistake waiting cannot mend.
-        throw .storage(operation, StorageFailure(.other, underlying: failure.underlying))
-      }
+      // A directory or a device where the file should be never gets here: the opener refuses
+      // it by name, a mistake waiting cannot mend.
       damage = Locked(nil)
       writer = Locked(nil)
       awaitingStorage = Locked(AwaitingStorage(failure: failure, lastAttempt: clock.now()))

@@ -60,11 +60,11 @@ extension CLIError {
       // SQLite says "attempt to write a readonly database" even when the database is writable
       // and a `-shm` or `-wal` beside it is not: name the file that is in the way.
       return DatabaseLocation.readOnlyExplanation(for: path, operation: operation.rawValue)
-    case .sqlite(let cause)? where failure.kind == .unavailable:
-      // What the app would wait for (a file the device keeps locked, permissions): said as
-      // `openCache` says it of a file the cache waits for.
-      return "\(path): cannot be opened now (\(cause.message)); the file is unavailable, not "
-        + "damaged, and was left untouched"
+    case _ where failure.kind == .unavailable:
+      // What the app would wait for (a file the device keeps locked, permissions): the tool
+      // says so and stops.
+      return "\(path): cannot be opened now (\(failure)); the file is unavailable, not damaged, "
+        + "and was left untouched"
     case .sqlite(let cause)?:
       // The library's description adds the SQL text, which spans lines and helps nobody here.
       return "\(path): cannot \(operation.rawValue): \(cause.message)"

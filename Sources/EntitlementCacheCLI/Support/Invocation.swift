@@ -208,18 +208,10 @@ package struct Invocation {
     } catch {
       throw CLIError(error, path: path)
     }
-    // An app waits for such a file; the tool says so and stops, as for any storage error.
-    if case .storage(let operation, let failure)? = cache.awaitedStorageError(.open) {
-      if case .sqlite(let cause)? = failure.underlying as? SQLiteCacheError, cause.isReadOnly {
-        // Its permissions refused a WAL switch or a migration: name the file in the way, as
-        // for a refused write, rather than say to wait.
-        throw CLIError(.storage(operation, failure), path: path)
-      }
-      guard failure.kind == .unavailable else { throw CLIError.storage(failure.description) }
-      throw CLIError.storage(
-        "\(path): cannot be opened now (\(failure)); the file is unavailable, not damaged, "
-          + "and was left untouched")
-    }
+    // An app waits for such a file; the tool says why and stops, as for any storage error
+    // (a read-only file whose WAL switch or migration its permissions refused is named as
+    // not writable, rather than to be waited for).
+    if let error = cache.awaitedStorageError(.open) { throw CLIError(error, path: path) }
     if let damage = cache.damageReport {
       Console.warning(
         "\(path): not a usable database (\(damage.cause.message)); moved aside to "
