@@ -54,6 +54,9 @@ struct TestVFS {
   int dead;
   int readOnlyOpens;  // non-zero: a read-write open of a database is read-only, as permissions make it
   Tracked *tracked;
+  void (*sleepHook)(void *);  // non-NULL: xSleep calls it instead of sleeping
+  void *sleepContext;
+  int64_t sleeps;
 };
 
 typedef struct TestFile {
@@ -543,6 +546,16 @@ static int vfsRandomness(sqlite3_vfs *base, int size, char *out) {
 
 static int vfsSleep(sqlite3_vfs *base, int microseconds) {
   TestVFS *vfs = (TestVFS *)base;
+  pthread_mutex_lock(&vfs->mutex);
+  vfs->sleeps++;
+  void (*hook)(void *) = vfs->sleepHook;
+  void *context = vfs->sleepContext;
+  pthread_mutex_unlock(&vfs->mutex);
+  // Called without the mutex: the hook may use connections of this VFS.
+  if (hook != NULL) {
+    hook(context);
+    return microseconds;
+  }
   return vfs->real->xSleep(vfs->real, microseconds);
 }
 
@@ -681,6 +694,20 @@ int testvfs_is_dead(TestVFS *vfs) {
   int dead = vfs->dead;
   pthread_mutex_unlock(&vfs->mutex);
   return dead;
+}
+
+void testvfs_set_sleep_hook(TestVFS *vfs, void (*hook)(void *), void *context) {
+  pthread_mutex_lock(&vfs->mutex);
+  vfs->sleepHook = hook;
+  vfs->sleepContext = context;
+  pthread_mutex_unlock(&vfs->mutex);
+}
+
+int64_t testvfs_sleeps(TestVFS *vfs) {
+  pthread_mutex_lock(&vfs->mutex);
+  int64_t sleeps = vfs->sleeps;
+  pthread_mutex_unlock(&vfs->mutex);
+  return sleeps;
 }
 
 void testvfs_forget_files(TestVFS *vfs) {

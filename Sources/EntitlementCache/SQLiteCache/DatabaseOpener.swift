@@ -32,14 +32,21 @@ struct DatabaseOpener {
   }
 
   func open() throws(CacheError) -> Opened {
-    if !FileManager.default.fileExists(atPath: path) {
+    switch DatabaseFile.presence(path) {
+    case .file:
+      break
+    case .absent:
       guard configuration.createIfMissing else { throw .sqlite(.open, .missing(path: path)) }
       try DatabaseFile.createPrivately(at: path, protection: configuration.fileProtection)
-    } else if !DatabaseFile.isRegularFile(path) {
+    case .notAFile:
       // A device opens as an empty database, and migrating it would create a journal beside
       // it (`/dev/null-journal`); a directory or a pipe is a mistake that waiting cannot mend.
       throw .sqlite(
         .open, .fileSystem(path: path, reason: "not a regular file, where the database file goes"))
+    case .refused(let code):
+      // Never created over, never called missing: waited for like a file refused by its own
+      // permissions.
+      throw .sqlite(.open, DatabaseFile.refused(errno: code))
     }
     switch connect() {
     case .success(let opened): return opened
@@ -72,8 +79,7 @@ struct DatabaseOpener {
 
   private func connect() -> Result<Opened, Failure> {
     var options = SQLiteConnection.Options()
-    // Validated at open: finite and within Int32 milliseconds, so neither conversion traps.
-    options.busyTimeoutMilliseconds = Int32(configuration.busyTimeout * 1000)
+    options.busyTimeoutMilliseconds = busyTimeoutMilliseconds
     options.vfs = configuration.vfsName
     options.extraFlags = configuration.fileProtection.openFlags
     let writer: SQLiteConnection
@@ -213,18 +219,63 @@ struct DatabaseOpener {
   }
 
   private func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
-    // WAL: readers never block the writer nor wait for it, and a commit appends to the log
-    // instead of rewriting pages.
-    let mode = try connection.scalarText("PRAGMA journal_mode = WAL")
-    guard mode?.lowercased() == "wal" else {
-      throw SQLiteError(
-        operation: "journal_mode", extendedResultCode: SQLITE_ERROR,
-        message: "cannot switch to WAL (journal mode is \(mode ?? "unknown"))")
-    }
+    try switchToWAL(connection)
     let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
     try connection.execute("PRAGMA synchronous = \(synchronous)")
     try connection.execute("PRAGMA foreign_keys = ON")
   }
+}
+
+extension DatabaseOpener {
+  /// Puts the file in WAL mode: readers never block the writer nor wait for it, and a commit
+  /// appends to the log instead of rewriting pages.
+  ///
+  /// On a file still in rollback mode (one just created, or left empty) the switch reads the
+  /// header under a shared lock, then asks for the exclusive lock to rewrite it. When another
+  /// process is switching the same file at that moment (an app and its widget on the first
+  /// launch), SQLite refuses the upgrade at once with `SQLITE_BUSY` and never calls the busy
+  /// handler: a connection that waits while holding a shared lock could deadlock with the
+  /// other ("the presence of a busy handler does not guarantee that it will be invoked when
+  /// there is lock contention", sqlite3_busy_handler). The failed statement holds no lock, so
+  /// waiting here and trying again cannot deadlock: the other switch completes, and the next
+  /// try finds the file in WAL mode already. It waits as long as the busy timeout allows,
+  /// then throws the `SQLITE_BUSY`.
+  func switchToWAL(_ connection: SQLiteConnection) throws(SQLiteError) {
+    let budget = UInt64(max(0, busyTimeoutMilliseconds)) * 1_000_000
+    let start = MonotonicClock.nanoseconds()
+    var pauseMilliseconds: Int32 = 1
+    while true {
+      let mode: String?
+      do {
+        mode = try connection.scalarText("PRAGMA journal_mode = WAL")
+      } catch
+        where error.resultCode == SQLITE_BUSY
+        && MonotonicClock.nanoseconds() &- start < budget
+      {
+        pause(milliseconds: pauseMilliseconds)
+        pauseMilliseconds = min(pauseMilliseconds * 2, 20)
+        continue
+      }
+      guard mode?.lowercased() == "wal" else {
+        throw SQLiteError(
+          operation: "journal_mode", extendedResultCode: SQLITE_ERROR,
+          message: "cannot switch to WAL (journal mode is \(mode ?? "unknown"))")
+      }
+      return
+    }
+  }
+
+  /// Waits through the VFS the file is opened with, as SQLite's own busy handler does, so a
+  /// VFS that stands in for the platform's sees the wait.
+  private func pause(milliseconds: Int32) {
+    guard let vfs = sqlite3_vfs_find(configuration.vfsName), let sleep = vfs.pointee.xSleep
+    else { return }
+    _ = sleep(vfs, milliseconds * 1000)
+  }
+
+  /// The busy timeout in milliseconds. Validated at open: finite and within `Int32`
+  /// milliseconds, so neither conversion traps.
+  var busyTimeoutMilliseconds: Int32 { Int32(configuration.busyTimeout * 1000) }
 }
 
 extension CacheConfiguration.FileProtection {

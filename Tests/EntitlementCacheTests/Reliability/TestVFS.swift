@@ -117,6 +117,19 @@ final class TestVFS: @unchecked Sendable {
   /// Whether the power was cut.
   var isDead: Bool { testvfs_is_dead(handle) != 0 }
 
+  /// Calls `hook(context)` in place of each sleep asked of this VFS (SQLite's busy handler, the
+  /// library's waits), without waiting; nil restores real sleeps. It runs on the thread that
+  /// would have slept: a test scripts what another process does while this one waits for it.
+  func replaceSleeps(
+    with hook: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+    context: UnsafeMutableRawPointer? = nil
+  ) {
+    testvfs_set_sleep_hook(handle, hook, context)
+  }
+
+  /// How many sleeps were asked of this VFS since it was created.
+  var sleeps: Int { Int(testvfs_sleeps(handle)) }
+
   /// Takes what is on disk now as durable when each file is next opened.
   func forgetFiles() { testvfs_forget_files(handle) }
 }

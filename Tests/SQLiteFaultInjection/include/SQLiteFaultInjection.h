@@ -77,6 +77,15 @@ int testvfs_is_dead(TestVFS *_Nonnull vfs);
 /// it as durable. For a test that changed files through another VFS between runs.
 void testvfs_forget_files(TestVFS *_Nonnull vfs);
 
+/// Calls `hook(context)` in place of every sleep asked of the VFS (SQLite's busy handler, the
+/// library's waits), without waiting; NULL restores real sleeps. The hook runs on the
+/// sleeping thread, outside the VFS's lock: a test scripts what another process does meanwhile.
+void testvfs_set_sleep_hook(
+  TestVFS *_Nonnull vfs, void (*_Nullable hook)(void *_Nullable), void *_Nullable context);
+
+/// How many sleeps were asked of the VFS since it was created.
+int64_t testvfs_sleeps(TestVFS *_Nonnull vfs);
+
 /// Fails the `k`-th allocation SQLite makes on the calling thread from now (k >= 1), and every
 /// later one on it when `persistent` is non-zero. Other threads are never failed, so tests
 /// running in parallel are untouched. Resets this thread's counts.
