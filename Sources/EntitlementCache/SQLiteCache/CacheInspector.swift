@@ -270,8 +270,10 @@ extension SQLiteCustomerInfoCache {
 
   /// See ``CacheInspector/health(path:)``.
   static func inspect(path: String) throws(CacheError) -> DatabaseHealth {
-    guard FileManager.default.fileExists(atPath: path) else {
-      throw .sqlite(.open, .missing(path: path))
+    switch DatabaseFile.presence(path) {
+    case .absent: throw .sqlite(.open, .missing(path: path))
+    case .refused(let code): throw .sqlite(.open, DatabaseFile.refused(errno: code))
+    case .file, .notAFile: break
     }
     do throws(SQLiteError) {
       var options = SQLiteConnection.Options()

@@ -204,12 +204,39 @@ enum DatabaseFile {
     return target
   }
 
-  /// Whether `path` names a regular file (following a symbolic link): what a database that
-  /// is only refused for now is, where a directory or a device is a mistake that waiting
-  /// does not mend.
-  static func isRegularFile(_ path: String) -> Bool {
+  /// What is at a cache's path, told apart as the cache answers for it.
+  enum Presence: Equatable {
+    /// Nothing: the path names no file (`ENOENT`, `ENOTDIR`), or a link to nothing.
+    case absent
+    /// A regular file (following a symbolic link).
+    case file
+    /// A directory, a device or a pipe: a mistake that waiting does not mend.
+    case notAFile
+    /// The system will not say: a folder on the way refuses this process (`EACCES`,
+    /// `EPERM`), or links loop (`ELOOP`). A file may well be there, so it is never called
+    /// missing: it is refused for now, as a file whose own permissions refuse this process.
+    case refused(errno: Int32)
+  }
+
+  /// What is at `path`, from one `stat`.
+  static func presence(_ path: String) -> Presence {
     var info = stat()
-    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    guard stat(path, &info) == 0 else {
+      let code = errno
+      return code == EACCES || code == EPERM || code == ELOOP ? .refused(errno: code) : .absent
+    }
+    return (info.st_mode & S_IFMT) == S_IFREG ? .file : .notAFile
+  }
+
+  /// Why a path whose folder refuses this process is refused for now: SQLite's own code for a
+  /// file it cannot open (`SQLITE_CANTOPEN`, storage not there yet), with the system's reason.
+  static func refused(errno code: Int32) -> SQLiteError {
+    let reason =
+      code == ELOOP
+      ? "its symbolic links loop" : "\(String(cString: strerror(code))) on it or a folder above it"
+    return SQLiteError(
+      operation: "open", extendedResultCode: SQLITE_CANTOPEN,
+      message: "unable to open database file: \(reason)")
   }
 
   /// The size of a file in bytes; nil when it does not exist.

@@ -89,9 +89,19 @@ enum DatabaseLocation {
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
   }
 
-  /// The directory `path` would be created in, when it does not exist.
+  /// The directory `path` would be created in, when it does not exist (`ENOENT`): one that a
+  /// folder above it keeps this process from seeing is not called missing, and the library
+  /// refuses the path as there but refused.
   static func missingDirectory(of path: String) -> String? {
-    parent(of: path).flatMap { InputFile.exists($0) ? nil : $0 }
+    guard let parent = parent(of: path) else { return nil }
+    var status = stat()
+    return lstat(parent, &status) != 0 && errno == ENOENT ? parent : nil
+  }
+
+  /// Whether `path` is there, as something other than a directory.
+  static func isNotADirectory(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFDIR
   }
 
   /// The directory part of `path`; nil for a bare file name.

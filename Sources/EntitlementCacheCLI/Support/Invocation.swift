@@ -192,7 +192,9 @@ package struct Invocation {
         throw CLIError.storage(
           "\(path): the directory \(directory) does not exist; the tool creates the database "
             + "file, not the directories above it")
-      } else if let parent = DatabaseLocation.parent(of: path), !InputFile.isDirectory(parent) {
+      } else if let parent = DatabaseLocation.parent(of: path),
+        DatabaseLocation.isNotADirectory(parent)
+      {
         throw CLIError.storage("\(path): \(parent) is not a directory")
       }
     }

@@ -140,3 +140,39 @@ extension StorageUnavailableTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cache.sqlite"])
   }
 }
+
+extension StorageUnavailableTests {
+  /// A path the system will not resolve (links that loop: `ELOOP`, which root meets too; a
+  /// folder without search permission gives `EACCES` to anyone else, tried in the tool's
+  /// tests as an unprivileged user) may hide a file: never called missing, never created
+  /// over. Before, the cache took it for no file and threw creating one.
+  @Test("a path whose links loop answers storage_unavailable, creates nothing, and opens later")
+  func linksThatLoop() throws {
+    let directory = try TemporaryDirectory()
+    let clock = ManualClock(Fixture.requestDate)
+    let stored = try Self.storedFile(in: directory, clock: clock)
+    let path = directory.path("linked.sqlite")
+    try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "loop.sqlite")
+    try FileManager.default.createSymbolicLink(
+      atPath: directory.path("loop.sqlite"), withDestinationPath: "linked.sqlite")
+    let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+
+    let cache = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
+    #expect(
+      cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
+    )
+    let refused = try #require(throws: CacheError.self) {
+      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
+    }
+    #expect(refused.storageFailureKind == .unavailable, "\(refused)")
+    #expect(refused.description.contains("symbolic links loop"), "\(refused)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before)
+
+    // Mended: the link now leads to the stored file, and the next attempt opens it.
+    try FileManager.default.removeItem(atPath: directory.path("loop.sqlite"))
+    try FileManager.default.createSymbolicLink(
+      atPath: directory.path("loop.sqlite"), withDestinationPath: stored)
+    cache.protectedDataDidBecomeAvailable()
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
+  }
+}
