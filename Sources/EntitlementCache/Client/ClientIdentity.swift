@@ -1,6 +1,8 @@
 /// Who the client fetches for: the SDK key, installation and store environment of the app, and
 /// the current app-user ID.
-public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
+public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The SDK key.
   package let sdkKey: String
   /// The installation ID.
@@ -36,8 +38,22 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
       appUserID: appUserID)
   }
 
-  /// The scope only: never the SDK key or the app-user ID.
+  /// The scope only: never the SDK key, the installation ID or the app-user ID.
   public var description: String { "ClientIdentity(\(scope))" }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// The scope, with the SDK key, the installation ID and the app-user ID redacted, so `dump`
+  /// and debuggers show none of them.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "sdkKey": Redacted.placeholder, "installationID": Redacted.placeholder,
+        "environment": environment, "appUserID": Redacted.placeholder, "scope": scope,
+      ], displayStyle: .struct)
+  }
 }
 
 extension String {

@@ -1,5 +1,7 @@
 /// What the client publishes: the current identity's cached state, re-evaluated.
-public struct ClientState: Sendable, Hashable, CustomStringConvertible {
+public struct ClientState: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The app-user ID the state is for.
   public var appUserID: String
   /// The cached CustomerInfo re-evaluated now; nil when nothing is cached (or it cannot be
@@ -26,6 +28,20 @@ public struct ClientState: Sendable, Hashable, CustomStringConvertible {
     }
     let cached = customerInfo == nil ? "nothing cached" : "cached"
     return "ClientState(\(([cached] + states).joined(separator: ", ")))"
+  }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// The cached CustomerInfo and the decisions, with the app-user ID redacted, so `dump` and
+  /// debuggers show no app-user ID either.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "appUserID": Redacted.placeholder, "customerInfo": customerInfo as Any,
+        "decisions": decisions,
+      ], displayStyle: .struct)
   }
 
   /// Whether the device clock was found set back: the CustomerInfo's evidence, or with none
@@ -87,7 +103,9 @@ extension EvaluatedCustomerInfo {
 }
 
 /// One delivery of ``EntitlementClient/accessUpdates(to:)``: a decision and the user it is for.
-public struct AccessUpdate: Sendable, Hashable {
+public struct AccessUpdate: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The app-user ID the decision is for: the identity current when it was published.
   public var appUserID: String
   /// The decision for the stream's entitlement.
@@ -97,5 +115,18 @@ public struct AccessUpdate: Sendable, Hashable {
   /// bytes as ``ClientState``'s are.
   public static func == (lhs: AccessUpdate, rhs: AccessUpdate) -> Bool {
     lhs.appUserID.namesSameUser(as: rhs.appUserID) && lhs.decision == rhs.decision
+  }
+
+  /// `AccessUpdate(granted)`: the decision's state, never the app-user ID.
+  public var description: String { "AccessUpdate(\(decision.state))" }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// The decision, with the app-user ID redacted.
+  public var customMirror: Mirror {
+    Mirror(
+      self, children: ["appUserID": Redacted.placeholder, "decision": decision],
+      displayStyle: .struct)
   }
 }

@@ -26,7 +26,9 @@ public protocol CustomerInfoFetcher: Sendable {
 }
 
 /// One request for CustomerInfo, as the refresh client makes it.
-public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+public struct FetchRequest: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The scope the answer will be stored under: the one current when the request started.
   public var scope: CacheScope
   /// The raw app-user ID to send. It is the SDK's own; the cache stores only its hash.
@@ -47,12 +49,25 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible, CustomR
   /// The scope and flow only: never the app-user ID or the nonce.
   public var description: String { "FetchRequest(\(scope), flow: \(flow.rawValue))" }
 
-  /// What ``description`` shows, so `dump` and debuggers show no app-user ID either.
-  public var customMirror: Mirror { Mirror(self, children: ["scope": scope, "flow": flow]) }
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// What ``description`` shows, the app-user ID and the nonce redacted, so `dump` and
+  /// debuggers show neither.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "scope": scope, "appUserID": Redacted.placeholder, "nonce": Redacted.placeholder,
+        "flow": flow,
+      ], displayStyle: .struct)
+  }
 }
 
 /// The server's answer.
-public struct FetchedCustomerInfo: Sendable, Hashable {
+public struct FetchedCustomerInfo: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The response body, exactly as received: a CustomerInfo snapshot (<doc:SnapshotFormat>).
   public var body: Data
   /// The signed material that came with the body (<doc:TrustedSnapshots>), the server's signature
@@ -64,6 +79,22 @@ public struct FetchedCustomerInfo: Sendable, Hashable {
   public init(body: Data, signature: ResponseSignature? = nil) {
     self.body = body
     self.signature = signature
+  }
+
+  /// `FetchedCustomerInfo(1234 bytes, signed)`: the body holds an access token, so only its
+  /// size is shown.
+  public var description: String {
+    "FetchedCustomerInfo(\(body.count) bytes, \(signature == nil ? "unsigned" : "signed"))"
+  }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// The body's size and the signature's own redacted mirror.
+  public var customMirror: Mirror {
+    Mirror(
+      self, children: ["body": "\(body.count) bytes", "signature": signature as Any],
+      displayStyle: .struct)
   }
 }
 

@@ -52,7 +52,9 @@ public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What a fetch did, for diagnostics: ``EntitlementClient/refreshReports``.
-public struct RefreshReport: Sendable, Hashable, CustomStringConvertible {
+public struct RefreshReport: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The app-user ID the request was for (the SDK's own; never printed by ``description``).
   public var appUserID: String
   /// The scope the request was for.
@@ -64,4 +66,16 @@ public struct RefreshReport: Sendable, Hashable, CustomStringConvertible {
 
   /// The scope, flow and outcome; never the app-user ID.
   public var description: String { "\(scope) \(flow.rawValue): \(outcome)" }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// The scope, flow and outcome, with the app-user ID redacted.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "appUserID": Redacted.placeholder, "scope": scope, "flow": flow, "outcome": outcome,
+      ], displayStyle: .struct)
+  }
 }

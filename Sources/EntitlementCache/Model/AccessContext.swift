@@ -8,7 +8,9 @@
 ///
 /// It expires independently of entitlements; the evaluator removes it from the evaluated
 /// CustomerInfo once `expiresAt` has passed.
-public struct AccessContext: Sendable, Hashable, JSONModel {
+public struct AccessContext: Sendable, Hashable, JSONModel, CustomStringConvertible,
+  CustomDebugStringConvertible
+{
   /// The opaque token. Redacted from every description.
   public var token: AccessToken
   /// When the token stops being valid.
@@ -22,6 +24,12 @@ public struct AccessContext: Sendable, Hashable, JSONModel {
     self.expiresAt = expiresAt
     self.unknownFields = unknownFields
   }
+
+  /// `AccessContext(expires 2026-11-30T12:15:00Z)`: never the token.
+  public var description: String { "AccessContext(expires \(ISO8601.format(expiresAt)))" }
+
+  /// As ``description``. Its mirror is the default one: the token's own shows it redacted.
+  public var debugDescription: String { description }
 
   init(json: JSONValue, path: String) throws(SnapshotError) {
     var reader = try JSONObjectReader(json, path: path)

@@ -31,7 +31,9 @@ public enum PurchaseState: String, Sendable, Hashable, CaseIterable {
 /// first observed it.
 ///
 /// Its description shows the transaction, product, state and attempts; never the token.
-public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
+public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible
+{
   /// The store's transaction ID.
   public var transactionID: String
   /// The store's product ID.
@@ -101,6 +103,10 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
   public var description: String {
     "QueuedPurchase(\(transactionID), product: \(productID), \(state.rawValue), attempts: \(attempts))"
   }
+
+  /// As ``description``. Its mirror is the default one: every stored part, the token as its
+  /// own mirror shows it (its size only) and the observer as a hash.
+  public var debugDescription: String { description }
 
   /// The entry after its own observer observed it again at `now`, as `purchase`; nil when that
   /// changes nothing.

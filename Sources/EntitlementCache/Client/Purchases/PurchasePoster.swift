@@ -26,7 +26,7 @@ public protocol PurchasePoster: Sendable {
 
 /// One post of a queued purchase.
 public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
-  CustomReflectable
+  CustomDebugStringConvertible, CustomReflectable
 {
   /// The observer's scope: where the answer's CustomerInfo is stored.
   public var scope: CacheScope
@@ -64,14 +64,19 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
     "PurchasePostRequest(\(scope), \(transactionID), product: \(productID), attempt: \(attempt))"
   }
 
-  /// What ``description`` shows, so `dump` and debuggers show no app-user ID or token either.
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// What ``description`` shows, the app-user ID, token and nonce redacted, so `dump` and
+  /// debuggers show none of them either.
   public var customMirror: Mirror {
     Mirror(
       self,
       children: [
-        "scope": scope, "transactionID": transactionID, "productID": productID,
-        "attempt": attempt,
-      ])
+        "scope": scope, "appUserID": Redacted.placeholder, "transactionID": transactionID,
+        "productID": productID, "token": token, "attempt": attempt,
+        "nonce": Redacted.placeholder,
+      ], displayStyle: .struct)
   }
 }
 

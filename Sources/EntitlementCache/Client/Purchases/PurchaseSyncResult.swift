@@ -57,7 +57,9 @@ public struct PurchaseConflict: Sendable, Hashable {
 /// user only the updates whose ``appUserID`` is theirs: the same UTF-8 bytes, as the cache
 /// compares users (`purchase.observer` against the user's scope says the same), not Swift's
 /// `==`, which calls an ID equal to the same text in another Unicode form.
-public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The raw app-user ID of the user who observed the purchase, which it is posted as.
   public var appUserID: String
   /// The entry after the change.
@@ -67,5 +69,12 @@ public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible, Custo
   public var description: String { "PurchaseUpdate(\(purchase))" }
 
   /// The entry alone, so `dump` and debuggers show no app-user ID either.
-  public var customMirror: Mirror { Mirror(self, children: ["purchase": purchase]) }
+  public var customMirror: Mirror {
+    Mirror(
+      self, children: ["appUserID": Redacted.placeholder, "purchase": purchase],
+      displayStyle: .struct)
+  }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
 }
