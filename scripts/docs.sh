@@ -9,6 +9,20 @@ scripts/install-dependencies.sh
 swift package dump-symbol-graph --minimum-access-level public >/dev/null 2>&1 \
   || swift package dump-symbol-graph --minimum-access-level public
 graphs="$(swift build --show-bin-path)/../symbolgraph"
+# No public property reads `{ get set }` in the reference unless callers may set it: a stored
+# property of an @Observable class becomes a computed one with a setter, shown even when the
+# setter is private (AccessModel.state was). Stored settings show no accessors at all.
+python3 - "$graphs/EntitlementCache.symbols.json" <<'PY'
+import json, sys
+graph = json.load(open(sys.argv[1]))
+settable = [
+    "/".join(symbol["pathComponents"]) for symbol in graph["symbols"]
+    if symbol["kind"]["identifier"] in ("swift.property", "swift.subscript")
+    and any(part.get("spelling") == "set" for part in symbol["declarationFragments"])
+]
+if settable:
+    sys.exit("docs: the reference shows a setter callers do not have: " + ", ".join(settable))
+PY
 mkdir -p .build/docs
 for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConformance; do
   input=$(mktemp -d)

@@ -201,6 +201,13 @@ struct Suite {
       ])
       try? FileManager.default.removeItem(atPath: workload.path)
     }
+    let visibility = VisibilityCases(runs: options.quick ? 20 : 60)
+    if options.includes("cross_process_cache_read") {
+      record(try visibility.cacheRead(in: path))
+    }
+    if options.includes("cross_process_client_stream") {
+      record(try VisibilityCases(runs: options.quick ? 6 : 20).clientStream(in: path))
+    }
     let processes = ProcessCases(runs: options.quick ? 60 : 200)
     if options.includes("cold_first_decision") {
       record(try processes.coldFirstDecision(headline, cli: options.resolvedCLIPath))

@@ -79,7 +79,8 @@ public struct CacheConfiguration: Sendable {
   /// time never moves the file's trusted time (which would expire access for the real app).
   package var persistsReadTimeBookkeeping = true
   /// How often a read checks whether another connection or process wrote to the file, in
-  /// seconds. Default 0.05 s, so such a write is seen within 100 ms; 0 checks on every read.
+  /// seconds. Default 0.05 s: such a write is seen within about 50 ms (the figure measured is
+  /// in the Storage article); 0 checks on every read.
   public var crossProcessCheckInterval: TimeInterval = 0.05
   /// The largest snapshot ``SQLiteCustomerInfoCache/store(_:for:)`` accepts. Default
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.

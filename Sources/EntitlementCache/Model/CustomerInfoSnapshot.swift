@@ -12,7 +12,7 @@
 ///
 /// ```swift
 /// let snapshot = try CustomerInfoSnapshot(jsonData: responseBody)
-/// try cache.store(snapshot, for: scope)
+/// _ = try cache.storeAnswer(snapshot, for: scope)  // never over a newer answer
 /// ```
 public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
   CustomDebugStringConvertible, CustomReflectable
@@ -24,7 +24,7 @@ public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
 
   /// The decoded CustomerInfo.
   public let customerInfo: CustomerInfo
-  /// The JSON that is stored: the server's bytes, or the encoding of a CustomerInfo built in code.
+  /// The JSON that is stored: the server's bytes exactly as they arrived.
   public let jsonData: Data
   /// The server's signature over these bytes, kept with them (<doc:TrustedSnapshots>); nil when the
   /// response came unsigned. A cache with ``TrustRoots`` decides `verified` from it alone.

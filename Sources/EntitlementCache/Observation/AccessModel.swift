@@ -37,17 +37,22 @@
   public final class AccessModel {
     /// The state the client published last; nil until its first publish, which
     /// ``EntitlementClient/start(in:)`` makes before any network call.
-    public private(set) var state: ClientState?
+    public var state: ClientState? { published }
+
+    /// What ``state`` reads. Observation makes a stored property a computed one with a setter,
+    /// which the documentation showed as `{ get set }` even when private: the public property
+    /// is read-only, and reading it is tracked through this one.
+    private var published: ClientState?
 
     /// Follows `client` until the model is released or the client stops. A client already
     /// started gives its state at once, so the first frame shows what the cache knows.
     public init(client: EntitlementClient) {
-      state = client.currentState
+      published = client.currentState
       let updates = client.updates
       following.start { [weak self] in
         for await state in updates {
           // One assignment per state published: one change for every view that reads it.
-          self?.state = state
+          self?.published = state
         }
       }
     }

@@ -15,15 +15,17 @@ import CSQLite
 /// let scope = try CacheScope(
 ///   sdkKey: sdkKey, installationID: installationID, environment: .production,
 ///   appUserID: userID)
-/// try cache.store(try CustomerInfoSnapshot(jsonData: responseBody), for: scope)
+/// // Never backwards: an answer older than the stored one is not stored.
+/// _ = try cache.storeAnswer(try CustomerInfoSnapshot(jsonData: responseBody), for: scope)
 /// if cache.hasActiveEntitlement("pro", for: scope) { showPro() }
 /// ```
 ///
 /// Concurrency: one writer connection and one reader connection, each behind its own lock.
 /// Reads never wait for a write to commit (WAL), and the hot path takes one uncontended lock,
 /// with no actor hop and no dispatch queue. Another process's or cache instance's write is seen
-/// within ``CacheConfiguration/crossProcessCheckInterval`` plus the clock tick (at most 100 ms
-/// with the defaults) through `PRAGMA data_version`.
+/// once ``CacheConfiguration/crossProcessCheckInterval`` has passed since the last check
+/// (within about 50 ms with the default, as measured in <doc:Storage>) through
+/// `PRAGMA data_version`.
 public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The database file.
   package let path: String
