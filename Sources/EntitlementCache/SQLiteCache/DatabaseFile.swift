@@ -153,6 +153,39 @@ enum DatabaseFile {
     return file
   }
 
+  /// The read floor recorded in the file (`schema_compatibility.read_version`): the oldest
+  /// schema version that still reads it correctly. Nil when none counts: the file predates the
+  /// table (schema 6 or earlier), holds no row, or records a value that is no whole number
+  /// or is below 1.
+  ///
+  /// Every migration records at least 1 (the table's own check), so a value below 1 was
+  /// written by hand and says nothing of what any build reads. The opener and the inspector
+  /// (`doctor`) both read the floor here and judge it with
+  /// ``isReadable(version:floor:supported:)``, so the file a cache refuses is never one
+  /// `doctor` calls readable.
+  static func readFloor(on connection: SQLiteConnection) throws(SQLiteError) -> Int? {
+    let hasTable =
+      try connection.scalarInt(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+          + "AND name = 'schema_compatibility'") > 0
+    guard hasTable,
+      let recorded = try connection.scalarText(
+        "SELECT read_version FROM schema_compatibility WHERE id = 1"),
+      let floor = Int(recorded), floor >= 1
+    else { return nil }
+    return floor
+  }
+
+  /// Whether a build that writes schema `supported` reads a file of schema `version` whose
+  /// read floor is `floor`, as ``readFloor(on:)`` returns it: its own schema or an older one
+  /// (migrated when a cache opens it), or a newer one whose floor is at or below `supported`.
+  /// A newer file with no floor is refused.
+  static func isReadable(version: Int, floor: Int?, supported: Int) -> Bool {
+    guard version > supported else { return true }
+    guard let floor else { return false }
+    return floor <= supported
+  }
+
   /// Whether `sql` prepares on `connection`: false when it names a table or column the file
   /// lacks; any other failure is thrown.
   private static func prepares(

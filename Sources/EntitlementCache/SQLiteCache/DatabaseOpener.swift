@@ -165,22 +165,14 @@ struct DatabaseOpener {
     let supported = Migrator.embedded.latestVersion
     let newer = SQLiteCacheError.newerSchema(path: path, found: version, supported: supported)
     leaveUntouchedOnClose(writer)
-    let floor: Int64?
+    let floor: Int?
     do {
-      let hasFloor =
-        try writer.scalarInt(
-          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
-            + "AND name = 'schema_compatibility'") > 0
-      floor =
-        hasFloor
-        ? try writer.scalarText("SELECT read_version FROM schema_compatibility WHERE id = 1")
-          .flatMap { Int64($0) } : nil
+      floor = try DatabaseFile.readFloor(on: writer)
     } catch {
       return .failure(.other(.sqlite(.open, error)))
     }
-    // A floor below 1 is none: every migration records at least 1 (the table's own check),
-    // so such a value was written by hand, and says nothing of what this build reads.
-    guard let floor, floor >= 1, floor <= supported else {
+    // The same judgement `doctor` makes of the file (CacheInspector), so the two never differ.
+    guard DatabaseFile.isReadable(version: version, floor: floor, supported: supported) else {
       return .failure(.other(.sqlite(.open, newer)))
     }
     do {

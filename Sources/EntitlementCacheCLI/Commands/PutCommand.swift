@@ -68,10 +68,7 @@ enum PutCommand: Command {
         } catch .unverifiedSnapshot(let reason) {
           // --force skips the never-backwards checks, never verification: the same refusal,
           // and the same exit status, as without it.
-          return refused(
-            "refused: it failed verification (\(reason.rawValue)) and the stored snapshot is "
-              + "verified; nothing changed, --force or not", outcome: "refusedUnverified",
-            scope: scope, invocation: invocation)
+          return refusedUnverified(reason, scope: scope, invocation: invocation)
         }
       } else {
         // The conditional store the refresh client uses: never backwards.
@@ -79,15 +76,11 @@ enum PutCommand: Command {
         case .stored: break
         case .discardedOlder:
           return refused(
-            "discarded: older than the stored snapshot (its requestDate is later); nothing "
-              + "changed, and --force stores it anyway", outcome: "discardedOlder",
-            scope: scope, invocation: invocation)
-        case .refusedUnverified(let reason):
-          let why = reason.map { " (\($0.rawValue))" } ?? ""
-          return refused(
-            "refused: it failed verification\(why) and the stored snapshot is verified; "
-              + "nothing changed", outcome: "refusedUnverified", scope: scope,
+            "discarded: older than the stored snapshot (its requestDate is later)",
+            outcome: "discardedOlder", reason: nil, forceStores: true, scope: scope,
             invocation: invocation)
+        case .refusedUnverified(let reason):
+          return refusedUnverified(reason, scope: scope, invocation: invocation)
         }
       }
     } catch {
@@ -136,14 +129,35 @@ enum PutCommand: Command {
     return .success
   }
 
-  /// Says that the conditional store kept the snapshot it holds: exit 1, as `check` answers
-  /// "not granted", since the command ran and the answer is no.
-  private static func refused(
-    _ message: String, outcome: String, scope: CacheScope, invocation: Invocation
+  /// Says that a snapshot failing verification was refused over a verified one. A reason is
+  /// the trust roots' finding, which `--force` never overrides; without one the snapshot's
+  /// own body claimed `failed`, which only the conditional store weighs, so `--force` stores
+  /// it.
+  private static func refusedUnverified(
+    _ reason: VerificationFailure?, scope: CacheScope, invocation: Invocation
   ) -> ExitStatus {
+    let why = reason.map { " (\($0.rawValue))" } ?? ""
+    return refused(
+      "refused: it failed verification\(why) and the stored snapshot is verified",
+      outcome: "refusedUnverified", reason: reason, forceStores: reason == nil, scope: scope,
+      invocation: invocation)
+  }
+
+  /// Says that the conditional store kept the snapshot it holds: exit 1, as `check` answers
+  /// "not granted", since the command ran and the answer is no. Text and JSON carry the same
+  /// facts: the outcome, the verification failure when there is one, and whether `--force`
+  /// would store the snapshot.
+  private static func refused(
+    _ message: String, outcome: String, reason: VerificationFailure?, forceStores: Bool,
+    scope: CacheScope, invocation: Invocation
+  ) -> ExitStatus {
+    let force = forceStores ? "and --force stores it anyway" : "--force or not"
     invocation.emit(
-      text: "Not stored for \(TextOutput.scope(scope)): \(message)\n",
-      json: .object([("scope", scopeJSON(scope)), ("outcome", .string(outcome))]))
+      text: "Not stored for \(TextOutput.scope(scope)): \(message); nothing changed, \(force)\n",
+      json: .object([
+        ("scope", scopeJSON(scope)), ("outcome", .string(outcome)),
+        ("reason", .text(reason?.rawValue)), ("forceStores", .bool(forceStores)),
+      ]))
     return .notGranted
   }
 

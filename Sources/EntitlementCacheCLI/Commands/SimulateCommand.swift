@@ -52,7 +52,9 @@ enum SimulateCommand: Command {
       failed fetches are retried (1 s doubling to 5 min): a background step quiets them, and
       there a refresh first waits a random 0-5 s (seeded: the same every run). The run ends
       after the last step once no answer is on its way; later timers do not run.
-      Exit status: 0 ran; 2 bad script (the field's path and the problem); 3 storage error.
+      Exit status: 0 ran; 2 bad script (the field's path and the problem); 3 storage error:
+      a db that cannot be opened (before any step) or that refuses a write (the run stops
+      there), whatever the script holds, said once on stderr.
       """,
     ],
     examples: [

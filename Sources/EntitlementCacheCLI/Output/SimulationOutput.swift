@@ -126,13 +126,14 @@ enum SimulationOutput {
     return entry.state.rawValue + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
   }
 
-  /// `stored`, `failed (transient)`, `failed (rejected, status 401)`.
+  /// `stored`, `failed (transient)`, `failed (rejected, status 401)`: what the JSON line's
+  /// `outcome` and `status` say, and no more. A storage failure's error (which names the
+  /// file) is not in the line: `simulate` stops on it and says it once, on stderr (exit 3).
   static func outcomeText(_ outcome: RefreshOutcome) -> String {
     switch outcome {
     case .failed(.transient(nil)): "failed (transient)"
     case .failed(.transient(let status?)): "failed (transient, status \(status))"
     case .failed(.rejected(let status)): "failed (rejected, status \(status))"
-    case .storageFailed(let error): "storageFailed (\(error))"
     default: outcome.name
     }
   }

@@ -24,8 +24,9 @@ struct SimulationRunner {
   /// What a run recorded, and the failure that cut it short, if one did.
   struct Outcome: Sendable {
     var events: [SimulationEvent]
-    /// A storage failure (the cache could not be opened again, or a log-out could not remove
-    /// the previous snapshot): the events before it are still worth printing.
+    /// A storage failure (the cache could not be opened again, a fetch's answer or a purchase
+    /// could not be stored, or a log-out could not remove the previous snapshot): the events
+    /// before it are still worth printing.
     var failure: CLIError?
   }
 
@@ -127,6 +128,9 @@ private final class SimulatedDevice: Sendable {
 
   func run() -> SimulationRunner.Outcome {
     for (index, step) in script.steps.enumerated() {
+      // A failure ends the run where it happened: the clock does not move on to the next
+      // step's time, whose timers would print events after it.
+      guard failure == nil else { break }
       runtime.advance(by: step.at - runtime.elapsed)
       guard failure == nil else { break }
       log.begin(step: index)
@@ -267,6 +271,9 @@ private final class SimulatedDevice: Sendable {
     } catch {
       throw CLIError(error, path: path)
     }
+    // An app waits for a file it cannot open yet; a replay on one would show only the waiting,
+    // whatever the script holds. Refused as every command refuses it (exit 3), before any step.
+    if let error = cache.awaitedStorageError(.open) { throw CLIError(error, path: path) }
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = script.watched
     // One process owns the file, so there is no other writer to look for; polling for one
@@ -289,9 +296,12 @@ private final class SimulatedDevice: Sendable {
         log.record(user: state.appUserID, .update(decisions: state.decisions))
       }
     }
-    Task(executorPreference: recorders) {
+    Task(executorPreference: recorders) { [self] in
       for await report in reports {
         log.record(user: report.appUserID, .fetch(flow: report.flow, outcome: report.outcome))
+        // The file took no answer: the run stops here, as for a purchase it could not store,
+        // and the error is said once (the fetch line names only the outcome, as in JSON).
+        if case .storageFailed(let error) = report.outcome { fail(CLIError(error, path: path)) }
       }
     }
     Task(executorPreference: recorders) {

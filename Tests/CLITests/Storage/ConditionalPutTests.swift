@@ -50,7 +50,8 @@ import Testing
     #expect(result.status == 1)
     #expect(
       result.stdout.hasSuffix(
-        "refused: it failed verification and the stored snapshot is verified; nothing changed\n"))
+        "refused: it failed verification and the stored snapshot is verified; nothing changed, "
+          + "and --force stores it anyway\n"))
   }
 
   /// Two processes put answers of different ages at the same instant, in both orders of

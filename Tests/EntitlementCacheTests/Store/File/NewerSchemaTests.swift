@@ -120,7 +120,8 @@ struct NewerSchemaTests {
   }
 
   /// A floor below 1 was written by hand (the table's own check refuses it): it is no floor,
-  /// so the file is refused as one with none recorded.
+  /// so the file is refused as one with none recorded, and the inspector (`doctor`) judges it
+  /// the same way.
   @Test("a recorded floor below 1 is none: the file answers newer_schema", arguments: [0, -1])
   func floorBelowOne(floor: Int) throws {
     let directory = try TemporaryDirectory()
@@ -132,6 +133,9 @@ struct NewerSchemaTests {
       CREATE TABLE schema_compatibility (id INTEGER PRIMARY KEY, read_version INTEGER);
       INSERT INTO schema_compatibility VALUES (1, \(floor));
       """)
+    let health = try CacheInspector.health(path: path)
+    #expect(!health.isReadable && !health.isHealthy)
+    #expect(health.readableFrom == nil)
     let cache = try Fixture.cache(in: directory, clock: clock)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.newerSchema))
     try cache.close()
