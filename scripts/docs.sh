@@ -21,7 +21,9 @@ settable = [
     and any(part.get("spelling") == "set" for part in symbol["declarationFragments"])
 ]
 if settable:
-    sys.exit("docs: the reference shows a setter callers do not have: " + ", ".join(settable))
+    sys.exit("docs: the reference shows { get set } for " + ", ".join(settable)
+             + ": make the property read-only to callers (a computed property over private"
+             + " storage), or, when callers may set it, list it here")
 PY
 mkdir -p .build/docs
 for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConformance; do

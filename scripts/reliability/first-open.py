@@ -4,7 +4,7 @@
 The app and its widget (or a notification extension) on the first launch after install: each
 process opens a file that does not exist yet, or exists with 0 bytes, or was left by the
 previous version of the app at the previous schema version, and each stores a snapshot. Every
-process must wait for the others and succeed (<doc:Storage>, "Several processes"): no
+process must wait for the others and succeed (<doc:Storage>, on the switch to WAL): no
 `database is locked` reaches a command, and the newest snapshot is the one left.
 
     first-open.py BIN ROUNDS [PROCESSES ...]      # PROCESSES default: 2 4 8

@@ -156,6 +156,12 @@ final class SQLiteConnection {
     }
   }
 
+  /// Sets how long a statement waits for another connection's lock before failing with BUSY.
+  func setBusyTimeout(milliseconds: Int32) throws(SQLiteError) {
+    let code = sqlite3_busy_timeout(handle, milliseconds)
+    guard code == SQLITE_OK else { throw error(operation: "busy_timeout", code: code) }
+  }
+
   /// Leaves the write-ahead log as it is when this connection closes.
   ///
   /// SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: "when a database in wal mode is closed [...] it performs

@@ -219,6 +219,8 @@ extension SQLiteCustomerInfoCache {
     switch DatabaseFile.presence(path) {
     case .absent: throw .sqlite(.open, .missing(path: path))
     case .refused(let code): throw .sqlite(.open, DatabaseFile.refused(errno: code))
+    case .unknown(let code):
+      throw .sqlite(.open, DatabaseFile.statFailed(path, errno: code))
     case .file, .notAFile: break
     }
     do throws(SQLiteError) {

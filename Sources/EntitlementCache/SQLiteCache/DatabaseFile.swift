@@ -249,6 +249,9 @@ enum DatabaseFile {
     /// `EPERM`), or links loop (`ELOOP`). A file may well be there, so it is never called
     /// missing: it is refused for now, as a file whose own permissions refuse this process.
     case refused(errno: Int32)
+    /// `stat` failed otherwise (a name too long, an I/O error): neither there nor missing, a
+    /// file-system error to report as it is.
+    case unknown(errno: Int32)
   }
 
   /// What is at `path`, from one `stat`.
@@ -256,9 +259,18 @@ enum DatabaseFile {
     var info = stat()
     guard stat(path, &info) == 0 else {
       let code = errno
-      return code == EACCES || code == EPERM || code == ELOOP ? .refused(errno: code) : .absent
+      switch code {
+      case ENOENT, ENOTDIR: return .absent
+      case EACCES, EPERM, ELOOP: return .refused(errno: code)
+      default: return .unknown(errno: code)
+      }
     }
     return (info.st_mode & S_IFMT) == S_IFREG ? .file : .notAFile
+  }
+
+  /// Why a path that `stat` could not examine for another reason is an error, as it is.
+  static func statFailed(_ path: String, errno code: Int32) -> SQLiteCacheError {
+    .fileSystem(path: path, reason: String(cString: strerror(code)))
   }
 
   /// Why a path whose folder refuses this process is refused for now: SQLite's own code for a

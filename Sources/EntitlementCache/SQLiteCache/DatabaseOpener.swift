@@ -47,6 +47,8 @@ struct DatabaseOpener {
       // Never created over, never called missing: waited for like a file refused by its own
       // permissions.
       throw .sqlite(.open, DatabaseFile.refused(errno: code))
+    case .unknown(let code):
+      throw .sqlite(.open, DatabaseFile.statFailed(path, errno: code))
     }
     switch connect() {
     case .success(let opened): return opened
@@ -233,19 +235,21 @@ extension DatabaseOpener {
   /// try finds the file in WAL mode already. It waits as long as the busy timeout allows,
   /// then throws the `SQLITE_BUSY`.
   func switchToWAL(_ connection: SQLiteConnection) throws(SQLiteError) {
-    let budget = UInt64(max(0, busyTimeoutMilliseconds)) * 1_000_000
+    let budget = Int64(max(0, busyTimeoutMilliseconds))
     let start = MonotonicClock.nanoseconds()
-    var pauseMilliseconds: Int32 = 1
+    func left() -> Int64 { budget - Int64((MonotonicClock.nanoseconds() &- start) / 1_000_000) }
+    var pauseMilliseconds: Int64 = 1
+    // A retry's own lock waits (SQLite's busy handler) count against the same budget.
+    defer { try? connection.setBusyTimeout(milliseconds: busyTimeoutMilliseconds) }
     while true {
       let mode: String?
       do {
         mode = try connection.scalarText("PRAGMA journal_mode = WAL")
-      } catch
-        where error.resultCode == SQLITE_BUSY
-        && MonotonicClock.nanoseconds() &- start < budget
-      {
-        pause(milliseconds: pauseMilliseconds)
+      } catch  where error.resultCode == SQLITE_BUSY {
+        guard left() > 0 else { throw error }
+        pause(milliseconds: Int32(min(pauseMilliseconds, left())))
         pauseMilliseconds = min(pauseMilliseconds * 2, 20)
+        try connection.setBusyTimeout(milliseconds: Int32(max(0, left())))
         continue
       }
       guard mode?.lowercased() == "wal" else {

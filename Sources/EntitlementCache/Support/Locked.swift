@@ -31,7 +31,7 @@
 ///   share by their own proof;
 /// - `mutex` is allocated once, initialized before `init` returns and destroyed only in
 ///   `deinit`, when no thread can hold a reference: this instance is its one owner.
-package final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable, CustomReflectable {
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   // The mutex already guarantees exclusive access, so the runtime's dynamic exclusivity check
   // (a thread-local access-set insert and remove, about 80 instructions) would only repeat it
@@ -79,4 +79,8 @@ package final class Locked<Value>: @unchecked Sendable {
       preconditionFailure("pthread_mutex_lock failed on a lock this instance owns")
     }
   }
+
+  /// No children: reflection (`dump`, a debugger) would read the value without the lock, a
+  /// data race, and show what the owner keeps private, such as a client's identity.
+  package var customMirror: Mirror { Mirror(self, children: [:]) }
 }

@@ -89,13 +89,14 @@ enum DatabaseLocation {
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
   }
 
-  /// The directory `path` would be created in, when it does not exist (`ENOENT`): one that a
+  /// The directory `path` would be created in, when it does not exist (`ENOENT`, `ENOTDIR`,
+  /// following links, so a link to nothing is missing too): one that a
   /// folder above it keeps this process from seeing is not called missing, and the library
   /// refuses the path as there but refused.
   static func missingDirectory(of path: String) -> String? {
     guard let parent = parent(of: path) else { return nil }
     var status = stat()
-    return lstat(parent, &status) != 0 && errno == ENOENT ? parent : nil
+    return stat(parent, &status) != 0 && (errno == ENOENT || errno == ENOTDIR) ? parent : nil
   }
 
   /// Whether `path` is there, as something other than a directory.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -20,6 +21,23 @@ import Testing
     }
   }()
 
+  /// Whether `nobody` can run a copy of the tool here at all (its libraries, the temporary
+  /// folder): otherwise the test would fail for its set-up, not for the tool.
+  static let nobodyRunsTheTool: Bool = {
+    guard let runuser, let directory = try? TemporaryDirectory() else { return false }
+    let tool = directory.path("entitlement-cache")
+    guard (try? FileManager.default.copyItem(atPath: CLI.binary, toPath: tool)) != nil,
+      (try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: tool))
+        != nil,
+      (try? FileManager.default.setAttributes(
+        [.posixPermissions: 0o755], ofItemAtPath: directory.path)) != nil
+    else { return false }
+    let probe = try? CLI.run(
+      ["version"], in: directory.path, prefix: [runuser, "-u", "nobody", "--", tool],
+      binaryless: true)
+    return probe?.status == 0
+  }()
+
   /// Every command that opens the database, with the flags it needs beyond `--db`.
   static let commands: [[String]] = [
     ["check"] + Sample.scope() + ["--entitlement", "pro"], ["show"] + Sample.scope(),
@@ -29,7 +47,9 @@ import Testing
 
   @Test(
     "a folder this user cannot enter is refused, not missing, by every command",
-    .enabled(if: runuser != nil, "needs root and runuser, to run the tool as nobody"))
+    .enabled(
+      if: nobodyRunsTheTool,
+      "needs root, runuser, and a tool the user nobody can run from the temporary folder"))
   func aFolderWithoutSearchPermission() throws {
     let workspace = try Workspace()
     let directory = workspace.directory.path

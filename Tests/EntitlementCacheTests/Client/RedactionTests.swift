@@ -15,13 +15,16 @@ struct RedactionTests {
   static let installation = "INSTALLATION-RAW-2b7c"
   static let user = "USER-RAW-9d4a"
   static let purchaseToken = "PURCHASE-TOKEN-RAW-7a3e"
+  /// A field the server added that this build does not know, carrying a credential.
+  static let addedField = "ADDED-FIELD-RAW-3c8b"
   /// Bytes no printout should show, as any of the forms Swift prints `[UInt8]` in.
   static let nonce = [UInt8](repeating: 0xAB, count: 16)
   static let signatureBytes = [UInt8](repeating: 0xCD, count: 64)
 
   /// Everything that must never appear.
   static let secrets: [String] = [
-    sdkKey, installation, user, purchaseToken, SampleSnapshot.token, SampleSnapshot.deviceToken,
+    sdkKey, installation, user, purchaseToken, addedField, SampleSnapshot.token,
+    SampleSnapshot.deviceToken,
     "171, 171", "205, 205", "abababab", "cdcdcdcd", "q6urq6ur", "zc3Nzc3N",
     Data(purchaseToken.utf8).base64EncodedString(),
   ]
@@ -34,7 +37,7 @@ struct RedactionTests {
       signature: signatureBytes, intermediate: signatureBytes, nonce: nonce,
       scopeHash: identity.scope.key.bytes)
     let snapshot = try CustomerInfoSnapshot(
-      jsonData: Data(SampleSnapshot.json.utf8), signature: signature, requestNonce: nonce)
+      jsonData: try bodyWithAddedFields(), signature: signature, requestNonce: nonce)
     let cache = InMemoryCustomerInfoCache(clock: ManualClock(Fixture.requestDate).cacheClock)
     try cache.store(snapshot, for: identity.scope)
     let evaluated = try #require(try cache.evaluatedCustomerInfo(for: identity.scope))
@@ -44,8 +47,16 @@ struct RedactionTests {
     let token = PurchaseToken(Data(purchaseToken.utf8))
     let observed = ObservedPurchase(transactionID: "tx_1", productID: "pro_monthly", token: token)
     let queued = QueuedPurchase(observed, observedBy: identity.scope, at: Fixture.requestDate)
-    let accessContext = try #require(snapshot.customerInfo.accessContext)
+    let info = snapshot.customerInfo
+    let accessContext = try #require(info.accessContext)
+    let deviceAccess = try #require(info.deviceAccess)
+    let client = try EntitlementClient(
+      cache: cache, fetcher: NoNetwork(), identity: identity, configuration: ClientConfiguration())
     return [
+      try #require(info.entitlements["pro"]), try #require(info.purchases.first),
+      try #require(info.unclaimedPurchases.first), deviceAccess,
+      try #require(deviceAccess.changeBudget), try #require(deviceAccess.devices.first),
+      JSONValue.string(addedField), client,
       identity, state, AccessUpdate(appUserID: user, decision: decision),
       RefreshReport(appUserID: user, scope: identity.scope, flow: .start, outcome: .stored),
       FetchRequest(scope: identity.scope, appUserID: user, nonce: nonce, flow: .start),
@@ -60,6 +71,42 @@ struct RedactionTests {
         synced: [queued], pending: [], conflicts: [], rejected: [], expired: [],
         boundToAnotherUser: [], storageError: nil, state: state),
     ]
+  }
+
+  /// The example snapshot with a field the server added in each object that keeps unknown
+  /// fields (one of them named like the app-user ID), every one carrying ``addedField``.
+  static func bodyWithAddedFields() throws -> Data {
+    var body = try #require(
+      try JSONSerialization.jsonObject(with: Data(SampleSnapshot.json.utf8)) as? [String: Any])
+    body["originalAppUserId"] = user
+    body["note"] = addedField
+    func added(_ object: Any?) -> Any? {
+      guard var object = object as? [String: Any] else { return object }
+      object["secretExtra"] = addedField
+      return object
+    }
+    body["accessContext"] = added(body["accessContext"])
+    if var access = body["deviceAccess"] as? [String: Any] {
+      access["changeBudget"] = added(access["changeBudget"])
+      access["devices"] = (access["devices"] as? [Any])?.map { added($0) as Any }
+      body["deviceAccess"] = added(access)
+    }
+    body["purchases"] = (body["purchases"] as? [Any])?.map { added($0) as Any }
+    body["unclaimedPurchases"] = (body["unclaimedPurchases"] as? [Any])?.map { added($0) as Any }
+    if var entitlements = body["entitlements"] as? [String: Any] {
+      entitlements["pro"] = added(entitlements["pro"])
+      body["entitlements"] = entitlements
+    }
+    return try JSONSerialization.data(withJSONObject: body)
+  }
+
+  /// A network that never answers: the client is only printed.
+  struct NoNetwork: CustomerInfoFetcher {
+    func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
+      -> FetchedCustomerInfo
+    {
+      throw .transient(status: nil)
+    }
   }
 
   /// What a person can print of `value`.
@@ -97,9 +144,12 @@ struct RedactionTests {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let named = try Regex(
-      #"(?i)(appuserid|sdkkey|installationid|token|nonce|signature|receipt|secret)"#)
+      #"(?i)(appuserid|sdkkey|installationid|token|nonce|signature|receipt|secret|unknownfields|identity)"#
+    )
+    // Attributes (`@available(...)`, `@MainActor`) and modifiers in any order before the kind.
     let declaration = try Regex(
-      #"^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:struct|class|enum|actor)\s+(\w+)"#)
+      #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:final|indirect)\s+)*(?:public|open)\s+(?:(?:final|indirect)\s+)*(?:struct|class|enum|actor)\s+(\w+)"#
+    )
     let otherDeclaration = try Regex(
       #"^\s*(?:@\w+\s+)*(?:\w+\s+)*(?:struct|class|enum|actor)\s+\w+"#)
     let stored = try Regex(

@@ -1,6 +1,8 @@
 /// Any JSON value. Holds the fields of a snapshot this build does not know, so they are kept
 /// and written back unchanged (forward compatibility).
-public enum JSONValue: Sendable, Hashable, Codable {
+public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// `null`.
   case null
   /// `true` or `false`.
@@ -15,6 +17,28 @@ public enum JSONValue: Sendable, Hashable, Codable {
   case array([JSONValue])
   /// An object. Key order is not significant in JSON and is not kept.
   case object([String: JSONValue])
+
+  /// The value's shape, never a string's text: a field this build does not know may carry a
+  /// token (`string(23 bytes)`, `object(2 keys: a, b)`, `array(3)`, numbers and booleans as
+  /// they are).
+  public var description: String {
+    switch self {
+    case .null: "null"
+    case .bool(let value): "\(value)"
+    case .integer(let value): "\(value)"
+    case .number(let value): "\(value)"
+    case .string(let text): "string(\(text.utf8.count) bytes)"
+    case .array(let items): "array(\(items.count))"
+    case .object(let fields):
+      "object(\(fields.count) keys: \(fields.keys.sorted().joined(separator: ", ")))"
+    }
+  }
+
+  /// As ``description``.
+  public var debugDescription: String { description }
+
+  /// ``description`` alone, so `dump` and debuggers show no string's text either.
+  public var customMirror: Mirror { Mirror(self, children: ["shape": description]) }
 
   /// Decodes any JSON value.
   public init(from decoder: any Decoder) throws {
