@@ -190,6 +190,9 @@ extension OfflinePolicy {
     }
     try CacheConfiguration.check(
       prefix + "clockRollbackTolerance", clockRollbackTolerance, within: any)
+    if let window = acceptsImportedSnapshotsFor {
+      try CacheConfiguration.check(prefix + "acceptsImportedSnapshotsFor", window, within: any)
+    }
   }
 
   /// The range every window of a policy must lie in: finite and not negative.
@@ -221,6 +224,9 @@ extension OfflinePolicy {
     }
     if !usable(clockRollbackTolerance) {
       policy.clockRollbackTolerance = conservative.clockRollbackTolerance
+    }
+    if let window = acceptsImportedSnapshotsFor, !usable(window) {
+      policy.acceptsImportedSnapshotsFor = conservative.acceptsImportedSnapshotsFor
     }
     return policy
   }

@@ -144,6 +144,10 @@ public struct AccessEvidence: Sendable, Hashable {
   /// The scope observed a purchase the queue has not posted yet (<doc:PurchaseQueue>). It never
   /// grants by itself: on a denial or `offlineUnavailable`, say "purchase processing", not "buy".
   public var pendingPurchase: Bool
+  /// Whether the snapshot deciding is a refresh's or an import's (``CustomerInfoImporting``);
+  /// nil without a snapshot. An imported one reads `verification` ``VerificationStatus/notRequested``
+  /// whatever its body says, and never decides with high trust.
+  public var origin: SnapshotOrigin?
 
   /// Creates evidence.
   package init(
@@ -152,8 +156,9 @@ public struct AccessEvidence: Sendable, Hashable {
     validUntil: Date? = nil, source: OpenEnum<EntitlementSource>? = nil,
     clockRollbackSuspected: Bool = false, clockOffset: Int? = nil,
     estimatedServerTime: Date? = nil, pendingPurchase: Bool = false,
-    verificationFailure: VerificationFailure? = nil
+    verificationFailure: VerificationFailure? = nil, origin: SnapshotOrigin? = nil
   ) {
+    self.origin = origin
     self.freshness = freshness
     self.verification = verification
     self.verificationFailure = verificationFailure

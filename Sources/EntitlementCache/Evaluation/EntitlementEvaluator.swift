@@ -149,9 +149,11 @@ public enum EntitlementEvaluator {
     bookkeeping: ScopeBookkeeping, clock: ClockReading, policy: OfflinePolicy
   ) -> EvaluatedCustomerInfo {
     var evaluated = info
-    // With trust roots the library's verdict, not the body's claim (<doc:TrustedSnapshots>).
-    if evaluated.verification != snapshot.verification {
-      evaluated.verification = snapshot.verification
+    // With trust roots the library's verdict, not the body's claim (<doc:TrustedSnapshots>);
+    // for an import, neither.
+    let verification = bookkeeping.trustedVerification(snapshot)
+    if evaluated.verification != verification {
+      evaluated.verification = verification
     }
     var decisions = plan.decisions
     for entry in plan.entries {
@@ -262,17 +264,29 @@ public enum EntitlementEvaluator {
     let freshness = freshness(bookkeeping, clock: clock, policy: policy)
     // The evidence is built once and each outcome builds its decision from it: mutating a
     // decision built up front copied and destroyed it (and its evidence) on every read.
+    let importedAt = bookkeeping.origin.importedAt
+    let verification = bookkeeping.trustedVerification(snapshot)
     var evidence = AccessEvidence(
-      freshness: freshness, verification: snapshot.verification,
+      freshness: freshness, verification: verification,
       isComputedOffline: freshness == .offline, storedAt: storedAt,
       verifiedAt: facts?.verifiedAt, source: facts?.source,
       clockRollbackSuspected: clock.rollbackSuspected,
       clockOffset: clock.clockOffset, estimatedServerTime: now,
       pendingPurchase: bookkeeping.hasPendingPurchase,
-      verificationFailure: snapshot.verificationFailure)
-    if policy.requireVerified, snapshot.verification != .known(.verified) {
-      return AccessDecision(
-        entitlement: key, state: .offlineUnavailable(.unverified), evidence: evidence)
+      verificationFailure: importedAt == nil ? snapshot.verificationFailure : nil,
+      origin: bookkeeping.origin)
+    // An import the policy accepts unverified for a while: the end of that while, in server
+    // time (server time advances with elapsed device time), bounds the grant like any other.
+    var acceptanceBoundary: Date?
+    if policy.requireVerified, verification != .known(.verified) {
+      guard let importedAt, let window = policy.acceptsImportedSnapshotsFor,
+        clock.effectiveDeviceNow.timeIntervalSince(importedAt) < window
+      else {
+        return AccessDecision(
+          entitlement: key, state: .offlineUnavailable(.unverified), evidence: evidence)
+      }
+      acceptanceBoundary = now.addingTimeInterval(
+        window - clock.effectiveDeviceNow.timeIntervalSince(importedAt))
     }
 
     // The snapshot's age is elapsed device time; the instant it runs out, in server time, is
@@ -311,7 +325,7 @@ public enum EntitlementEvaluator {
     var deviceBoundary: Date?
     if let device = snapshot.deviceAccess {
       guard device.status == .known(.active) else {
-        evidence.validUntil = earliest(boundary, snapshotBoundary)
+        evidence.validUntil = earliest(earliest(boundary, snapshotBoundary), acceptanceBoundary)
         return AccessDecision(
           entitlement: key, state: .deviceBlocked(device.reason), evidence: evidence,
           device: DeviceBlockDetails(
@@ -324,7 +338,8 @@ public enum EntitlementEvaluator {
       }
       deviceBoundary = device.expiresAt
     }
-    evidence.validUntil = earliest(earliest(boundary, deviceBoundary), snapshotBoundary)
+    evidence.validUntil = earliest(
+      earliest(earliest(boundary, deviceBoundary), snapshotBoundary), acceptanceBoundary)
     return AccessDecision(entitlement: key, state: .granted, evidence: evidence)
   }
 
@@ -401,6 +416,13 @@ extension ScopeBookkeeping {
     var filled = self
     filled.serverTime = info.requestDate
     return filled
+  }
+
+  /// The verification a decision shows for `snapshot`: the library's verdict or the body's
+  /// claim, except for an import, which is never verified whatever either says (the previous
+  /// cache's bytes carry no signature this library checked).
+  func trustedVerification(_ snapshot: SnapshotFacts) -> OpenEnum<VerificationStatus> {
+    origin.importedAt == nil ? snapshot.verification : .known(.notRequested)
   }
 }
 

@@ -48,6 +48,12 @@ public struct OfflinePolicy: Sendable, Hashable {
   /// only the body's claim, which is why ``OfflinePolicy/validate(trustRoots:)`` refuses this
   /// without trust roots.
   public var requireVerified: Bool
+  /// With ``requireVerified``, how long after an import (``CustomerInfoImporting``) an
+  /// imported snapshot, which is never verified, may still decide, in device time; nil (the
+  /// default): not at all, so an import answers ``UnavailableReason/unverified`` until a
+  /// refresh brings a verified answer. A bounded window keeps an upgrade that launches offline
+  /// from locking paying users out, and no longer.
+  public var acceptsImportedSnapshotsFor: TimeInterval? = nil
 
   /// Creates a policy; every omitted knob takes its default.
   public init(

@@ -185,11 +185,14 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
       snapshotSHA256: stored.sha256)
     let hasTrustRoots = trustRoots != nil
     let outcome = scopes.withLock { scopes -> StoreOutcome in
-      let claims = scopes[scope.key]?.snapshot.map { current in
-        StoredAnswer(
-          requestDate: current.snapshot.customerInfo.requestDate,
-          verification: current.facts.verification,
-          isVerifiedByTrustRoots: current.verdict == .verified)
+      let claims = scopes[scope.key].flatMap { current in
+        current.snapshot.map { stored in
+          StoredAnswer(
+            requestDate: stored.snapshot.customerInfo.requestDate,
+            // An import is never verified, whatever its body says: any answer replaces it.
+            verification: current.bookkeeping.trustedVerification(stored.facts),
+            isVerifiedByTrustRoots: stored.verdict == .verified)
+        }
       }
       if let refusal = ConditionalStore.refusal(
         of: snapshot, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
@@ -381,7 +384,7 @@ struct InMemoryState: Sendable {
   /// The scope of `key`, its bookkeeping saying whether the queue holds a purchase it observed
   /// still to post: the queue's answer, as the SQLite cache's scope row carries the queue's
   /// count. What a write stores in the flag is never read back.
-  fileprivate subscript(key: ScopeKey) -> StoredScope? {
+  subscript(key: ScopeKey) -> StoredScope? {
     get {
       guard var stored = scopes[key] else { return nil }
       stored.bookkeeping.hasPendingPurchase = purchases.hasUnsentEntry(key)
@@ -397,7 +400,7 @@ struct InMemoryState: Sendable {
 
 /// One scope as the in-memory cache holds it: what a row of the SQLite cache's file and its
 /// resident copy hold together.
-private struct StoredScope: Sendable {
+struct StoredScope: Sendable {
   /// Everything ``CustomerInfoCache/load(_:)`` shows, the high-water mark as reads raised it.
   var bookkeeping: ScopeBookkeeping
   /// Nil when only a failed refresh was recorded.
@@ -436,7 +439,7 @@ private struct StoredScope: Sendable {
 /// The snapshot is kept as it came: every `CustomerInfoSnapshot` is already its own bytes
 /// decoded (one built in code is its encoding read back), so decoding the bytes again, as a
 /// read of the SQLite cache's file does, would give the same value.
-private struct StoredSnapshot: Sendable {
+struct StoredSnapshot: Sendable {
   var snapshot: CustomerInfoSnapshot
   var entitlements: [String: EntitlementFacts]
   var facts: SnapshotFacts

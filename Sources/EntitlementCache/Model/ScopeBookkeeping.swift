@@ -35,6 +35,9 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   /// (`pending` or `posting`; see <doc:PurchaseQueue>): a denial then says "purchase processing",
   /// not "buy".
   public var hasPendingPurchase: Bool
+  /// Whether the snapshot is a refresh's or an import's (``CustomerInfoImporting``). A
+  /// refresh's by default; a cache keeps an import's until a refresh replaces the snapshot.
+  public var origin: SnapshotOrigin = .refresh
 }
 
 // The initializers live in an extension so the struct keeps its memberwise initializer, which

@@ -1,0 +1,37 @@
+extension InMemoryCustomerInfoCache: CustomerInfoImporting {
+  /// Stores a previous cache's snapshot as of its save, when `scope` holds no snapshot,
+  /// decided under the same lock as the write (see
+  /// ``CustomerInfoImporting/importSnapshot(_:for:)``).
+  ///
+  /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over the size limit or
+  ///   its device access cannot be kept; nothing changed.
+  public func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
+    -> ImportOutcome
+  {
+    let size = request.snapshot.jsonData.count
+    guard size <= snapshotSizeLimit else {
+      throw .invalidSnapshot(
+        SnapshotError(path: "", problem: .tooLarge(size: size, limit: snapshotSizeLimit)))
+    }
+    // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
+    let now = clock.now().truncatedToMilliseconds
+    let bookkeeping: ScopeBookkeeping
+    do {
+      bookkeeping = try request.bookkeeping(at: now, policy: policy).truncatedToMilliseconds
+    } catch {
+      return .refused(error)
+    }
+    // No verdict, with trust roots or without: the previous cache's bytes carry no signature
+    // this library checked, and an import is never verified.
+    let stored = try StoredSnapshot(
+      request.snapshot, verdict: nil, sha256: bookkeeping.snapshotSHA256 ?? [])
+    let outcome = scopes.withLock { scopes -> ImportOutcome in
+      guard scopes[scope.key]?.snapshot == nil else { return .scopeAlreadyFilled }
+      scopes[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored)
+      scopes.writes &+= 1
+      return .imported
+    }
+    if outcome == .imported { writeObservers.notify() }
+    return outcome
+  }
+}
