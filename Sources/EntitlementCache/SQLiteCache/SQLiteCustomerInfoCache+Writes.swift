@@ -91,70 +91,12 @@ extension SQLiteCustomerInfoCache {
           return { _ in }
         }
       }
-      let revision = try ScopeSQL.takeRevision(on: connection)
-      let (rowID, pending) = try connection.withStatement(ScopeSQL.upsertSnapshot) {
-        statement throws(SQLiteError) in
-        try ScopeSQL.bindScope(scope, to: statement)
-        // The refresh's device time is also the reset high-water mark (<doc:TimeModel>):
-        // the server's requestDate goes only into server_time.
-        try statement.bind(now, to: SnapshotParameter.refreshedAt)
-        try statement.bind(info.requestDate, to: SnapshotParameter.requestDate)
-        try statement.bind(snapshot.jsonData, to: SnapshotParameter.snapshot)
-        try statement.bind(snapshot.jsonData.count, to: SnapshotParameter.snapshotSize)
-        try statement.bind(digest, to: SnapshotParameter.snapshotSHA256)
-        try statement.bind(facts.verification.rawValue, to: SnapshotParameter.verification)
-        try ScopeSQL.bindTrust(
-          StoredTrust(snapshot, verdict: verdict, checkedAt: checkedAt), to: statement)
-        try statement.bind(
-          facts.accessContextExpiresAt, to: SnapshotParameter.accessContextExpiresAt)
-        try statement.bind(facts.deviceAccess?.status.rawValue, to: SnapshotParameter.deviceStatus)
-        try statement.bind(facts.deviceAccess?.expiresAt, to: SnapshotParameter.deviceExpiresAt)
-        try statement.bind(deviceBlock, to: SnapshotParameter.deviceBlock)
-        try statement.bind(revision, to: SnapshotParameter.revision)
-        try statement.bind(boot?.session, to: SnapshotParameter.bootSession)
-        try statement.bind(boot?.milliseconds, to: SnapshotParameter.bootUptime)
-        guard try statement.step() else {
-          throw SQLiteError(
-            operation: "upsert", extendedResultCode: 1, message: "no row returned",
-            sql: ScopeSQL.upsertSnapshot)
-        }
-        return (statement.int64(0), statement.int64(1) != 0)
-      }
-      try connection.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
-        try statement.bind(rowID, at: 1)
-        try statement.run()
-      }
-      try connection.withStatement(ScopeSQL.insertEntitlement) { statement throws(SQLiteError) in
-        for (key, entitlement) in entitlements {
-          try statement.bind(rowID, to: EntitlementParameter.scopeID)
-          try statement.bind(key, to: EntitlementParameter.key)
-          try statement.bind(entitlement.status?.rawValue, to: EntitlementParameter.status)
-          try statement.bind(entitlement.expiresAt, to: EntitlementParameter.expiresAt)
-          try statement.bind(
-            entitlement.gracePeriodExpiresAt, to: EntitlementParameter.graceExpiresAt)
-          try statement.bind(entitlement.verifiedAt, to: EntitlementParameter.verifiedAt)
-          try statement.bind(entitlement.source?.rawValue, to: EntitlementParameter.source)
-          try statement.bind(entitlement.productId, to: EntitlementParameter.productID)
-          try statement.bind(
-            entitlement.willRenew.map { $0 ? 1 : 0 }, to: EntitlementParameter.willRenew)
-          try statement.bind(entitlement.claimHint?.rawValue, to: EntitlementParameter.claimHint)
-          try statement.run()
-          statement.reset()
-        }
-      }
-      let previousLastUse = marks[scope.key]?.lastUsedAt ?? now
-      // What a read of the row now would install: see ScopeRow.
-      let scopeRow = ScopeRow(
-        writtenAt: now, rowID: rowID, revision: revision, requestDate: info.requestDate,
-        boot: boot, facts: facts, lastUsedAt: max(now, previousLastUse),
-        pendingPurchase: pending)
-      let details = ScopeDetails(written: snapshot, at: now, digest: digest)
-      return { path in
-        path.residents.install(
-          ResidentScope(
-            scopeRow: scopeRow, entitlements: entitlements, isComplete: true, details: details),
-          for: scope.key)
-      }
+      return try writeSnapshotRows(
+        SnapshotRows(
+          snapshot: snapshot, digest: digest, entitlements: entitlements, facts: facts,
+          trust: StoredTrust(snapshot, verdict: verdict, checkedAt: checkedAt),
+          deviceBlock: deviceBlock, writtenAt: now, boot: boot),
+        for: scope, on: connection, marks: marks)
     }
     if let failure = verdict?.failure {
       tell(.snapshotUnverified(failure, stored: refusal == nil), scope: scope)

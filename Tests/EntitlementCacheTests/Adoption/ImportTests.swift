@@ -8,7 +8,15 @@ import Testing
 /// An import stores a previous cache's snapshot as of its save: each rule of adopting the cache
 /// on an installed base, on every cache that offers the import.
 @Suite("Import as of the save")
-struct ImportTests {
+final class ImportTests {
+  /// Where the SQLite caches' files go; removed with the suite's instance, after each test.
+  let directory: TemporaryDirectory
+  private var files = 0
+
+  init() throws {
+    directory = try TemporaryDirectory()
+  }
+
   /// The device's clock now: 2026-12-05T12:00:00Z.
   static let now = Fixture.date("2026-12-05T12:00:00Z")
   /// The previous cache saved its snapshot 10 days before: 2026-11-25T12:00:00Z.
@@ -31,15 +39,25 @@ struct ImportTests {
 
   /// Each cache that imports, on a manual clock at ``now``, with `policy` and trust roots
   /// (which `requireVerified` needs).
-  enum Kind: String, CaseIterable, Sendable { case inMemory }
+  enum Kind: String, CaseIterable, Sendable { case inMemory, sqlite }
 
-  static func cache(
+  func openCache(
     _ kind: Kind, clock: ManualClock, policy: OfflinePolicy = .conservative
   ) throws -> any CustomerInfoImporting {
     switch kind {
     case .inMemory:
-      InMemoryCustomerInfoCache(
+      return InMemoryCustomerInfoCache(
         policy: policy, clock: clock.cacheClock, trustRoots: try TestSigner.roots())
+    case .sqlite:
+      var configuration = CacheConfiguration()
+      configuration.policy = policy
+      configuration.pruneOnOpen = false
+      configuration.trustRoots = try TestSigner.roots()
+      configuration.crossProcessCheckInterval = 0
+      files += 1
+      return try SQLiteCustomerInfoCache(
+        path: directory.path("cache-\(files).sqlite"), configuration: configuration,
+        clock: clock.cacheClock)
     }
   }
 
@@ -54,7 +72,7 @@ struct ImportTests {
     arguments: Kind.allCases)
   func lapsedSinceTheSave(_ kind: Kind) throws {
     let clock = ManualClock(Self.now)
-    let cache = try Self.cache(kind, clock: clock)
+    let cache = try openCache(kind, clock: clock)
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 7)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
@@ -65,7 +83,7 @@ struct ImportTests {
     #expect(decision.evidence.origin == .imported(label: "legacy-blob", importedAt: Self.now))
 
     // The obvious import, a store now, restarts the server's clock at the old requestDate.
-    let naive = try Self.cache(kind, clock: clock)
+    let naive = try openCache(kind, clock: clock)
     #expect(try naive.storeAnswer(snapshot, for: Fixture.scopeA) == .stored)
     #expect(naive.access(to: "pro", for: Fixture.scopeA).state == .granted)
   }
@@ -74,7 +92,7 @@ struct ImportTests {
     "access still valid at the import grants, never verified nor high trust",
     arguments: Kind.allCases)
   func stillValidGrantsWithoutTrust(_ kind: Kind) throws {
-    let cache = try Self.cache(kind, clock: ManualClock(Self.now))
+    let cache = try openCache(kind, clock: ManualClock(Self.now))
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 30)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
@@ -90,7 +108,7 @@ struct ImportTests {
   @Test("a second import, or one after a refresh, changes nothing", arguments: Kind.allCases)
   func onlyIntoAnEmptyScope(_ kind: Kind) throws {
     let clock = ManualClock(Self.now)
-    let cache = try Self.cache(kind, clock: clock)
+    let cache = try openCache(kind, clock: clock)
     let first = try Self.snapshot(proEndsDaysAfterSave: 30)
     #expect(try cache.importSnapshot(Self.request(first), for: Fixture.scopeA) == .imported)
     let before = try cache.load(Fixture.scopeA)
@@ -112,7 +130,7 @@ struct ImportTests {
     arguments: Kind.allCases)
   func theFirstRefreshReplacesIt(_ kind: Kind) throws {
     let clock = ManualClock(Self.now)
-    let cache = try Self.cache(kind, clock: clock)
+    let cache = try openCache(kind, clock: clock)
     #expect(
       try cache.importSnapshot(
         Self.request(try Self.snapshot(proEndsDaysAfterSave: 30)), for: Fixture.scopeA)
@@ -136,7 +154,7 @@ struct ImportTests {
     "a save ahead of the device's clock beyond the tolerance is refused; within it, now",
     arguments: Kind.allCases)
   func aSaveAheadOfTheClock(_ kind: Kind) throws {
-    let cache = try Self.cache(kind, clock: ManualClock(Self.now))
+    let cache = try openCache(kind, clock: ManualClock(Self.now))
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 30, requestDate: Self.now)
     let ahead = Self.request(snapshot, savedAt: Self.now.addingTimeInterval(6 * 60))
     #expect(try cache.importSnapshot(ahead, for: Fixture.scopeA) == .refused(.savedAfterNow))
@@ -149,7 +167,7 @@ struct ImportTests {
 
   @Test("without a save time the save is taken at the requestDate", arguments: Kind.allCases)
   func noSaveTime(_ kind: Kind) throws {
-    let cache = try Self.cache(kind, clock: ManualClock(Self.now))
+    let cache = try openCache(kind, clock: ManualClock(Self.now))
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 7)
     #expect(
       try cache.importSnapshot(Self.request(snapshot, savedAt: nil), for: Fixture.scopeA)
@@ -161,7 +179,7 @@ struct ImportTests {
   @Test("a clock set back after the import gains nothing", arguments: Kind.allCases)
   func aClockSetBackAfterTheImport(_ kind: Kind) throws {
     let clock = ManualClock(Self.now)
-    let cache = try Self.cache(kind, clock: clock)
+    let cache = try openCache(kind, clock: clock)
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 7)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     // Back to the day after the save, when the subscription was still running.
@@ -173,7 +191,7 @@ struct ImportTests {
 
   @Test("an invalid label is refused", arguments: Kind.allCases)
   func invalidLabels(_ kind: Kind) throws {
-    let cache = try Self.cache(kind, clock: ManualClock(Self.now))
+    let cache = try openCache(kind, clock: ManualClock(Self.now))
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 30)
     for label in ["", String(repeating: "x", count: SnapshotImport.labelLimit + 1), "a\nb"] {
       #expect(
@@ -191,7 +209,7 @@ struct ImportTests {
     var strict = OfflinePolicy.conservative
     strict.requireVerified = true
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 30)
-    let refusing = try Self.cache(kind, clock: clock, policy: strict)
+    let refusing = try openCache(kind, clock: clock, policy: strict)
     #expect(try refusing.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     #expect(
       refusing.access(to: "pro", for: Fixture.scopeA).state
@@ -199,7 +217,7 @@ struct ImportTests {
 
     var accepting = strict
     accepting.acceptsImportedSnapshotsFor = 86_400
-    let cache = try Self.cache(kind, clock: clock, policy: accepting)
+    let cache = try openCache(kind, clock: clock, policy: accepting)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     let granted = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(granted.state == .granted)

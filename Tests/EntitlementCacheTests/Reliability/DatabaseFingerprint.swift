@@ -9,11 +9,13 @@ struct DatabaseFingerprint: Equatable, CustomStringConvertible {
   let schemaVersion: Int64
   let tables: [String: [String]]
 
-  /// Reads the file at `path`; fails when it cannot be read or is not intact.
+  /// Reads the file at `path`; fails when it cannot be read or is not intact. Columns named in
+  /// `ignoring` are left out: what a later migration added, to compare with a file from
+  /// before it.
   ///
   /// The connection may write, but only as any reader's would: a rollback journal a failed
   /// transaction left hot is rolled back by whoever reads the file next.
-  static func read(_ path: String) throws -> DatabaseFingerprint {
+  static func read(_ path: String, ignoring: Set<String> = []) throws -> DatabaseFingerprint {
     let connection = try SQLiteConnection(path: path)
     try connection.execute("PRAGMA query_only = 1")
     return try connection.readTransaction { () throws(SQLiteError) in
@@ -30,7 +32,8 @@ struct DatabaseFingerprint: Equatable, CustomStringConvertible {
         // In name order: where a table keeps a column is not part of what it holds, and a
         // migration that rebuilds a table (6) moves columns.
         let columns = try strings(
-          "SELECT name FROM pragma_table_info('\(table)') ORDER BY name", on: connection)
+          "SELECT name FROM pragma_table_info('\(table)') ORDER BY name", on: connection
+        ).filter { !ignoring.contains($0) }
         let quoted = columns.map { "quote(\"\($0)\")" }.joined(separator: " || ',' || ")
         // Sorted here: the order rows come in is not part of what the file holds.
         tables[table] = try strings(

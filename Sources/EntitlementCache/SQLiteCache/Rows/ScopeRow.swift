@@ -11,7 +11,7 @@
 /// for reads of the whole CustomerInfo): every column costs the read-through, and a text or
 /// blob column costs SQLite an allocation and a copy. A scope row is built in one place,
 /// ``init(row:)`` from a row or
-/// ``init(writtenAt:rowID:revision:requestDate:boot:facts:lastUsedAt:pendingPurchase:)`` from a
+/// ``init(writtenAt:rowID:revision:requestDate:boot:facts:lastUsedAt:pendingPurchase:imported:)`` from a
 /// write, so the two never differ.
 struct ScopeRow: Sendable {
   /// Nil when the file has no row for the scope.
@@ -70,16 +70,19 @@ extension ScopeRow {
   /// values: the write installs it in memory without reading the row back.
   init(
     writtenAt refreshedAt: Date, rowID: Int64, revision: Int64, requestDate: Date,
-    boot: BootInstant?, facts: SnapshotFacts, lastUsedAt: Date, pendingPurchase: Bool
+    boot: BootInstant?, facts: SnapshotFacts, lastUsedAt: Date, pendingPurchase: Bool,
+    imported: (savedAt: Date, origin: SnapshotOrigin)? = nil
   ) {
+    var bookkeeping = ScopeBookkeeping(
+      storedAt: imported?.savedAt ?? refreshedAt, serverTime: requestDate,
+      deviceHighWaterMark: refreshedAt, refreshBootInstant: boot,
+      hasPendingPurchase: pendingPurchase)
+    if let imported { bookkeeping.origin = imported.origin }
     self.init(
       version: RowVersion(
         rowID: rowID, revision: revision, highWaterMarkMilliseconds: refreshedAt.unixMilliseconds,
         hasPendingPurchase: pendingPurchase),
-      bookkeeping: ScopeBookkeeping(
-        storedAt: refreshedAt, serverTime: requestDate, deviceHighWaterMark: refreshedAt,
-        refreshBootInstant: boot, hasPendingPurchase: pendingPurchase),
-      facts: facts, refreshRevision: revision, lastUsedAt: lastUsedAt)
+      bookkeeping: bookkeeping, facts: facts, refreshRevision: revision, lastUsedAt: lastUsedAt)
   }
 
   /// The ``ScopeRowColumn``s of a row.
@@ -99,7 +102,8 @@ extension ScopeRow {
         deviceHighWaterMark: Date(unixMilliseconds: highWaterMark),
         refreshBootInstant: row.bootInstant(
           session: ScopeRowColumn.refreshBootSession, sinceBoot: ScopeRowColumn.refreshBootUptime),
-        hasPendingPurchase: pendingPurchase),
+        hasPendingPurchase: pendingPurchase,
+        origin: Self.origin(row)),
       snapshotFacts: storedAt == nil
         ? Self.noSnapshot
         : SnapshotFacts(
@@ -113,6 +117,12 @@ extension ScopeRow {
         ? nil : row.string(ScopeRowColumn.deviceBlock),
       refreshRevision: row.optionalInt64(ScopeRowColumn.refreshRevision),
       lastUsedAt: Date(unixMilliseconds: row.int64(ScopeRowColumn.lastUsedAt)))
+  }
+
+  /// The row's ``SnapshotOrigin``: an import's label and time, or a refresh (NULL for both).
+  private static func origin(_ row: SQLiteStatement) -> SnapshotOrigin {
+    guard let importedAt = row.date(ScopeRowColumn.importedAt) else { return .refresh }
+    return .imported(label: row.string(ScopeRowColumn.importLabel) ?? "", importedAt: importedAt)
   }
 
   /// The ``ScopeRowColumn``s of a row with its device block decoded.

@@ -51,6 +51,9 @@ enum ScopeRowColumn: Int32, CaseIterable, ResultColumn {
   /// How many entries this scope observed that the purchase queue has not posted yet
   /// (<doc:PurchaseQueue>), kept on the row by the queue's triggers.
   case pendingPurchase
+  /// An import's label and device time (``SnapshotOrigin``); NULL for a refresh's snapshot,
+  /// so a text column that costs nothing on the rows nearly every scope has.
+  case importLabel, importedAt
 
   static let first: Int32 = 0
 
@@ -72,6 +75,8 @@ enum ScopeRowColumn: Int32, CaseIterable, ResultColumn {
     case .refreshBootUptime: "s.refresh_boot_uptime"
     case .lastUsedAt: "s.last_used_at"
     case .pendingPurchase: "s.unsent_purchases"
+    case .importLabel: "s.import_label"
+    case .importedAt: "s.imported_at"
     }
   }
 }
@@ -227,8 +232,7 @@ package enum ScopeIdentityParameter: Int32, CaseIterable, StatementParameter {
 
 /// The snapshot upsert's parameters, after the identity's.
 package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
-  /// The refresh's device time: stored_at, the refresh attempt, the reset high-water mark and
-  /// a use, all at once.
+  /// The refresh's device time: stored_at and the refresh attempt. For an import, the save's.
   case refreshedAt = 6
   case requestDate, snapshot, snapshotSize, snapshotSHA256, verification
   case accessContextExpiresAt, deviceStatus, deviceExpiresAt, deviceBlock
@@ -240,12 +244,17 @@ package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
   /// The writer's verdict with trust roots: the trusted server time it checked expiry against
   /// and why it failed; both NULL without trust roots, the failure NULL when verified.
   case trustCheckedAt, verificationFailure
+  /// The write's device time: the reset high-water mark and a use (the refresh's own time;
+  /// an import's now).
+  case writtenAt
+  /// An import's label and device time; NULL for a refresh, which clears them.
+  case importLabel, importedAt
 
   /// Every column the upsert sets, with the parameter it takes.
   package static let assignments: [(column: String, value: SnapshotParameter)] = [
     ("stored_at", .refreshedAt), ("server_time", .requestDate),
-    ("last_refresh_attempt_at", .refreshedAt), ("high_water_mark", .refreshedAt),
-    ("last_used_at", .refreshedAt), ("snapshot", .snapshot), ("snapshot_size", .snapshotSize),
+    ("last_refresh_attempt_at", .refreshedAt), ("high_water_mark", .writtenAt),
+    ("last_used_at", .writtenAt), ("snapshot", .snapshot), ("snapshot_size", .snapshotSize),
     ("snapshot_sha256", .snapshotSHA256), ("verification", .verification),
     ("access_context_expires_at", .accessContextExpiresAt), ("device_status", .deviceStatus),
     ("device_expires_at", .deviceExpiresAt), ("device_block", .deviceBlock),
@@ -254,7 +263,8 @@ package enum SnapshotParameter: Int32, CaseIterable, StatementParameter {
     ("response_signature", .responseSignature), ("response_intermediate", .responseIntermediate),
     ("response_nonce", .responseNonce), ("response_scope_hash", .responseScopeHash),
     ("request_nonce", .requestNonce), ("trust_checked_at", .trustCheckedAt),
-    ("verification_failure", .verificationFailure),
+    ("verification_failure", .verificationFailure), ("import_label", .importLabel),
+    ("imported_at", .importedAt),
   ]
 }
 
