@@ -16,6 +16,9 @@ let package = Package(
     .library(
       name: "EntitlementCacheTesting",
       targets: ["EntitlementCacheTesting", "EntitlementCacheConformance"]),
+    // Adapters from other SDKs' cached CustomerInfo to this package's snapshot format, for the
+    // core's import; written on the public API alone, as an SDK's own adapter would be.
+    .library(name: "EntitlementCacheImport", targets: ["EntitlementCacheImport"]),
     .executable(name: "entitlement-cache", targets: ["entitlement-cache"]),
   ],
   targets: [
@@ -59,6 +62,9 @@ let package = Package(
       dependencies: ["EntitlementCache", "EntitlementCacheTesting"],
       path: "Sources/EntitlementCacheTesting/Conformance"
     ),
+    // Maps a previous cache's CustomerInfo (RevenueCat's v1 subscriber response) to a snapshot.
+    // It depends on the library's public API only, so it cannot use what an SDK's adapter can't.
+    .target(name: "EntitlementCacheImport", dependencies: ["EntitlementCache"]),
     // The command-line tool's commands and parsers, a library so the fuzz targets link them.
     .target(
       name: "EntitlementCacheCLI",
@@ -97,6 +103,13 @@ let package = Package(
       dependencies: [
         "EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheConformance", "CSQLite",
         "SQLiteFaultInjection", "TestSupport",
+      ]
+    ),
+    .testTarget(
+      name: "EntitlementCacheImportTests",
+      // The testing product for its manual clock: the tests store what they map in a cache.
+      dependencies: [
+        "EntitlementCacheImport", "EntitlementCache", "EntitlementCacheTesting", "TestSupport",
       ]
     ),
     .testTarget(

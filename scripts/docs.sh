@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the library and of its testing product's two modules from their symbol
-# graphs with the toolchain's docc, every warning fatal (a broken symbol link, an undocumented
-# parameter). The archives go to .build/docs/MODULE.doccarchive.
+# Builds the DocC documentation of the library, of its testing product's two modules and of the
+# import adapters (EntitlementCacheImport) from their symbol graphs with the toolchain's docc,
+# every warning fatal (a broken symbol link, an undocumented parameter). The archives go to
+# .build/docs/MODULE.doccarchive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
@@ -26,7 +27,8 @@ if settable:
              + " storage), or, when callers may set it, list it here")
 PY
 mkdir -p .build/docs
-for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConformance; do
+for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConformance \
+  EntitlementCacheImport; do
   input=$(mktemp -d)
   cp "$graphs/$module.symbols.json" "$input/"
   catalog="Sources/$module/$module.docc"

@@ -1,0 +1,64 @@
+import EntitlementCache
+import EntitlementCacheTesting
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("The adoption article's example")
+struct AdoptionExampleTests {
+  @Test("the article shows exactly the example this file compiles")
+  func articleShowsTheExample() throws {
+    let here = URL(fileURLWithPath: #filePath)
+    let article = try Documentation.article("AdoptingOnAnInstalledBase")
+    let example = try String(
+      contentsOf: here.deletingLastPathComponent().appending(path: "AdoptionExample.swift"),
+      encoding: .utf8)
+    let begin = try #require(example.range(of: "// AdoptingOnAnInstalledBase.md: begin\n"))
+    let end = try #require(example.range(of: "// AdoptingOnAnInstalledBase.md: end\n"))
+    let code = example[begin.upperBound..<end.lowerBound]
+    #expect(
+      article.contains("```swift\n" + code + "```\n"),
+      "AdoptingOnAnInstalledBase.md's example drifted from AdoptionExample.swift")
+  }
+
+  /// An offline first launch after the upgrade: what was still valid grants (not high trust),
+  /// what lapsed since the save is denied, and running it again changes nothing.
+  @Test func theExampleImportsAsOfTheSave() throws {
+    let directory = try TemporaryDirectory()
+    let now = try #require(Date(iso8601: "2026-12-05T12:00:00Z"))
+    let clock = ManualClock(now)
+    var configuration = CacheConfiguration()
+    configuration.pruneOnOpen = false
+    let cache = try SQLiteCustomerInfoCache(
+      path: directory.path("cache.sqlite"), configuration: configuration,
+      clock: clock.cacheClock)
+    func body(proEnds: String) -> Data {
+      Data(
+        """
+        {"requestDate":"2026-11-25T12:00:00Z","verification":"verified","entitlements":
+        {"pro":{"status":"active","expiresAt":"\(proEnds)","verifiedAt":"2026-11-25T12:00:00Z"}}}
+        """.utf8)
+    }
+    let savedAt = try #require(Date(iso8601: "2026-11-25T12:00:00Z"))
+    let alice = try CacheScope(
+      sdkKey: "k", installationID: "i", environment: .production, appUserID: "alice")
+    let bob = try CacheScope(
+      sdkKey: "k", installationID: "i", environment: .production, appUserID: "bob")
+
+    var lapsed = PreviousCache(body: body(proEnds: "2026-12-02T12:00:00Z"), savedAt: savedAt)
+    try adoptPreviousCache(&lapsed, into: cache, for: alice)
+    #expect(lapsed.body == nil)
+    #expect(cache.access(to: "pro", for: alice).state == .denied(.expired))
+
+    var valid = PreviousCache(body: body(proEnds: "2026-12-25T12:00:00Z"), savedAt: savedAt)
+    try adoptPreviousCache(&valid, into: cache, for: bob)
+    let granted = cache.access(to: "pro", for: bob)
+    #expect(granted.state == .granted)
+    #expect(!granted.isHighTrust)
+    #expect(granted.evidence.origin?.importLabel == "previous-json-cache")
+
+    var again = PreviousCache(body: body(proEnds: "2027-12-25T12:00:00Z"), savedAt: savedAt)
+    try adoptPreviousCache(&again, into: cache, for: bob)
+    #expect(cache.access(to: "pro", for: bob) == granted)
+  }
+}
