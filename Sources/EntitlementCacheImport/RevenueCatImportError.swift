@@ -9,11 +9,13 @@ import EntitlementCache
 public struct RevenueCatImportError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What is wrong with the field.
   public enum Problem: Sendable, Hashable {
-    /// The body is not JSON (RFC 8259), or is not UTF-8. The offset locates the fault without
-    /// quoting the body.
+    /// The body is not JSON (RFC 8259) by the library's rules (`JSONValue(parsing:)`): not
+    /// UTF-8, nested deeper than 512, a number beyond `Double`'s range. The offset locates the
+    /// fault without quoting the body; for invalid UTF-8 in a string, the string's start.
     case malformedJSON(byteOffset: Int)
     /// An object names the key twice: which of the two values to believe is a guess, and a
-    /// guess must not decide access.
+    /// guess must not decide access. The path is empty: the library's parser, which finds it,
+    /// locates it by byte, not by field.
     case duplicateKey
     /// A field the mapping needs is absent or null.
     case missing
@@ -47,6 +49,29 @@ public struct RevenueCatImportError: Error, Sendable, Hashable, CustomStringConv
     case .wrongType(let expected): return "\(field): not \(expected)"
     case .snapshotRefused(let error):
       return "\(field): the snapshot built from it was refused: \(error)"
+    }
+  }
+}
+
+extension RevenueCatImportError {
+  /// The library's refusal of the body as JSON (`JSONValue(parsing:)`), in this module's terms.
+  ///
+  /// The library's detail is what is wrong, then the byte offset: `duplicate key at byte 120`.
+  /// It names no path, so a repeated key is reported for the body as a whole: finding the
+  /// key's path would take a second JSON parser, and the library's is the one kept.
+  init(notJSON error: SnapshotError) {
+    guard case .malformedJSON(let detail) = error.problem else {
+      // `JSONValue(parsing:)` throws no other problem; the body is refused all the same.
+      self.init("", .malformedJSON(byteOffset: 0))
+      return
+    }
+    if detail.hasPrefix("duplicate key ") {
+      self.init("", .duplicateKey)
+    } else {
+      // A detail without an offset would be a change in the library's documented shape: the
+      // body is still refused, located at its start.
+      let offset = detail.split(separator: " ").last.flatMap { Int($0) } ?? 0
+      self.init("", .malformedJSON(byteOffset: offset))
     }
   }
 }

@@ -179,24 +179,37 @@ struct RevenueCatBodyTests {
       (Data([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D]), "", .malformedJSON(byteOffset: 2)),
       (Data("[]".utf8), "", .wrongType(expected: "an object")),
       (Data(String(repeating: "[", count: 600).utf8), "", .malformedJSON(byteOffset: 512)),
+      // Beyond `Double`'s range: no reader could hold the number as written.
+      (
+        Fixture.body(
+          header: #""request_date": "2026-11-30T12:00:00Z", "x_debug": 1e400,"#, entitlements: "{}"),
+        "", .malformedJSON(byteOffset: 55)
+      ),
+      // The library's parser names no path, so a repeated key is the body's.
       (
         Fixture.monthly().replacing(
           #""grace_period_expires_date": null"#,
           with: #""expires_date": null, "grace_period_expires_date": null"#),
-        "subscriber.entitlements.pro.expires_date", .duplicateKey
+        "", .duplicateKey
       ),
       (
         // One key in two Unicode spellings, which Swift, and the cache, read as one.
         Fixture.body(
           entitlements:
             #"{"caf\u00e9": {"expires_date": null}, "cafe\u0301": {"expires_date": null}}"#),
-        "subscriber.entitlements.cafe\u{301}", .duplicateKey
+        "", .duplicateKey
       ),
     ]
     for (body, path, problem) in cases {
       let error = try #require(Fixture.error(body), "\(problem)")
       #expect(error.path == path, "\(problem)")
       #expect(error.problem == problem)
+      switch problem {
+      case .malformedJSON(let offset):
+        #expect(error.description == "body: not valid JSON (at byte \(offset))")
+      case .duplicateKey: #expect(error.description == "body: duplicate key")
+      default: #expect(error.description == "body: not an object")
+      }
     }
 
     // A byte order mark, escapes and a surrogate pair are JSON.

@@ -50,13 +50,7 @@ public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
     guard jsonData.count <= sizeLimit else {
       throw SnapshotError(path: "", problem: .tooLarge(size: jsonData.count, limit: sizeLimit))
     }
-    let value: JSONValue
-    do {
-      value = try JSONParser.parse(jsonData)
-    } catch {
-      throw SnapshotError(path: "", problem: .malformedJSON(detail: error.description))
-    }
-    customerInfo = try CustomerInfo(json: value, path: "")
+    customerInfo = try CustomerInfo(json: JSONValue(parsing: jsonData), path: "")
     self.jsonData = jsonData
     self.signature = signature
     self.requestNonce = requestNonce

@@ -47,7 +47,7 @@ public enum RevenueCatV1 {
   public static func snapshot(
     fromSubscriberResponse body: Data, environment: StoreEnvironment
   ) throws(RevenueCatImportError) -> CustomerInfoSnapshot {
-    let response = try SubscriberResponse(BodyJSON.parse(body))
+    let response = try SubscriberResponse(parsing: body)
     let json = SnapshotMapping(response: response, environment: environment).json
     let data: Data
     do {

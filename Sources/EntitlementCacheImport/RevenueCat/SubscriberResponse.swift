@@ -1,3 +1,6 @@
+import EntitlementCache
+import Foundation
+
 /// The fields of a v1 subscriber response (`GET /v1/subscribers/{app_user_id}`) the mapping
 /// reads, each checked for its type before any is mapped.
 ///
@@ -42,7 +45,18 @@ struct SubscriberResponse {
     var isSandbox: Bool
   }
 
-  init(_ body: BodyJSON) throws(RevenueCatImportError) {
+  /// Parses `body` with the library's own strict rules, then reads it.
+  init(parsing body: Data) throws(RevenueCatImportError) {
+    let json: JSONValue
+    do {
+      json = try JSONValue(parsing: body)
+    } catch {
+      throw RevenueCatImportError(notJSON: error)
+    }
+    try self.init(json)
+  }
+
+  init(_ body: JSONValue) throws(RevenueCatImportError) {
     let root = try FieldReader(body, path: "")
     // The millisecond field first: `request_date` is written in whole seconds, up to 999 ms
     // before the answer, and a server time read early lengthens every expiry compared with it.

@@ -1,3 +1,5 @@
+import EntitlementCache
+
 /// One JSON object of the body, read field by field with the path every error names.
 ///
 /// A field that is absent and one that is `null` read the same (nil), except where the
@@ -5,10 +7,10 @@
 /// only from a body that is not the server's.
 struct FieldReader {
   let path: String
-  let fields: [String: BodyJSON]
+  let fields: [String: JSONValue]
 
   /// Reads `value` as an object; nil or `null` is `missing`, another type is named.
-  init(_ value: BodyJSON?, path: String) throws(RevenueCatImportError) {
+  init(_ value: JSONValue?, path: String) throws(RevenueCatImportError) {
     switch value {
     case .object(let fields)?:
       self.path = path
@@ -20,13 +22,14 @@ struct FieldReader {
     }
   }
 
-  func path(_ key: String) -> String { fieldPath(path, key) }
+  /// `path.key`, or `key` at the top level: the path errors name.
+  func path(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
   /// Whether `key` is in the object, `null` included.
   func isPresent(_ key: String) -> Bool { fields[key] != nil }
 
   /// The value of `key`; nil when absent or `null`.
-  private func value(_ key: String) -> BodyJSON? {
+  private func value(_ key: String) -> JSONValue? {
     switch fields[key] {
     case nil, .null?: nil
     case let value?: value
@@ -42,7 +45,7 @@ struct FieldReader {
     try FieldReader(fields[key], path: path(key))
   }
 
-  func array(_ key: String) throws(RevenueCatImportError) -> [BodyJSON]? {
+  func array(_ key: String) throws(RevenueCatImportError) -> [JSONValue]? {
     guard let value = value(key) else { return nil }
     guard case .array(let items) = value else {
       throw RevenueCatImportError(path(key), .wrongType(expected: "an array"))
@@ -76,18 +79,13 @@ struct FieldReader {
   }
 
   /// A whole number of Unix milliseconds the cache can hold as a date. `1.7e12` is accepted,
-  /// being whole; `1.5` is not.
+  /// being whole (the parser reads any integral number that fits in 64 bits as `.integer`,
+  /// however written); `1.5` is not.
   func milliseconds(_ key: String) throws(RevenueCatImportError) -> Timestamp? {
     guard let value = value(key) else { return nil }
-    let wrong = RevenueCatImportError(path(key), .wrongType(expected: "a date in milliseconds"))
-    guard case .number(let text) = value else { throw wrong }
-    var whole = Int64(text)
-    if whole == nil, let number = Double(text), number.rounded() == number,
-      abs(number) <= 9.0e15
-    {
-      whole = Int64(number)
+    guard case .integer(let whole) = value, let date = Timestamp(milliseconds: whole) else {
+      throw RevenueCatImportError(path(key), .wrongType(expected: "a date in milliseconds"))
     }
-    guard let whole, let date = Timestamp(milliseconds: whole) else { throw wrong }
     return date
   }
 

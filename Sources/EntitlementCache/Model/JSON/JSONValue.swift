@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// Any JSON value. Holds the fields of a snapshot this build does not know, so they are kept
 /// and written back unchanged (forward compatibility).
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible,
@@ -39,6 +45,37 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible,
 
   /// ``description`` alone, so `dump` and debuggers show no string's text either.
   public var customMirror: Mirror { Mirror(self, children: ["shape": description]) }
+
+  /// Parses `data` as one JSON value with the rules a snapshot is read with.
+  ///
+  /// The rules are strict where leniency would let two readers of the same bytes see different
+  /// values, so an adapter that reads another format's body with them refuses what the cache
+  /// would: `JSONSerialization` and `JSONDecoder` keep one of two values for a repeated key.
+  /// - The text is JSON (RFC 8259) in UTF-8: no trailing comma, control character in a string,
+  ///   lone surrogate, number beyond `Double`'s range or text after the value. A leading byte
+  ///   order mark is skipped.
+  /// - No object repeats a key. Keys compare as Swift compares strings, so two spellings of one
+  ///   key (a composed `é` and `e` with a combining accent) are a repeat.
+  /// - Arrays and objects nest at most 512 deep, so hostile input cannot exhaust the stack.
+  ///
+  /// An integral number that fits in 64 bits is ``integer(_:)`` however it is written (`1.0`,
+  /// `1e2`), as `JSONDecoder` reads it; any other is ``number(_:)``. No size limit applies:
+  /// check the size first where one matters.
+  ///
+  /// - Parameter data: The JSON text.
+  /// - Throws: ``SnapshotError`` with an empty path (the whole input) and the problem
+  ///   ``SnapshotError/Problem/malformedJSON(detail:)``, whose detail is what is wrong, then
+  ///   ` at byte ` and the offset where it was found, never the input's text: `unexpected end
+  ///   of input at byte 55`, or `duplicate key at byte 120` at a repeated key's second
+  ///   occurrence. It is the error ``CustomerInfoSnapshot`` throws for a body that is not JSON:
+  ///   both come from this one mapping.
+  public init(parsing data: Data) throws(SnapshotError) {
+    do {
+      self = try JSONParser.parse(data)
+    } catch {
+      throw SnapshotError(path: "", problem: .malformedJSON(detail: error.description))
+    }
+  }
 
   /// Decodes any JSON value.
   public init(from decoder: any Decoder) throws {
