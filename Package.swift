@@ -68,8 +68,9 @@ let package = Package(
     // The command-line tool's commands and parsers, a library so the fuzz targets link them.
     .target(
       name: "EntitlementCacheCLI",
-      // The testing product's manual clock is the demo's virtual clock.
-      dependencies: ["EntitlementCache", "EntitlementCacheTesting"]
+      // The testing product's manual clock is the demo's virtual clock; the import adapters
+      // read the formats `import --format` takes.
+      dependencies: ["EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheImport"]
     ),
     .executableTarget(
       name: "entitlement-cache",

@@ -45,6 +45,8 @@ enum DecisionOutput {
           ("clockRollbackSuspected", .bool(evidence.clockRollbackSuspected)),
           ("clockOffset", evidence.clockOffset.map(JSONOutput.integer) ?? .null),
           ("pendingPurchase", .bool(evidence.pendingPurchase)),
+          ("origin", .text(originName(evidence.origin))),
+          ("importLabel", .text(evidence.origin?.importLabel)),
         ])
       ),
       ("device", decision.device.map(json) ?? .null),
@@ -161,6 +163,9 @@ enum DecisionOutput {
     ]
     if evidence.pendingPurchase {
       rows.append(["purchase", "pending: the queue has not posted it yet; say \"processing\""])
+    }
+    if let label = evidence.origin?.importLabel {
+      rows.append(["origin", TextOutput.importOrigin(label)])
     }
     if abs(serverNow.timeIntervalSince(now)) >= 1 {
       rows.append([

@@ -58,6 +58,9 @@ struct ShowOutput {
       ("refreshBootClockRecorded", .bool(bookkeeping.refreshBootInstant != nil)),
       ("snapshotSize", bookkeeping.snapshotSize.map(JSONOutput.integer) ?? .null),
       ("snapshotSHA256", .text(bookkeeping.snapshotSHA256.map(hex))),
+      ("origin", .text(bookkeeping.storedAt == nil ? nil : originName(bookkeeping.origin))),
+      ("importLabel", .text(bookkeeping.origin.importLabel)),
+      ("importedAt", .date(bookkeeping.origin.importedAt)),
     ])
   }
 
@@ -163,6 +166,9 @@ struct ShowOutput {
       ["size", TextOutput.size(bookkeeping.snapshotSize)],
       ["evaluated at", now.iso8601],
     ]
+    if let label = bookkeeping.origin.importLabel {
+      rows.append(["origin", TextOutput.importOrigin(label)])
+    }
     if let evaluated {
       if abs(serverNow.timeIntervalSince(now)) >= 1 {
         rows.append(["server time now", "\(TextOutput.timestamp(serverNow)) (estimated)"])

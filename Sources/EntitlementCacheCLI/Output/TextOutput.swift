@@ -152,4 +152,9 @@ enum TextOutput {
   static func scope(_ scope: CacheScope) -> String {
     "\(scope.environment.rawValue) \(scope.key.hexPrefix)…"
   }
+
+  /// `imported (LABEL): never verified; a put replaces it`, the label made safe for a terminal.
+  static func importOrigin(_ label: String) -> String {
+    "imported (\(TerminalText.excerpt(label))): never verified; a put replaces it"
+  }
 }

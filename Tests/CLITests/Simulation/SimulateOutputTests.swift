@@ -12,11 +12,11 @@ extension SimulateTests {
       ])
     let result = try run(script)
     let noSnapshot =
-      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":null,"clockRollbackSuspected":false,"freshness":null,"isComputedOffline":null,"pendingPurchase":false,"source":null,"storedAt":null,"validUntil":null,"verification":null,"verificationFailure":null,"verifiedAt":null},"isHighTrust":false,"reason":"no_snapshot","recovery":null,"state":"offline_unavailable"}"#
+      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":null,"clockRollbackSuspected":false,"freshness":null,"importLabel":null,"isComputedOffline":null,"origin":null,"pendingPurchase":false,"source":null,"storedAt":null,"validUntil":null,"verification":null,"verificationFailure":null,"verifiedAt":null},"isHighTrust":false,"reason":"no_snapshot","recovery":null,"state":"offline_unavailable"}"#
     // The server stamped requestDate 12:00:00, when the request arrived; the answer landed
     // 2 s later, so the cache sees the server's clock 2 s behind its own.
     let granted =
-      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":-2,"clockRollbackSuspected":false,"freshness":"fresh","isComputedOffline":false,"pendingPurchase":false,"source":"purchase","storedAt":"2026-11-30T12:00:02Z","validUntil":"2026-12-30T12:00:00Z","verification":"verified","verificationFailure":null,"verifiedAt":"2026-11-30T12:00:00Z"},"isHighTrust":true,"reason":null,"recovery":null,"state":"granted"}"#
+      #"{"device":null,"entitlement":"pro","evidence":{"clockOffset":-2,"clockRollbackSuspected":false,"freshness":"fresh","importLabel":null,"isComputedOffline":false,"origin":"refresh","pendingPurchase":false,"source":"purchase","storedAt":"2026-11-30T12:00:02Z","validUntil":"2026-12-30T12:00:00Z","verification":"verified","verificationFailure":null,"verifiedAt":"2026-11-30T12:00:00Z"},"isHighTrust":true,"reason":null,"recovery":null,"state":"granted"}"#
     #expect(
       result.stdout.split(separator: "\n").map(String.init) == [
         #"{"at":"2026-11-30T12:00:00Z","decisions":{"pro":\#(noSnapshot)},"type":"update","user":"alice"}"#,
