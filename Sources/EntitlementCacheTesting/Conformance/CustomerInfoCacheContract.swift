@@ -147,6 +147,13 @@ public struct CustomerInfoCacheContract: Sendable {
     /// it is back, what was stored answers as before. A contract given no outage checks
     /// nothing here: leave the clause out of its runs (``clauses``).
     case storageUnavailable
+    /// For a cache that adopts `CustomerInfoImporting`: an import is stored as of its save
+    /// (access that lapsed since reads `denied(.expired)`, the rest grants, never high trust,
+    /// `not_requested`, with the import's origin), only into an empty scope; a save ahead of
+    /// the clock beyond the tolerance is refused; the first answer replaces it, even one whose
+    /// body says `failed`. A cache that does not offer the import passes it, checked for
+    /// nothing.
+    case importAsOfTheSave
 
     /// What the clause checks, in a line.
     public var summary: String {
@@ -166,6 +173,7 @@ public struct CustomerInfoCacheContract: Sendable {
       case .rejectedWrite: "a rejected write leaves the previous snapshot readable"
       case .conditionalStore: "storeAnswer never stores an older or a failed answer over newer"
       case .storageUnavailable: "refused storage reads storageUnavailable, never noSnapshot"
+      case .importAsOfTheSave: "an import is stored as of its save, only into an empty scope"
       }
     }
 
@@ -208,6 +216,7 @@ public struct CustomerInfoCacheContract: Sendable {
     case .rejectedWrite: try context.rejectedWrite()
     case .conditionalStore: try context.conditionalStore()
     case .storageUnavailable: try context.storageUnavailable()
+    case .importAsOfTheSave: try context.importAsOfTheSave()
     }
   }
 
