@@ -115,9 +115,13 @@ struct Suite {
     let clientWrites = try Workload.create(
       in: path + "/client-writes", scopes: Workload.headlineScopes, entitlements: 10,
       makeDirectory: true)
+    let importWrites = try Workload.create(
+      in: path + "/import-writes", scopes: Workload.headlineScopes, entitlements: 10,
+      makeDirectory: true)
     try together([
       ("snapshot_write", { try cache.snapshotWrite(cacheWrites, samples: writeSamples) }),
       ("baseline_raw_c_write", { try baselines.rawWrite(rawWrites, samples: writeSamples) }),
+      ("snapshot_import", { try cache.snapshotImport(importWrites, samples: writeSamples) }),
       (
         "snapshot_write_signed",
         { try cache.snapshotWriteSigned(signedWrites, samples: writeSamples) }

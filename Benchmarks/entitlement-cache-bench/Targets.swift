@@ -33,6 +33,10 @@ struct Target: Sendable {
     Target(name: "snapshot_write / baseline_raw_c_write", comparison: .atMost, bound: 1.5) {
       ratio($0, "snapshot_write", "baseline_raw_c_write")
     },
+    // An import is a snapshot write after a read of the scope in the same transaction.
+    Target(name: "snapshot_import / snapshot_write", comparison: .atMost, bound: 1.5) {
+      ratio($0, "snapshot_import", "snapshot_write")
+    },
     scale("hot_access", scopes: 10_000, against: "baseline_locked_dictionary"),
     scale("hot_access", scopes: 100_000, against: "baseline_locked_dictionary"),
     scale("read_through_access", scopes: 10_000, against: "baseline_raw_c_point_read"),

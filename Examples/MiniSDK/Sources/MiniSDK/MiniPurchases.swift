@@ -34,6 +34,10 @@ public struct MiniConfiguration: Sendable {
   public var watchedEntitlements: Set<String> = ["pro"]
   /// Where the cache's and the client's diagnostics go; nil for nowhere.
   public var log: MiniLogHandler?
+  /// What the SDK's previous version cached for ``appUserID``, on the first launch after the
+  /// upgrade: imported as of its save when the new cache holds nothing for the user, so an
+  /// offline launch neither locks the user out nor re-grants what lapsed since. Nil: none.
+  public var previousCache: MiniPreviousCache?
 
   /// A configuration with every other setting at its default.
   public init(apiKey: String, installationID: String, appUserID: String, cacheFile: String) {
@@ -41,6 +45,20 @@ public struct MiniConfiguration: Sendable {
     self.installationID = installationID
     self.appUserID = appUserID
     self.cacheFile = cacheFile
+  }
+}
+
+/// The last CustomerInfo the SDK's previous version cached: its JSON, and when it was saved.
+public struct MiniPreviousCache: Sendable {
+  /// The CustomerInfo's JSON, in EntitlementCache's snapshot format.
+  public var body: Data
+  /// When the previous version saved it; nil when it did not keep the time.
+  public var savedAt: Date?
+
+  /// A previous cache's body, saved at `savedAt`.
+  public init(body: Data, savedAt: Date?) {
+    self.body = body
+    self.savedAt = savedAt
   }
 }
 
@@ -54,6 +72,9 @@ public struct MiniConfiguration: Sendable {
 public final class MiniPurchases: Sendable {
   private let cache: SQLiteCustomerInfoCache
   private let client: EntitlementClient
+  /// What became of ``MiniConfiguration/previousCache``: nil when there was none, or it could
+  /// not be read (logged as a warning; the first refresh brings the user's state anyway).
+  public let adoption: ImportOutcome?
 
   /// Opens the cache file and sets up the client; nothing touches the network until
   /// ``start()``.
@@ -77,16 +98,42 @@ public final class MiniPurchases: Sendable {
     cache = try SQLiteCustomerInfoCache(
       path: configuration.cacheFile, configuration: cacheConfiguration, clock: clock)
 
+    let identity = try ClientIdentity(
+      sdkKey: configuration.apiKey, installationID: configuration.installationID,
+      environment: configuration.environment, appUserID: configuration.appUserID)
+    if let previous = configuration.previousCache {
+      adoption = MiniPurchases.adopt(
+        previous, into: cache, for: identity.scope, log: configuration.log)
+    } else {
+      adoption = nil
+    }
+
     var clientConfiguration = ClientConfiguration()
     clientConfiguration.watchedEntitlements = configuration.watchedEntitlements
     clientConfiguration.onDiagnostic = forward
     client = try EntitlementClient(
       cache: cache, fetcher: TransportFetcher(transport: transport),
-      identity: ClientIdentity(
-        sdkKey: configuration.apiKey, installationID: configuration.installationID,
-        environment: configuration.environment, appUserID: configuration.appUserID),
-      configuration: clientConfiguration, runtime: runtime,
+      identity: identity, configuration: clientConfiguration, runtime: runtime,
       poster: TransportPoster(transport: transport))
+  }
+
+  /// Imports the previous version's snapshot as of its save, before the client publishes
+  /// anything. Importing again at a later launch finds the scope filled and changes nothing.
+  private static func adopt(
+    _ previous: MiniPreviousCache, into cache: SQLiteCustomerInfoCache, for scope: CacheScope,
+    log: MiniLogHandler?
+  ) -> ImportOutcome? {
+    do {
+      let snapshot = try CustomerInfoSnapshot(jsonData: previous.body)
+      let outcome = try cache.importSnapshot(
+        SnapshotImport(snapshot: snapshot, savedAt: previous.savedAt, label: "minisdk-v1"),
+        for: scope)
+      log?(.info, "previous cache: \(outcome)")
+      return outcome
+    } catch {
+      log?(.warning, "previous cache not imported: \(error)")
+      return nil
+    }
   }
 
   /// Publishes the cached state at once, before any network call, then refreshes and posts

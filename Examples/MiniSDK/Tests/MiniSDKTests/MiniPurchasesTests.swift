@@ -34,10 +34,13 @@ final class MiniDevice {
 
   var cacheFile: String { directory.appendingPathComponent("entitlements.sqlite").path }
 
-  func open(trustRoots: TrustRoots? = nil) throws -> MiniPurchases {
+  func open(
+    trustRoots: TrustRoots? = nil, previousCache: MiniPreviousCache? = nil
+  ) throws -> MiniPurchases {
     var configuration = MiniConfiguration(
       apiKey: "sdk_key", installationID: "install-1", appUserID: "alice", cacheFile: cacheFile)
     configuration.trustRoots = trustRoots
+    configuration.previousCache = previousCache
     configuration.log = log.handler
     return try MiniPurchases(
       configuration: configuration, transport: backend, clock: runtime.clock, runtime: runtime)
