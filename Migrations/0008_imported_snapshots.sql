@@ -8,9 +8,11 @@
 -- tables are built again as 0006 built them, with the two columns added, and every row copied
 -- as it is.
 --
--- Version 7 still reads a version 8 file correctly: it reads no column by position and none
--- of these two, and an import's `verification` column says `not_requested`, so it never
--- decides with high trust there either. The read floor stays.
+-- Version 7 still reads a version 8 file safely: it reads no column by position and none of
+-- these two. Without trust roots it takes an import for the unverified refresh it resembles
+-- (its `verification` column says `not_requested`), so never high trust; with trust roots it
+-- finds no signature and reads it `failed`, which grants nothing under `requireVerified`
+-- and is only informational otherwise. The read floor stays.
 
 DROP TRIGGER purchase_queue_count_insert;
 DROP TRIGGER purchase_queue_count_update;

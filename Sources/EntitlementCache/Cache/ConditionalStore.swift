@@ -45,8 +45,11 @@ extension StoreOutcome {
   ) -> StoreOutcome {
     let claims = stored.flatMap { stored -> StoredAnswer? in
       guard let info = stored.snapshot?.customerInfo else { return nil }
+      // An import is never verified, whatever its body claims: any answer may replace it.
+      let imported = stored.bookkeeping.origin.importedAt != nil
       return StoredAnswer(
-        requestDate: info.requestDate, verification: info.verification,
+        requestDate: info.requestDate,
+        verification: imported ? .known(.notRequested) : info.verification,
         isVerifiedByTrustRoots: stored.verdict == .verified)
     }
     // A cache reports a verdict only when it has trust roots.

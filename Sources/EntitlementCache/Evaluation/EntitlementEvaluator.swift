@@ -190,7 +190,7 @@ public enum EntitlementEvaluator {
     let freshness = freshness(bookkeeping, clock: clock, policy: policy)
     return EvaluatedCustomerInfo(
       customerInfo: evaluated, decisions: decisions, freshness: freshness,
-      verificationFailure: snapshot.verificationFailure,
+      verificationFailure: bookkeeping.trustedVerificationFailure(snapshot),
       clockRollbackSuspected: clock.rollbackSuspected,
       clockOffset: clock.clockOffset, estimatedServerTime: clock.serverNow,
       bookkeeping: bookkeeping,
@@ -273,13 +273,15 @@ public enum EntitlementEvaluator {
       clockRollbackSuspected: clock.rollbackSuspected,
       clockOffset: clock.clockOffset, estimatedServerTime: now,
       pendingPurchase: bookkeeping.hasPendingPurchase,
-      verificationFailure: importedAt == nil ? snapshot.verificationFailure : nil,
+      verificationFailure: bookkeeping.trustedVerificationFailure(snapshot),
       origin: bookkeeping.origin)
     // An import the policy accepts unverified for a while: the end of that while, in server
     // time (server time advances with elapsed device time), bounds the grant like any other.
     var acceptanceBoundary: Date?
     if policy.requireVerified, verification != .known(.verified) {
+      // Never a tampered one: the window accepts an import's missing signature, not an edit.
       guard let importedAt, let window = policy.acceptsImportedSnapshotsFor,
+        verification == .known(.notRequested),
         clock.effectiveDeviceNow.timeIntervalSince(importedAt) < window
       else {
         return AccessDecision(
@@ -420,9 +422,18 @@ extension ScopeBookkeeping {
 
   /// The verification a decision shows for `snapshot`: the library's verdict or the body's
   /// claim, except for an import, which is never verified whatever either says (the previous
-  /// cache's bytes carry no signature this library checked).
+  /// cache's bytes carry no signature this library checked): `not_requested`, or `failed` when
+  /// the library found its rows edited.
   func trustedVerification(_ snapshot: SnapshotFacts) -> OpenEnum<VerificationStatus> {
-    origin.importedAt == nil ? snapshot.verification : .known(.notRequested)
+    guard origin.importedAt != nil else { return snapshot.verification }
+    return trustedVerificationFailure(snapshot) == nil ? .known(.notRequested) : .known(.failed)
+  }
+
+  /// Why the library decided `failed`, as ``trustedVerification(_:)`` shows it: for an import,
+  /// only tampering, which is the library's own finding, never a body's claim.
+  func trustedVerificationFailure(_ snapshot: SnapshotFacts) -> VerificationFailure? {
+    guard origin.importedAt != nil else { return snapshot.verificationFailure }
+    return snapshot.verificationFailure == .tampered ? .tampered : nil
   }
 }
 

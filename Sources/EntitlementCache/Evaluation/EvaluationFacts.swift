@@ -116,6 +116,12 @@ extension SnapshotFacts {
     verification == .known(.verified) ? .verified : .failed(verificationFailure ?? .tampered)
   }
 
+  /// ``verdict``, or nil for an import whose rows hold what its body says: it carries no
+  /// signature, so the library decided nothing of it (its facts read `not_requested`).
+  var decidedVerdict: TrustVerdict? {
+    verification == .known(.notRequested) && verificationFailure == nil ? nil : verdict
+  }
+
   /// Puts the library's verdict in place of whatever verification the facts held.
   mutating func apply(_ verdict: TrustVerdict) {
     verification = verdict.status

@@ -52,7 +52,10 @@ public struct OfflinePolicy: Sendable, Hashable {
   /// imported snapshot, which is never verified, may still decide, in device time; nil (the
   /// default): not at all, so an import answers ``UnavailableReason/unverified`` until a
   /// refresh brings a verified answer. A bounded window keeps an upgrade that launches offline
-  /// from locking paying users out, and no longer.
+  /// from locking paying users out, and no longer. An import carries no signature: anyone who
+  /// can write the cache's file could plant one that reads as imported, so keep the window as
+  /// short as an offline first launch needs (days, not months). An import whose rows were
+  /// edited apart from its body reads `failed(tampered)`, which no window accepts.
   public var acceptsImportedSnapshotsFor: TimeInterval? = nil
 
   /// Creates a policy; every omitted knob takes its default.

@@ -15,18 +15,32 @@ extension InMemoryCustomerInfoCache: CustomerInfoImporting {
     }
     // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
     let now = clock.now().truncatedToMilliseconds
-    let bookkeeping: ScopeBookkeeping
+    let boot = clock.bootInstant()
     do {
-      bookkeeping = try request.bookkeeping(at: now, policy: policy).truncatedToMilliseconds
+      _ = try request.bookkeeping(at: now, policy: policy)
     } catch {
       return .refused(error)
     }
     // No verdict, with trust roots or without: the previous cache's bytes carry no signature
     // this library checked, and an import is never verified.
     let stored = try StoredSnapshot(
-      request.snapshot, verdict: nil, sha256: bookkeeping.snapshotSHA256 ?? [])
+      request.snapshot, verdict: nil, sha256: SHA256.hash(Array(request.snapshot.jsonData)))
+    let policy = policy
     let outcome = scopes.withLock { scopes -> ImportOutcome in
-      guard scopes[scope.key]?.snapshot == nil else { return .scopeAlreadyFilled }
+      let existing = scopes[scope.key]
+      guard existing?.snapshot == nil else { return .scopeAlreadyFilled }
+      // A scope with only a failed refresh keeps the latest device time it saw: the import,
+      // a write, raises the mark to the time a read now decides with, never lowers it.
+      let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
+        now: now, bookkeeping: existing?.bookkeeping, bootInstant: boot, policy: policy
+      ).truncatedToMilliseconds
+      let bookkeeping: ScopeBookkeeping
+      do throws(ImportRefusal) {
+        bookkeeping = try request.bookkeeping(at: writtenAt, policy: policy)
+          .truncatedToMilliseconds
+      } catch {
+        return .refused(error)
+      }
       scopes[scope.key] = StoredScope(bookkeeping: bookkeeping, snapshot: stored)
       scopes.writes &+= 1
       return .imported

@@ -28,10 +28,10 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
     }
     openAwaitedStorage()
     let now = clock.now().truncatedToMilliseconds
-    let bookkeeping: ScopeBookkeeping
+    let boot = clock.bootInstant()
+    // Refused before any write: the label, and a save ahead of the clock.
     do {
-      bookkeeping = try request.bookkeeping(at: now, policy: configuration.policy)
-        .truncatedToMilliseconds
+      _ = try request.bookkeeping(at: now, policy: configuration.policy)
     } catch {
       return .refused(error)
     }
@@ -43,20 +43,39 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
     } catch {
       throw .invalidSnapshot(error)
     }
-    let rows = SnapshotRows(
-      snapshot: snapshot, digest: bookkeeping.snapshotSHA256 ?? [],
-      entitlements: EntitlementFacts.table(for: snapshot.customerInfo), facts: facts,
-      trust: StoredTrust(signature: nil, requestNonce: nil, checkedAt: nil, writerVerdict: nil),
-      deviceBlock: deviceBlock, writtenAt: now,
-      boot: nil, imported: (bookkeeping.storedAt ?? now, bookkeeping.origin))
-    var filled = false
+    let policy = configuration.policy
+    var outcome = ImportOutcome.imported
     try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
-      guard try ScopeSQL.storedAnswer(scope, on: connection) == nil else {
-        filled = true
+      let row = try connection.withStatement(ScopeSQL.scopeRowRead) {
+        statement throws(SQLiteError) in
+        try statement.bind(scope.key.bytes, at: 1)
+        return try statement.step() ? ScopeRow(row: statement) : nil
+      }
+      guard row?.hasSnapshot != true else {
+        outcome = .scopeAlreadyFilled
         return { _ in }
       }
+      // A scope with only a failed refresh keeps the latest device time it saw: the import,
+      // a write, raises the mark to the time a read now decides with, never lowers it.
+      let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
+        now: now, bookkeeping: row?.bookkeeping, bootInstant: boot, policy: policy
+      ).truncatedToMilliseconds
+      let bookkeeping: ScopeBookkeeping
+      do throws(ImportRefusal) {
+        bookkeeping = try request.bookkeeping(at: writtenAt, policy: policy)
+          .truncatedToMilliseconds
+      } catch {
+        outcome = .refused(error)
+        return { _ in }
+      }
+      let rows = SnapshotRows(
+        snapshot: snapshot, digest: bookkeeping.snapshotSHA256 ?? [],
+        entitlements: EntitlementFacts.table(for: snapshot.customerInfo), facts: facts,
+        trust: StoredTrust(signature: nil, requestNonce: nil, checkedAt: nil, writerVerdict: nil),
+        deviceBlock: deviceBlock, writtenAt: writtenAt, boot: nil,
+        imported: (bookkeeping.storedAt ?? writtenAt, bookkeeping.origin))
       return try writeSnapshotRows(rows, for: scope, on: connection, marks: marks)
     }
-    return filled ? .scopeAlreadyFilled : .imported
+    return outcome
   }
 }

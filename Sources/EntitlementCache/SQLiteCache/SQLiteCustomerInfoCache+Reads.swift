@@ -160,7 +160,8 @@ extension SQLiteCustomerInfoCache {
       defer { noticed = path.takeNoticed() }
       do throws(ReadFailure) {
         let resident = try path.readResident(scope)
-        return .success(resident.hasSnapshot ? resident.scopeRow.snapshotFacts.verdict : nil)
+        return .success(
+          resident.hasSnapshot ? resident.scopeRow.snapshotFacts.decidedVerdict : nil)
       } catch {
         return .failure(error)
       }
@@ -204,7 +205,7 @@ extension SQLiteCustomerInfoCache {
       case .success(let snapshot)?:
         cached = CachedCustomerInfo(
           snapshot: snapshot, bookkeeping: bookkeeping,
-          verdict: hasTrustRoots ? resident.scopeRow.snapshotFacts.verdict : nil)
+          verdict: hasTrustRoots ? resident.scopeRow.snapshotFacts.decidedVerdict : nil)
       }
     }
     if let failure { throw failure.cacheError }

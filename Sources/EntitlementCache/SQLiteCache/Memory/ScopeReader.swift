@@ -235,7 +235,7 @@ final class ScopeReader {
           scope, on: reader, checking: trustRoots != nil, parsed: &parsedBodies)
         if let trustRoots {
           wholeRead.verify(for: scope, roots: trustRoots)
-          if let row = wholeRead.scopeRow, row.snapshotFacts.verdict == .failed(.tampered) {
+          if let row = wholeRead.scopeRow, row.snapshotFacts.decidedVerdict == .failed(.tampered) {
             let revision = row.version?.revision ?? 0
             if toldTampered[scope.key] != revision {
               toldTampered[scope.key] = revision

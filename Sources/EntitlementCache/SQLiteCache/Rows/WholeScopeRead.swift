@@ -146,12 +146,19 @@ struct WholeScopeRead {
       return .failure(error)
     }
     let info = body.snapshot.customerInfo
-    var verdict = SnapshotTrust.recheck(
-      bodyDigest: digest, requestDate: info.requestDate, stored: trust, scope: scope,
-      roots: roots)
+    // An import carries no signature to check again, but its rows must still say what its
+    // body says: an edit of either is tampering, as for a refresh's.
+    let imported = scopeRow.bookkeeping.origin.importedAt != nil
+    var verdict: TrustVerdict? =
+      imported
+      ? nil
+      : SnapshotTrust.recheck(
+        bodyDigest: digest, requestDate: info.requestDate, stored: trust, scope: scope,
+        roots: roots)
     let rowsHold =
       blockDecodes && rowsMatchBody
-      && scopeRowSays(body, scopeRow: scopeRow, writerDecided: trust.checkedAt != nil)
+      && scopeRowSays(
+        body, scopeRow: scopeRow, writerDecided: trust.checkedAt != nil, imported: imported)
     // The body decides, not the rows: when they hold they say the same, and when they were
     // edited, what the server sent (and signed, when the signature still checks) decides, so an
     // edit of the rows cannot change a decision even where verification is only informational.
@@ -166,7 +173,12 @@ struct WholeScopeRead {
     {
       verdict = .failed(.tampered)
     }
-    scopeRow.snapshotFacts.apply(verdict)
+    if let verdict {
+      scopeRow.snapshotFacts.apply(verdict)
+    } else {
+      scopeRow.snapshotFacts.verification = .known(.notRequested)
+      scopeRow.snapshotFacts.verificationFailure = nil
+    }
     return .success(
       CustomerInfoSnapshot(
         decoded: body.snapshot, signature: trust.signature, requestNonce: trust.requestNonce))
@@ -186,12 +198,18 @@ struct WholeScopeRead {
   }
 
   /// Whether the scope row's normalized columns hold what the body says.
-  private func scopeRowSays(_ body: ParsedBody, scopeRow: ScopeRow, writerDecided: Bool) -> Bool {
+  private func scopeRowSays(
+    _ body: ParsedBody, scopeRow: ScopeRow, writerDecided: Bool, imported: Bool
+  ) -> Bool {
     let info = body.snapshot.customerInfo
     let stored = scopeRow.snapshotFacts
     // A writer with trust roots recorded its verdict there, which the recheck compared; one
-    // without recorded the body's claim.
-    let verificationAgrees = writerDecided || stored.verification == info.verification
+    // without recorded the body's claim; an import recorded `not_requested`, whatever its body
+    // claims.
+    let verificationAgrees =
+      imported
+      ? stored.verification == .known(.notRequested)
+      : writerDecided || stored.verification == info.verification
     return verificationAgrees && scopeRow.bookkeeping.serverTime == info.requestDate
       && stored.accessContextExpiresAt == body.facts.accessContextExpiresAt
       && stored.deviceAccess == body.facts.deviceAccess
