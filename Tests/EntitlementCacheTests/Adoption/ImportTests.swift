@@ -71,7 +71,9 @@ final class ImportTests {
     "access that lapsed since the save is denied, where a store now would grant it",
     arguments: Kind.allCases)
   func lapsedSinceTheSave(_ kind: Kind) throws {
-    let clock = ManualClock(Self.now)
+    // A boot clock too: the import records no boot reading, or time would be measured from
+    // the import instead of the save.
+    let clock = ManualClock(Self.now, bootSession: "boot-1")
     let cache = try openCache(kind, clock: clock)
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 7)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
@@ -80,6 +82,10 @@ final class ImportTests {
     #expect(decision.evidence.estimatedServerTime == Self.now)
     #expect(decision.evidence.freshness == .stale)
     #expect(decision.evidence.storedAt == Self.savedAt)
+    #expect(decision.evidence.clockOffset == 0)
+    #expect(try cache.load(Fixture.scopeA)?.bookkeeping.refreshBootInstant == nil)
+    clock.advance(by: .seconds(60))
+    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     #expect(decision.evidence.origin == .imported(label: "legacy-blob", importedAt: Self.now))
 
     // The obvious import, a store now, restarts the server's clock at the old requestDate.
