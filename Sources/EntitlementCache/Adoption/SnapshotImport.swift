@@ -115,6 +115,22 @@ public protocol CustomerInfoImporting: CustomerInfoCache {
     -> ImportOutcome
 }
 
+extension SnapshotImport {
+  /// The bookkeeping a cache writes for this import over `existing`, the scope's bookkeeping
+  /// without a snapshot (a failed refresh), if any: ``bookkeeping(at:policy:)`` at the time a
+  /// read now decides with, so the import, a write, raises the scope's device high-water mark
+  /// and never lowers it; to the millisecond, as a file keeps it. Both caches call it inside
+  /// their write.
+  func bookkeeping(
+    now: Date, boot: BootInstant?, over existing: ScopeBookkeeping?, policy: OfflinePolicy
+  ) throws(ImportRefusal) -> ScopeBookkeeping {
+    let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
+      now: now, bookkeeping: existing, bootInstant: boot, policy: policy
+    ).truncatedToMilliseconds
+    return try bookkeeping(at: writtenAt, policy: policy).truncatedToMilliseconds
+  }
+}
+
 extension ScopeBookkeeping {
   /// The bookkeeping with its device times to the millisecond, as a file keeps them: an
   /// import's save time comes from outside and may be finer.

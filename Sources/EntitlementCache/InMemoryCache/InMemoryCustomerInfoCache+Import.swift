@@ -29,15 +29,10 @@ extension InMemoryCustomerInfoCache: CustomerInfoImporting {
     let outcome = scopes.withLock { scopes -> ImportOutcome in
       let existing = scopes[scope.key]
       guard existing?.snapshot == nil else { return .scopeAlreadyFilled }
-      // A scope with only a failed refresh keeps the latest device time it saw: the import,
-      // a write, raises the mark to the time a read now decides with, never lowers it.
-      let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
-        now: now, bookkeeping: existing?.bookkeeping, bootInstant: boot, policy: policy
-      ).truncatedToMilliseconds
       let bookkeeping: ScopeBookkeeping
       do throws(ImportRefusal) {
-        bookkeeping = try request.bookkeeping(at: writtenAt, policy: policy)
-          .truncatedToMilliseconds
+        bookkeeping = try request.bookkeeping(
+          now: now, boot: boot, over: existing?.bookkeeping, policy: policy)
       } catch {
         return .refused(error)
       }

@@ -21,11 +21,7 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
     -> ImportOutcome
   {
     let snapshot = request.snapshot
-    let limit = configuration.snapshotSizeLimit
-    guard snapshot.jsonData.count <= limit else {
-      throw .invalidSnapshot(
-        SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
-    }
+    try refuseOversized(snapshot)
     openAwaitedStorage()
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()
@@ -55,15 +51,10 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
         outcome = .scopeAlreadyFilled
         return { _ in }
       }
-      // A scope with only a failed refresh keeps the latest device time it saw: the import,
-      // a write, raises the mark to the time a read now decides with, never lowers it.
-      let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
-        now: now, bookkeeping: row?.bookkeeping, bootInstant: boot, policy: policy
-      ).truncatedToMilliseconds
       let bookkeeping: ScopeBookkeeping
       do throws(ImportRefusal) {
-        bookkeeping = try request.bookkeeping(at: writtenAt, policy: policy)
-          .truncatedToMilliseconds
+        bookkeeping = try request.bookkeeping(
+          now: now, boot: boot, over: row?.bookkeeping, policy: policy)
       } catch {
         outcome = .refused(error)
         return { _ in }
@@ -72,8 +63,8 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
         snapshot: snapshot, digest: bookkeeping.snapshotSHA256 ?? [],
         entitlements: EntitlementFacts.table(for: snapshot.customerInfo), facts: facts,
         trust: StoredTrust(signature: nil, requestNonce: nil, checkedAt: nil, writerVerdict: nil),
-        deviceBlock: deviceBlock, writtenAt: writtenAt, boot: nil,
-        imported: (bookkeeping.storedAt ?? writtenAt, bookkeeping.origin))
+        deviceBlock: deviceBlock, writtenAt: bookkeeping.deviceHighWaterMark, boot: nil,
+        imported: (bookkeeping.storedAt ?? bookkeeping.deviceHighWaterMark, bookkeeping.origin))
       return try writeSnapshotRows(rows, for: scope, on: connection, marks: marks)
     }
     return outcome

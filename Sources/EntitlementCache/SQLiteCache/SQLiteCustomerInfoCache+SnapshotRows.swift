@@ -22,6 +22,16 @@ struct SnapshotRows {
 }
 
 extension SQLiteCustomerInfoCache {
+  /// Refuses a snapshot over ``CacheConfiguration/snapshotSizeLimit`` before anything is
+  /// hashed, verified or written.
+  func refuseOversized(_ snapshot: CustomerInfoSnapshot) throws(CacheError) {
+    let limit = configuration.snapshotSizeLimit
+    guard snapshot.jsonData.count <= limit else {
+      throw .invalidSnapshot(
+        SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
+    }
+  }
+
   /// Writes `rows` for `scope` inside the caller's write transaction, and returns what installs
   /// the scope in memory as a read of the rows would: every snapshot write goes through here.
   func writeSnapshotRows(

@@ -48,11 +48,7 @@ extension SQLiteCustomerInfoCache {
   private func write(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope, conditional: Bool)
     throws(CacheError) -> StoreOutcome
   {
-    let limit = configuration.snapshotSizeLimit
-    guard snapshot.jsonData.count <= limit else {
-      throw .invalidSnapshot(
-        SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
-    }
+    try refuseOversized(snapshot)
     // Before the stored snapshot is judged: a file that opens now holds what it is judged by.
     openAwaitedStorage()
     // Times are stored to the millisecond; memory must hold exactly what the file holds.
