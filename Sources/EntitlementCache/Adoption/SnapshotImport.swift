@@ -19,7 +19,7 @@ public struct SnapshotImport: Sendable, Hashable {
   public var savedAt: Date?
   /// What the snapshot came from, such as `revenuecat-v1` or `legacy-user-defaults`: shown in
   /// the evidence of every decision until a refresh replaces it. 1 to 64 bytes of UTF-8, no
-  /// control characters.
+  /// control or format characters.
   public var label: String
 
   /// An import of `snapshot`, saved by the previous cache at `savedAt`, labelled `label`.
@@ -45,7 +45,7 @@ public struct SnapshotImport: Sendable, Hashable {
   /// - Throws: ``ImportRefusal/savedAfterNow`` when the save is ahead of `now` by more than
   ///   the tolerance (a clock set back since the save would re-grant what lapsed), and
   ///   ``ImportRefusal/invalidLabel`` for a label that is empty, over ``labelLimit`` bytes or
-  ///   holds a control character.
+  ///   holds a control or format character (such as a bidirectional override).
   public func bookkeeping(at now: Date, policy: OfflinePolicy) throws(ImportRefusal)
     -> ScopeBookkeeping
   {
@@ -65,8 +65,12 @@ public struct SnapshotImport: Sendable, Hashable {
   }
 
   private static func isValidLabel(_ label: String) -> Bool {
+    // Control and format characters (a bidirectional override among them) would let a label
+    // rewrite how a log line or a terminal shows what follows it.
     !label.isEmpty && label.utf8.count <= labelLimit
-      && !label.unicodeScalars.contains { $0.properties.generalCategory == .control }
+      && !label.unicodeScalars.contains {
+        $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+      }
   }
 }
 
@@ -88,8 +92,8 @@ public enum ImportRefusal: String, Error, Sendable, Hashable, CaseIterable,
   /// The save time is ahead of the device's clock by more than the policy's rollback
   /// tolerance: trusting it would let a clock set back since the save re-grant what lapsed.
   case savedAfterNow = "saved_after_now"
-  /// The label is empty, over ``SnapshotImport/labelLimit`` bytes, or holds a control
-  /// character.
+  /// The label is empty, over ``SnapshotImport/labelLimit`` bytes, or holds a control or
+  /// format character.
   case invalidLabel = "invalid_label"
 
   /// The raw value.

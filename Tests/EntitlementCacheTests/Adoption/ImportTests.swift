@@ -199,7 +199,9 @@ final class ImportTests {
   func invalidLabels(_ kind: Kind) throws {
     let cache = try openCache(kind, clock: ManualClock(Self.now))
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 30)
-    for label in ["", String(repeating: "x", count: SnapshotImport.labelLimit + 1), "a\nb"] {
+    for label in [
+      "", String(repeating: "x", count: SnapshotImport.labelLimit + 1), "a\nb", "a\u{202E}b",
+    ] {
       #expect(
         try cache.importSnapshot(Self.request(snapshot, label: label), for: Fixture.scopeA)
           == .refused(.invalidLabel))

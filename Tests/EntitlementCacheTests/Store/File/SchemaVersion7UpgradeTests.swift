@@ -37,4 +37,37 @@ struct SchemaVersion7UpgradeTests {
     }
     #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
   }
+
+  /// Migration 8 builds the scope and entitlement tables again: every index and trigger of
+  /// the version 7 file is there after it, word for word, and every column with its type,
+  /// constraint, default and generation, plus the import's two.
+  @Test func theRebuiltTablesKeepEveryIndexTriggerAndColumn() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("cache.sqlite")
+    try SchemaVersion3UpgradeTests.writeVersion3File(path, version: 7)
+    func objects() throws -> String? {
+      try StoreTest.connection(path, readOnly: true).scalarText(
+        "SELECT group_concat(type || ' ' || name || ': ' || ifnull(sql, ''), char(10)) FROM "
+          + "(SELECT * FROM sqlite_schema WHERE type IN ('index', 'trigger') ORDER BY type, name)")
+    }
+    func columns(_ table: String) throws -> Set<String> {
+      let text = try StoreTest.connection(path, readOnly: true).scalarText(
+        "SELECT group_concat(name || ' ' || type || ' ' || \"notnull\" || ' ' "
+          + "|| ifnull(dflt_value, '-') || ' ' || pk || ' ' || hidden, char(10)) "
+          + "FROM pragma_table_xinfo('\(table)')")
+      return Set((text ?? "").split(separator: "\n").map(String.init))
+    }
+    let objectsBefore = try #require(try objects())
+    let scopeBefore = try columns("scope")
+    let entitlementBefore = try columns("entitlement")
+    #expect(objectsBefore.contains("trigger purchase_queue_count_insert"))
+    #expect(objectsBefore.contains("index scope_by_last_used"))
+
+    _ = try Fixture.cache(in: directory, clock: ManualClock(Fixture.date("2026-12-01T12:00:00Z")))
+    #expect(try objects() == objectsBefore)
+    #expect(try columns("entitlement") == entitlementBefore)
+    #expect(
+      try columns("scope")
+        == scopeBefore.union(["import_label TEXT 0 - 0 0", "imported_at INTEGER 0 - 0 0"]))
+  }
 }
