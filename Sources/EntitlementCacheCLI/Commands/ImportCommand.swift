@@ -105,7 +105,8 @@ enum ImportCommand: Command {
           + "tolerance; a clock set back since the save would re-grant what lapsed")
     case .refused(.invalidLabel):
       throw CLIError.usage(
-        "--label: must be 1 to \(SnapshotImport.labelLimit) bytes with no control or format characters")
+        "--label: must be 1 to \(SnapshotImport.labelLimit) bytes with no control or format characters"
+      )
     }
   }
 
