@@ -49,17 +49,31 @@ public struct SnapshotImport: Sendable, Hashable {
   public func bookkeeping(at now: Date, policy: OfflinePolicy) throws(ImportRefusal)
     -> ScopeBookkeeping
   {
+    try bookkeeping(at: now, policy: policy, digest: SHA256.hash(Array(snapshot.jsonData)))
+  }
+
+  /// The time the import is stored as, or why it is refused: the checks of
+  /// ``bookkeeping(at:policy:)`` alone, which a cache makes before it hashes or writes
+  /// anything.
+  func savedTime(at now: Date, policy: OfflinePolicy) throws(ImportRefusal) -> Date {
     guard Self.isValidLabel(label) else { throw .invalidLabel }
-    let requestDate = snapshot.customerInfo.requestDate
-    let claimed = savedAt ?? min(requestDate, now)
+    let claimed = savedAt ?? min(snapshot.customerInfo.requestDate, now)
     guard claimed.timeIntervalSince(now) <= policy.clockRollbackTolerance else {
       throw .savedAfterNow
     }
-    let saved = min(claimed, now)
+    return min(claimed, now)
+  }
+
+  /// ``bookkeeping(at:policy:)`` with the body's SHA-256 already computed, so a cache hashes
+  /// the body once, outside its lock or transaction.
+  func bookkeeping(at now: Date, policy: OfflinePolicy, digest: [UInt8]) throws(ImportRefusal)
+    -> ScopeBookkeeping
+  {
+    let saved = try savedTime(at: now, policy: policy)
     var bookkeeping = ScopeBookkeeping(
-      storedAt: saved, serverTime: requestDate, lastRefreshAttemptAt: saved,
-      deviceHighWaterMark: now, snapshotSize: snapshot.jsonData.count,
-      snapshotSHA256: SHA256.hash(Array(snapshot.jsonData)))
+      storedAt: saved, serverTime: snapshot.customerInfo.requestDate,
+      lastRefreshAttemptAt: saved, deviceHighWaterMark: now,
+      snapshotSize: snapshot.jsonData.count, snapshotSHA256: digest)
     bookkeeping.origin = .imported(label: label, importedAt: now)
     return bookkeeping
   }
@@ -126,12 +140,13 @@ extension SnapshotImport {
   /// and never lowers it; to the millisecond, as a file keeps it. Both caches call it inside
   /// their write.
   func bookkeeping(
-    now: Date, boot: BootInstant?, over existing: ScopeBookkeeping?, policy: OfflinePolicy
+    now: Date, boot: BootInstant?, over existing: ScopeBookkeeping?, policy: OfflinePolicy,
+    digest: [UInt8]
   ) throws(ImportRefusal) -> ScopeBookkeeping {
     let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
       now: now, bookkeeping: existing, bootInstant: boot, policy: policy
     ).truncatedToMilliseconds
-    return try bookkeeping(at: writtenAt, policy: policy).truncatedToMilliseconds
+    return try bookkeeping(at: writtenAt, policy: policy, digest: digest).truncatedToMilliseconds
   }
 }
 

@@ -16,15 +16,16 @@ extension InMemoryCustomerInfoCache: CustomerInfoImporting {
     // Kept to the millisecond, as the file keeps it, so both caches hold the same instants.
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()
+    // Refused before anything is hashed: the label, and a save ahead of the clock.
     do {
-      _ = try request.bookkeeping(at: now, policy: policy)
+      _ = try request.savedTime(at: now, policy: policy)
     } catch {
       return .refused(error)
     }
+    let digest = SHA256.hash(Array(request.snapshot.jsonData))
     // No verdict, with trust roots or without: the previous cache's bytes carry no signature
     // this library checked, and an import is never verified.
-    let stored = try StoredSnapshot(
-      request.snapshot, verdict: nil, sha256: SHA256.hash(Array(request.snapshot.jsonData)))
+    let stored = try StoredSnapshot(request.snapshot, verdict: nil, sha256: digest)
     let policy = policy
     let outcome = scopes.withLock { scopes -> ImportOutcome in
       let existing = scopes[scope.key]
@@ -32,7 +33,7 @@ extension InMemoryCustomerInfoCache: CustomerInfoImporting {
       let bookkeeping: ScopeBookkeeping
       do throws(ImportRefusal) {
         bookkeeping = try request.bookkeeping(
-          now: now, boot: boot, over: existing?.bookkeeping, policy: policy)
+          now: now, boot: boot, over: existing?.bookkeeping, policy: policy, digest: digest)
       } catch {
         return .refused(error)
       }

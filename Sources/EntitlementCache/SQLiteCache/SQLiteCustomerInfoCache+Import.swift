@@ -25,12 +25,13 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
     openAwaitedStorage()
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()
-    // Refused before any write: the label, and a save ahead of the clock.
+    // Refused before anything is hashed or written: the label, and a save ahead of the clock.
     do {
-      _ = try request.bookkeeping(at: now, policy: configuration.policy)
+      _ = try request.savedTime(at: now, policy: configuration.policy)
     } catch {
       return .refused(error)
     }
+    let digest = SHA256.hash(Array(snapshot.jsonData))
     var facts = SnapshotFacts(snapshot.customerInfo)
     facts.verification = .known(.notRequested)
     let deviceBlock: String?
@@ -54,13 +55,13 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
       let bookkeeping: ScopeBookkeeping
       do throws(ImportRefusal) {
         bookkeeping = try request.bookkeeping(
-          now: now, boot: boot, over: row?.bookkeeping, policy: policy)
+          now: now, boot: boot, over: row?.bookkeeping, policy: policy, digest: digest)
       } catch {
         outcome = .refused(error)
         return { _ in }
       }
       let rows = SnapshotRows(
-        snapshot: snapshot, digest: bookkeeping.snapshotSHA256 ?? [],
+        snapshot: snapshot, digest: digest,
         entitlements: EntitlementFacts.table(for: snapshot.customerInfo), facts: facts,
         trust: StoredTrust(signature: nil, requestNonce: nil, checkedAt: nil, writerVerdict: nil),
         deviceBlock: deviceBlock, writtenAt: bookkeeping.deviceHighWaterMark, boot: nil,
