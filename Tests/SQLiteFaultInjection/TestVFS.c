@@ -52,6 +52,8 @@ struct TestVFS {
   int powerCutKind;
   uint32_t powerCutSeed;
   int dead;
+  int64_t killAtCall;  // 0: no kill armed
+  int64_t callsSinceKillArmed;
   int readOnlyOpens;  // non-zero: a read-write open of a database is read-only, as permissions make it
   Tracked *tracked;
   void (*sleepHook)(void *);  // non-NULL: xSleep calls it instead of sleeping
@@ -87,6 +89,11 @@ static int intercept(TestVFS *vfs, TestVFSCall call) {
   int code = 0;
   pthread_mutex_lock(&vfs->mutex);
   int64_t index = ++vfs->calls[call];
+  if (vfs->killAtCall != 0 && ++vfs->callsSinceKillArmed == vfs->killAtCall) {
+    // The process is gone: every write it made stays on the disk as it is (the operating
+    // system keeps them), and no call after this one reaches a file.
+    vfs->dead = 1;
+  }
   if (vfs->dead) {
     code = defaultCode(call);
   } else if (vfs->armedCall == (int)call
@@ -660,6 +667,14 @@ void testvfs_arm_power_cut(TestVFS *vfs, int64_t n, TestVFSPowerCut cut, uint32_
   pthread_mutex_unlock(&vfs->mutex);
 }
 
+void testvfs_arm_kill(TestVFS *vfs, int64_t n) {
+  pthread_mutex_lock(&vfs->mutex);
+  resetCountsLocked(vfs);
+  vfs->killAtCall = n;
+  vfs->callsSinceKillArmed = 0;
+  pthread_mutex_unlock(&vfs->mutex);
+}
+
 int testvfs_cut_power(TestVFS *vfs, TestVFSPowerCut cut, uint32_t seed) {
   pthread_mutex_lock(&vfs->mutex);
   int result = cutPowerLocked(vfs, cut, seed);
@@ -672,6 +687,7 @@ void testvfs_disarm(TestVFS *vfs) {
   resetCountsLocked(vfs);
   vfs->armedCall = -1;
   vfs->powerCutAtSync = 0;
+  vfs->killAtCall = 0;
   pthread_mutex_unlock(&vfs->mutex);
 }
 

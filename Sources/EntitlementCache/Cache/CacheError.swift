@@ -26,6 +26,8 @@ public enum CacheOperation: String, Sendable, Hashable {
   case updatePurchase = "update purchase"
   /// Reading the purchase queue.
   case readPurchases = "read purchase queue"
+  /// Moving another cache file into this one.
+  case relocate = "relocate file"
 }
 
 /// Everything a ``CustomerInfoCache`` throws, in terms any storage can produce: a rejected

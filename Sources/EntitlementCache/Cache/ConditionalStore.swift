@@ -92,6 +92,27 @@ enum ConditionalStore {
     of answer: CustomerInfoSnapshot, verdict: TrustVerdict?, over stored: StoredAnswer?,
     hasTrustRoots: Bool, conditional: Bool, now: Date
   ) -> StoreOutcome? {
+    refusal(
+      of: AnswerClaims(
+        requestDate: answer.customerInfo.requestDate,
+        verification: answer.customerInfo.verification, isSigned: answer.signature != nil),
+      verdict: verdict, over: stored, hasTrustRoots: hasTrustRoots, conditional: conditional,
+      now: now)
+  }
+
+  /// What the rule book reads of an answer: a snapshot moved from another file is judged by
+  /// its row, without its body.
+  struct AnswerClaims {
+    var requestDate: Date
+    var verification: OpenEnum<VerificationStatus>
+    var isSigned: Bool
+  }
+
+  /// The rule book over an answer's claims.
+  static func refusal(
+    of answer: AnswerClaims, verdict: TrustVerdict?, over stored: StoredAnswer?,
+    hasTrustRoots: Bool, conditional: Bool, now: Date
+  ) -> StoreOutcome? {
     guard let stored else { return nil }
     if let failure = verdict?.failure, stored.isVerifiedByTrustRoots {
       return .refusedUnverified(failure)
@@ -99,7 +120,7 @@ enum ConditionalStore {
     // With trust roots only a verified snapshot holds a later answer back, so a failed one (a
     // forged answer dated in the future, say) cannot keep every genuine answer out.
     guard conditional, !hasTrustRoots || stored.isVerifiedByTrustRoots else { return nil }
-    let answered = answer.customerInfo.requestDate
+    let answered = answer.requestDate
     if answered < stored.requestDate,
       stored.requestDate.timeIntervalSince(max(answered, now)) <= implausibleLead
     {
@@ -109,9 +130,7 @@ enum ConditionalStore {
     // that came unsigned: a signed one is the trust roots' to judge.
     let storedIsVerified =
       stored.verification == .known(.verified) || stored.verification == .known(.verifiedOnDevice)
-    if verdict == nil, answer.signature == nil,
-      answer.customerInfo.verification == .known(.failed), storedIsVerified
-    {
+    if verdict == nil, !answer.isSigned, answer.verification == .known(.failed), storedIsVerified {
       return .refusedUnverified(nil)
     }
     return nil

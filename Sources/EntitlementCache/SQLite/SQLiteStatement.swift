@@ -137,6 +137,14 @@ final class SQLiteStatement {
     try check(sqlite3_bind_null(handle, index), "bind")
   }
 
+  /// Binds column `column` of `row`'s current row as it is, type and bytes: how a row moves
+  /// from one file to another without this code knowing its columns' types. The value is the
+  /// unprotected one `sqlite3_column_value` gives, which "may only be used as arguments to
+  /// sqlite3_result_value(), sqlite3_bind_value(), and sqlite3_value_dup()"; SQLite copies it.
+  func bind(columnOf row: SQLiteStatement, _ column: Int32, at index: Int32) throws(SQLiteError) {
+    try check(sqlite3_bind_value(handle, index, sqlite3_column_value(row.handle, column)), "bind")
+  }
+
   // MARK: Stepping
 
   /// Advances to the next row; false once the statement is done.

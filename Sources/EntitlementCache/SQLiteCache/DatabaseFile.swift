@@ -76,7 +76,7 @@ enum DatabaseFile {
   /// `Migrations/`): a cache's file at a version without one of them lost it to another tool.
   static let tablesSinceVersion: [(table: String, version: Int)] = [
     ("scope", 1), ("entitlement", 1), ("revision_counter", 2), ("purchase_queue", 4),
-    ("schema_compatibility", 7),
+    ("schema_compatibility", 7), ("file_identity", 9), ("merged_file", 9),
   ]
 
   /// The columns every version's `scope` table has and that name a cache's scope: no other
@@ -283,6 +283,46 @@ enum DatabaseFile {
       operation: "open", extendedResultCode: SQLITE_CANTOPEN,
       message: "unable to open database file: \(reason)")
   }
+
+  /// What names one file under any of its paths: its device and inode, following links.
+  struct FileNumber: Equatable {
+    var device: UInt64
+    var inode: UInt64
+  }
+
+  /// The file number of `path`; nil when `stat` fails.
+  static func fileNumber(_ path: String) -> FileNumber? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return FileNumber(
+      device: UInt64(truncatingIfNeeded: info.st_dev),
+      inode: UInt64(truncatingIfNeeded: info.st_ino))
+  }
+
+  /// Removes a database file and its companions through the VFS the cache opens files with,
+  /// so one that stands in for the platform's sees the removal: the companions first, so that
+  /// while the database file is there its path still says what is left to remove. A name
+  /// already gone is no error.
+  static func remove(
+    _ path: String, vfs vfsName: String?, operation: CacheOperation
+  ) throws(CacheError) {
+    guard let vfs = sqlite3_vfs_find(vfsName), let delete = vfs.pointee.xDelete else {
+      throw .sqlite(operation, .fileSystem(path: path, reason: "no VFS to remove it with"))
+    }
+    for name in companionSuffixes.map({ path + $0 }) + [path] {
+      // The directory is synced too: a removal that returned stays removed.
+      let code = delete(vfs, name, 1)
+      guard code == SQLITE_OK || code == deleteNoEntry else {
+        throw .sqlite(
+          operation,
+          SQLiteError(
+            operation: "delete", extendedResultCode: code, message: "cannot remove \(name)"))
+      }
+    }
+  }
+
+  /// `SQLITE_IOERR_DELETE_NOENT`, whose macro Swift cannot import: the name was not there.
+  private static let deleteNoEntry = SQLITE_IOERR | (23 << 8)
 
   /// The size of a file in bytes; nil when it does not exist.
   static func size(_ path: String) -> Int? {

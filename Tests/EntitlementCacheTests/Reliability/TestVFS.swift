@@ -95,6 +95,11 @@ final class TestVFS: @unchecked Sendable {
     testvfs_arm_power_cut(handle, Int64(n), cut.raw, seed)
   }
 
+  /// Kills the process, as far as its files can tell, at the `n`-th call from now (n ≥ 1) of
+  /// any kind: that call and every later one fails, and the files keep every write made before
+  /// it, as a process killed with SIGKILL leaves them. ``isDead`` says whether it happened.
+  func armKill(atCall n: Int) { testvfs_arm_kill(handle, Int64(n)) }
+
   /// Cuts the power now: the files are left as the disk would hold them.
   func cutPower(_ cut: PowerCut, seed: UInt32 = 1) throws {
     let error = testvfs_cut_power(handle, cut.raw, seed)
@@ -114,7 +119,7 @@ final class TestVFS: @unchecked Sendable {
   /// How many calls failed because of an armed fault since the last arm or disarm.
   var faultsInjected: Int { Int(testvfs_faults_injected(handle)) }
 
-  /// Whether the power was cut.
+  /// Whether the power was cut, or the process killed.
   var isDead: Bool { testvfs_is_dead(handle) != 0 }
 
   /// Calls `hook(context)` in place of each sleep asked of this VFS (SQLite's busy handler, the

@@ -57,6 +57,12 @@ void testvfs_set_read_only_opens(TestVFS *_Nonnull vfs, int readOnly);
 /// unsynced writes with the pseudo-random `seed`. Resets the counts.
 void testvfs_arm_power_cut(TestVFS *_Nonnull vfs, int64_t n, TestVFSPowerCut cut, uint32_t seed);
 
+/// Kills the process, as far as its files can tell, at the `n`-th call from now (n >= 1) of
+/// any kind above: that call and every later one fails, and the files keep every write made
+/// before it, as the operating system keeps a killed process's writes. The VFS stays dead, as
+/// after a power cut. Resets the counts.
+void testvfs_arm_kill(TestVFS *_Nonnull vfs, int64_t n);
+
 /// Cuts the power now. Returns 0, or an errno from rewriting the files.
 int testvfs_cut_power(TestVFS *_Nonnull vfs, TestVFSPowerCut cut, uint32_t seed);
 

@@ -220,10 +220,13 @@ package enum ScopeSQL {
   /// its recorded verification, the row's revision, and whether a writer with trust roots
   /// recorded it `verified`. No row when the scope has no snapshot.
   static let storedAnswerQuery = """
-    SELECT server_time, verification, revision,
-      verification = 'verified' AND trust_checked_at IS NOT NULL
+    SELECT server_time, verification, revision, \(verifiedByTrustRoots)
     FROM scope WHERE scope_key = ?1 AND snapshot IS NOT NULL
     """
+
+  /// Whether a writer with trust roots recorded the row's snapshot `verified`: what holds a
+  /// later answer back when the cache has trust roots.
+  static let verifiedByTrustRoots = "verification = 'verified' AND trust_checked_at IS NOT NULL"
 
   /// The scope's stored snapshot as ``storedAnswerQuery`` reads it.
   struct StoredAnswerRow {

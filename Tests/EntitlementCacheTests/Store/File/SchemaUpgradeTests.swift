@@ -399,7 +399,7 @@ struct SchemaVersion5UpgradeTests {
     // Migration 7 adds its table and nothing else.
     #expect(after.tables["schema_compatibility"] == ["1,6"])
     #expect(
-      after.tables.filter { $0.key != "schema_compatibility" } == before.tables,
+      after.tables(alsoIn: before) == before.tables,
       "\(after.difference(from: before))")
     #expect(try raw.scalarInt("SELECT count(*) FROM pragma_foreign_key_check") == 0)
     for scope in [Fixture.scopeA, Fixture.scopeB] {

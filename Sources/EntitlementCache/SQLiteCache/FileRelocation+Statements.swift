@@ -1,0 +1,152 @@
+import CSQLite
+
+/// The statements of a move, built from the columns the target's schema has.
+extension FileRelocation {
+  /// Where the old file's scope rows put what the merge reads itself; the copied columns
+  /// follow, from ``copied``.
+  enum SourceColumn {
+    static let id: Int32 = 0
+    static let scopeKey: Int32 = 1
+    static let highWaterMark: Int32 = 2
+    static let lastUsedAt: Int32 = 3
+    static let hasSnapshot: Int32 = 4
+    static let requestDate: Int32 = 5
+    static let verification: Int32 = 6
+    static let verifiedByTrustRoots: Int32 = 7
+    static let isSigned: Int32 = 8
+    static let verificationFailure: Int32 = 9
+    static let copied: Int32 = 10
+  }
+
+  /// The target's row for a scope, and what a conditional store compares with.
+  struct TargetRow {
+    var id: Int64
+    /// Nil when the row holds no snapshot (a failed refresh, or read marks, recorded alone).
+    var claims: StoredAnswer?
+
+    init(_ row: SQLiteStatement) {
+      id = row.int64(0)
+      claims = row.date(2).flatMap { requestDate in
+        guard row.int64(1) != 0 else { return nil }
+        return StoredAnswer(
+          requestDate: requestDate, verification: OpenEnum(rawValue: row.string(3) ?? ""),
+          isVerifiedByTrustRoots: row.int64(4) != 0)
+      }
+    }
+  }
+
+  static let targetRow = """
+    SELECT id, snapshot IS NOT NULL, server_time, verification, \(ScopeSQL.verifiedByTrustRoots)
+    FROM scope WHERE scope_key = ?1
+    """
+
+  /// A scope whose snapshot the target keeps: only its later marks come across.
+  static let keepLaterMarks = """
+    UPDATE scope SET revision = ?2, high_water_mark = max(high_water_mark, ?4),
+      last_used_at = max(last_used_at, ?5)
+    WHERE id = ?1
+    """
+
+  static let mergedBefore = "SELECT 1 FROM merged_file WHERE identity = ?1"
+  static let recordMerge = "INSERT INTO merged_file (identity, merged_at) VALUES (?1, ?2)"
+
+  /// The data columns of the three tables, as both files' schemas have them, without those
+  /// the merge sets itself.
+  struct Columns {
+    /// The scope table's, but its row ID, key, revisions, marks and unsent count.
+    let scope: [String]
+    /// The entitlement table's, but the scope row ID.
+    let entitlement: [String]
+    /// The purchase queue's, but its row ID (its observation order in the target).
+    let purchase: [String]
+
+    private static let setByTheMerge: Set<String> = [
+      "id", "scope_key", "revision", "refresh_revision", "high_water_mark", "last_used_at",
+      "unsent_purchases",
+    ]
+
+    init(target: SQLiteConnection, source: SQLiteConnection) throws(SQLiteError) {
+      func columns(_ table: String) throws(SQLiteError) -> [String] {
+        let ours = try Self.dataColumns(of: table, on: target)
+        guard try Self.dataColumns(of: table, on: source) == ours else {
+          throw SQLiteError(
+            operation: "relocate", extendedResultCode: SQLITE_ERROR,
+            message: "the old file's \(table) table has other columns than this file's")
+        }
+        return ours
+      }
+      scope = try columns("scope").filter { !Self.setByTheMerge.contains($0) }
+      entitlement = try columns("entitlement").filter { $0 != "scope_id" }
+      purchase = try columns("purchase_queue").filter { $0 != "id" }
+    }
+
+    /// The columns of `table` that hold data: not the generated ones.
+    private static func dataColumns(
+      of table: String, on connection: SQLiteConnection
+    ) throws(SQLiteError) -> [String] {
+      try connection.withStatement(
+        "SELECT name FROM pragma_table_xinfo(?1) WHERE hidden = 0 ORDER BY cid"
+      ) { statement throws(SQLiteError) in
+        try statement.bind(table, at: 1)
+        var names: [String] = []
+        while try statement.step() {
+          if let name = statement.string(0) { names.append(name) }
+        }
+        return names
+      }
+    }
+
+    var scopeStatements: (sourceRows: String, insert: String, replace: String) {
+      let copied = scope.map(Self.quoted)
+      let values = copied.indices.map { "?\($0 + 6)" }
+      let sourceRows = """
+        SELECT id, scope_key, high_water_mark, last_used_at, snapshot IS NOT NULL, server_time,
+          verification, \(ScopeSQL.verifiedByTrustRoots), response_signature IS NOT NULL,
+          verification_failure, \(copied.joined(separator: ", "))
+        FROM scope ORDER BY id
+        """
+      // A new row counts the purchases the target queued for its scope before; those the
+      // move brings are counted by the queue's triggers as they come.
+      let insert = """
+        INSERT INTO scope (scope_key, revision, refresh_revision, high_water_mark, last_used_at,
+          unsent_purchases, \(copied.joined(separator: ", ")))
+        VALUES (?1, ?2, ?3, ?4, ?5, \(PurchaseQueueSQL.unsentCount(observerKey: "?1")),
+          \(values.joined(separator: ", ")))
+        RETURNING id
+        """
+      let assignments = zip(copied, values).map { "\($0) = \($1)" }
+      let replace = """
+        UPDATE scope SET revision = ?2, refresh_revision = ?3,
+          high_water_mark = max(high_water_mark, ?4), last_used_at = max(last_used_at, ?5),
+          \(assignments.joined(separator: ", "))
+        WHERE id = ?1
+        """
+      return (sourceRows, insert, replace)
+    }
+
+    var entitlementStatements: (select: String, insert: String) {
+      let names = entitlement.map(Self.quoted).joined(separator: ", ")
+      let values = entitlement.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
+      return (
+        "SELECT \(names) FROM entitlement WHERE scope_id = ?1",
+        "INSERT INTO entitlement (scope_id, \(names)) VALUES (?1, \(values))"
+      )
+    }
+
+    var purchaseStatements: (select: String, insert: String) {
+      let names = purchase.map(Self.quoted).joined(separator: ", ")
+      let values = purchase.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+      // Only a transaction ID the target holds is passed over; any other constraint a row
+      // breaks fails the move, which then removes nothing.
+      return (
+        "SELECT \(names) FROM purchase_queue ORDER BY id",
+        "INSERT INTO purchase_queue (\(names)) VALUES (\(values)) "
+          + "ON CONFLICT (transaction_id) DO NOTHING"
+      )
+    }
+
+    private static func quoted(_ name: String) -> String {
+      "\"" + name.replacing("\"", with: "\"\"") + "\""
+    }
+  }
+}

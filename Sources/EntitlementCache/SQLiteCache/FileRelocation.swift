@@ -1,0 +1,288 @@
+import CSQLite
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// One cache file merged into another, then removed: the steps of
+/// ``SQLiteCustomerInfoCache/relocate(from:)``.
+///
+/// Rows move as the old file holds them, column by column, so a snapshot keeps its
+/// bookkeeping (its age), its signed material and its verdict, and a queued purchase its state
+/// and attempts; nothing is decoded or rebuilt on the way. The columns are read from the
+/// target's schema: the old file is migrated to this build's version when it opens, so both
+/// have the same tables, and a column a later migration adds moves with no change here.
+struct FileRelocation {
+  /// The old file's path, and the file it named when it was opened.
+  let path: String
+  /// The VFS both files are opened with.
+  let vfsName: String?
+  let fileNumber: DatabaseFile.FileNumber?
+  /// The old file's writer connection; the only connection this move has to it.
+  let source: SQLiteConnection
+  /// The old file's own identity (`Migrations/0009_file_moves.sql`), recorded in the target
+  /// with the merge, in the same transaction.
+  let identity: [UInt8]
+
+  /// Opens the old file as a cache opens its own (migrated, in WAL mode), never creating it
+  /// and never moving it aside: a damaged file is reported, and left where it is.
+  init(path: String, configuration: CacheConfiguration, clock: CacheClock) throws(CacheError) {
+    var configuration = configuration
+    configuration.createIfMissing = false
+    configuration.damageHandling = .fail
+    let opened: DatabaseOpener.Opened
+    do {
+      opened = try DatabaseOpener(path: path, configuration: configuration, clock: clock).open()
+    } catch {
+      throw error.during(.relocate)
+    }
+    // A newer build's file is never written, and merging it could lose what this build does
+    // not know it holds.
+    if let newer = opened.readOnly { throw .sqlite(.relocate, newer) }
+    self.path = path
+    vfsName = configuration.vfsName
+    fileNumber = DatabaseFile.fileNumber(path)
+    let source = opened.writer
+    self.source = source
+    do {
+      identity = try source.writeTransaction { () throws(SQLiteError) -> [UInt8] in
+        // Put back when another tool deleted the row; made once, then kept.
+        try source.execute(
+          "INSERT OR IGNORE INTO file_identity (id, value) VALUES (1, randomblob(16))")
+        return try source.withStatement("SELECT value FROM file_identity WHERE id = 1") {
+          statement throws(SQLiteError) in
+          guard try statement.step(), let value = statement.bytes(0) else {
+            throw SQLiteError(
+              operation: "relocate", extendedResultCode: SQLITE_ERROR,
+              message: "the old file has no identity")
+          }
+          return value
+        }
+      }
+    } catch {
+      throw .sqlite(.relocate, error)
+    }
+    // `opened.reader` closes here: the old file is removed only when no other connection has
+    // it open, this move's own second one included.
+  }
+
+  // MARK: Merging
+
+  /// Merges every scope and queued purchase of the old file into `target`, inside the
+  /// target's write transaction and one read transaction of the old file, and records the old
+  /// file's identity there. Nothing, when a run before this one merged it already (and was
+  /// interrupted before it removed the old file): a purchase posted since and let go of is
+  /// never queued again.
+  ///
+  /// Per scope, the newer snapshot wins by the rule book of a conditional store
+  /// (``ConditionalStore``), with the old file's row as the answer; the row that loses is
+  /// dropped whole, and the high-water mark and last use of both are kept, whichever is later.
+  func merge(into target: SQLiteConnection, at now: Date, hasTrustRoots: Bool)
+    throws(SQLiteError) -> RelocationSummary
+  {
+    try source.readTransaction { () throws(SQLiteError) -> RelocationSummary in
+      var summary = RelocationSummary()
+      let merged = try target.withStatement(Self.mergedBefore) { statement throws(SQLiteError) in
+        try statement.bind(identity, at: 1)
+        return try statement.step()
+      }
+      if merged {
+        summary.mergedEarlier = true
+        return summary
+      }
+      let columns = try Columns(target: target, source: source)
+      try mergeScopes(into: target, columns: columns, at: now, hasTrustRoots, &summary)
+      try mergePurchases(into: target, columns: columns, &summary)
+      try target.withStatement(Self.recordMerge) { statement throws(SQLiteError) in
+        try statement.bind(identity, at: 1)
+        try statement.bind(now, at: 2)
+        try statement.run()
+      }
+      return summary
+    }
+  }
+
+  private func mergeScopes(
+    into target: SQLiteConnection, columns: Columns, at now: Date, _ hasTrustRoots: Bool,
+    _ summary: inout RelocationSummary
+  ) throws(SQLiteError) {
+    let statements = columns.scopeStatements
+    try source.withStatement(statements.sourceRows) { old throws(SQLiteError) in
+      while try old.step() {
+        guard let key = old.bytes(SourceColumn.scopeKey) else { continue }
+        let stored = try target.withStatement(Self.targetRow) { row throws(SQLiteError) in
+          try row.bind(key, at: 1)
+          return try row.step() ? TargetRow(row) : nil
+        }
+        let hasSnapshot = old.int64(SourceColumn.hasSnapshot) != 0
+        let wins = hasSnapshot && Self.oldWins(old, over: stored, hasTrustRoots, at: now)
+        let revision = try ScopeSQL.takeRevision(on: target)
+        // Copied whole when the old row is new to the target or wins; otherwise only its
+        // later marks come across.
+        let copies = stored == nil || wins
+        let sql =
+          stored == nil ? statements.insert : wins ? statements.replace : Self.keepLaterMarks
+        let rowID = try target.withStatement(sql) { statement throws(SQLiteError) -> Int64 in
+          if let stored {
+            try statement.bind(stored.id, at: 1)
+          } else {
+            try statement.bind(key, at: 1)
+          }
+          try statement.bind(revision, at: 2)
+          try statement.bind(hasSnapshot ? revision : nil, at: 3)
+          try statement.bind(columnOf: old, SourceColumn.highWaterMark, at: 4)
+          try statement.bind(columnOf: old, SourceColumn.lastUsedAt, at: 5)
+          if copies {
+            for index in 0..<Int32(clamping: columns.scope.count) {
+              try statement.bind(columnOf: old, SourceColumn.copied + index, at: 6 + index)
+            }
+          }
+          if let stored {
+            try statement.run()
+            return stored.id
+          }
+          guard try statement.step() else {
+            throw SQLiteError(
+              operation: "relocate", extendedResultCode: SQLITE_ERROR,
+              message: "no row returned", sql: sql)
+          }
+          return statement.int64(0)
+        }
+        guard hasSnapshot else { continue }
+        guard wins else {
+          summary.snapshotsKept += 1
+          continue
+        }
+        try moveEntitlements(
+          of: old.int64(SourceColumn.id), to: rowID, into: target, columns: columns)
+        summary.snapshotsMoved += 1
+      }
+    }
+  }
+
+  /// Whether the old file's snapshot (the current row of `old`) replaces what the target
+  /// stores for its scope: as ``SQLiteCustomerInfoCache/storeAnswer(_:for:)`` would decide for
+  /// an answer that came with the old row's claims and verdict.
+  private static func oldWins(
+    _ old: SQLiteStatement, over stored: TargetRow?, _ hasTrustRoots: Bool, at now: Date
+  ) -> Bool {
+    guard let stored, let claims = stored.claims else { return true }
+    guard let requestDate = old.date(SourceColumn.requestDate) else { return false }
+    let verification = OpenEnum<VerificationStatus>(
+      rawValue: old.string(SourceColumn.verification) ?? "")
+    // With trust roots, what the old file's writer found; a row it never judged (written
+    // without trust roots) counts as unsigned, which never replaces a verified snapshot.
+    let verdict: TrustVerdict? =
+      if !hasTrustRoots {
+        nil
+      } else if old.int64(SourceColumn.verifiedByTrustRoots) != 0 {
+        .verified
+      } else {
+        .failed(
+          old.string(SourceColumn.verificationFailure).flatMap(VerificationFailure.init)
+            ?? .missingSignature)
+      }
+    let answer = ConditionalStore.AnswerClaims(
+      requestDate: requestDate, verification: verification,
+      isSigned: old.int64(SourceColumn.isSigned) != 0)
+    return ConditionalStore.refusal(
+      of: answer, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
+      conditional: true, now: now) == nil
+  }
+
+  private func moveEntitlements(
+    of oldID: Int64, to rowID: Int64, into target: SQLiteConnection, columns: Columns
+  ) throws(SQLiteError) {
+    try target.withStatement(ScopeSQL.deleteEntitlements) { statement throws(SQLiteError) in
+      try statement.bind(rowID, at: 1)
+      try statement.run()
+    }
+    let statements = columns.entitlementStatements
+    try source.withStatement(statements.select) { old throws(SQLiteError) in
+      try old.bind(oldID, at: 1)
+      try target.withStatement(statements.insert) { statement throws(SQLiteError) in
+        while try old.step() {
+          try statement.bind(rowID, at: 1)
+          for index in 0..<Int32(clamping: columns.entitlement.count) {
+            try statement.bind(columnOf: old, index, at: 2 + index)
+          }
+          try statement.run()
+          statement.reset()
+        }
+      }
+    }
+  }
+
+  /// Copies every queued purchase the target does not hold, by transaction ID, in the old
+  /// file's observation order. One the target holds keeps the target's entry (its state and
+  /// observer), so no purchase is ever queued twice.
+  private func mergePurchases(
+    into target: SQLiteConnection, columns: Columns, _ summary: inout RelocationSummary
+  ) throws(SQLiteError) {
+    let statements = columns.purchaseStatements
+    try source.withStatement(statements.select) { old throws(SQLiteError) in
+      try target.withStatement(statements.insert) { statement throws(SQLiteError) in
+        while try old.step() {
+          for index in 0..<Int32(clamping: columns.purchase.count) {
+            try statement.bind(columnOf: old, index, at: 1 + index)
+          }
+          try statement.run()
+          if target.changes > 0 {
+            summary.purchasesMoved += 1
+          } else {
+            summary.purchasesAlreadyQueued += 1
+          }
+          statement.reset()
+        }
+      }
+    }
+  }
+
+  // MARK: Removing
+
+  /// Removes the old file, unless another connection (a process, or another cache instance)
+  /// still has it open: then it is left, and false returned.
+  ///
+  /// The file leaves WAL mode first. SQLite needs the file's exclusive lock for that, which
+  /// it cannot have while any other connection has the file open, and the switch merges the
+  /// log into the file and deletes it: from here the file stands alone, its identity in it.
+  /// Its exclusive lock is held while the names go, so no other connection reads it half
+  /// removed.
+  func remove() throws(CacheError) -> Bool {
+    // Another run (the widget's, at the same launch) removed it first, or something else now
+    // has the name: not this move's to remove.
+    guard DatabaseFile.fileNumber(path) == fileNumber else { return true }
+    do {
+      // An open connection does not close by waiting: not waited for.
+      try source.setBusyTimeout(milliseconds: 0)
+      guard try source.scalarText("PRAGMA journal_mode = DELETE")?.lowercased() == "delete"
+      else { return false }
+      try source.execute("BEGIN EXCLUSIVE")
+    } catch  where error.resultCode == SQLITE_BUSY {
+      return false
+    } catch  where error.extendedResultCode == Self.readOnlyDatabaseMoved {
+      // Removed meanwhile, by that other run.
+      return true
+    } catch {
+      throw .sqlite(.relocate, error)
+    }
+    defer { try? source.execute("ROLLBACK") }
+    guard DatabaseFile.fileNumber(path) == fileNumber else { return true }
+    try DatabaseFile.remove(path, vfs: vfsName, operation: .relocate)
+    return true
+  }
+
+  /// `SQLITE_READONLY_DBMOVED`, whose macro Swift cannot import: the file was unlinked or
+  /// renamed while open.
+  private static let readOnlyDatabaseMoved = SQLITE_READONLY | (4 << 8)
+}
+
+extension CacheError {
+  /// The same error, as a failure of `operation`.
+  func during(_ operation: CacheOperation) -> CacheError {
+    guard case .storage(_, let failure) = self else { return self }
+    return .storage(operation, failure)
+  }
+}
