@@ -132,6 +132,8 @@ struct Suite {
       ),
     ])
 
+    try step("relocation_done") { try cache.relocationDone(headline) }
+
     // Issue 12: each side enqueues into a queue of its own, so all three insert into queues
     // that grow alike. The lookup baseline shows what the store's idempotence lookup costs.
     let enqueueFiles = try ["enqueue-cache", "enqueue-raw", "enqueue-raw-lookup"].map {

@@ -37,6 +37,10 @@ struct Target: Sendable {
     Target(name: "snapshot_import / snapshot_write", comparison: .atMost, bound: 1.5) {
       ratio($0, "snapshot_import", "snapshot_write")
     },
+    // What an app pays at every launch once its file moved: one `stat` of the old path.
+    Target(name: "relocation_done p50 (µs)", comparison: .atMost, bound: 50) {
+      find($0, "relocation_done")?.p50.map { $0 / 1_000 }
+    },
     scale("hot_access", scopes: 10_000, against: "baseline_locked_dictionary"),
     scale("hot_access", scopes: 100_000, against: "baseline_locked_dictionary"),
     scale("read_through_access", scopes: 10_000, against: "baseline_raw_c_point_read"),

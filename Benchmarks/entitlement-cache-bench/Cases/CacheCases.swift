@@ -248,53 +248,6 @@ struct CacheCases {
       })
   }
 
-  /// Importing a previous cache's snapshot as of its save (<doc:AdoptingOnAnInstalledBase>):
-  /// the same rows as ``snapshotWrite(_:samples:)`` in one write transaction, after a read of
-  /// the scope inside it, since an import stores only into a scope that holds no snapshot.
-  /// Each import goes to a scope of its own, hashed before the timing, so every one stores.
-  func snapshotImport(_ workload: Workload, samples: Int) throws -> TimedCase {
-    let name = "snapshot_import"
-    let cache = try SQLiteCustomerInfoCache(
-      path: workload.path, configuration: Workload.configuration, clock: .fixed(Workload.now))
-    let request = SnapshotImport(
-      snapshot: workload.snapshot, savedAt: Workload.now.addingTimeInterval(-86_400),
-      label: "bench")
-    // More empty scopes than the harness's calibration and samples take, one import each.
-    let scopes = try (0..<(samples * 4 + 2_000)).map { index in
-      try CacheScope(
-        sdkKey: Workload.sdkKey, installationID: Workload.installation, environment: .production,
-        appUserID: "imported-\(index)")
-    }
-    var next = 0
-    var failure: (any Error)?
-    var sink = Sink()
-    return TimedCase(
-      name: name, samples: samples,
-      batch: { count in
-        for _ in 0..<count {
-          do {
-            guard next < scopes.count else {
-              throw BenchError.wrongAnswer("\(name): out of scopes")
-            }
-            let outcome = try cache.importSnapshot(request, for: scopes[next])
-            next += 1
-            sink.consume(granted: outcome == .imported)
-          } catch {
-            failure = error
-            sink.consume(granted: false)
-          }
-        }
-      },
-      result: { measurement in
-        if let failure { throw failure }
-        guard next > 0, cache.hasActiveEntitlement(Workload.entitlement, for: scopes[next - 1])
-        else {
-          throw BenchError.wrongAnswer("\(name): imported scope not granted")
-        }
-        return try CaseResult(name, workload, measurement, sink)
-      })
-  }
-
   /// ``snapshotWrite(_:samples:)`` of signed snapshots on a cache with trust roots
   /// (<doc:TrustedSnapshots>): the store checks the signature (the certificate's root check is
   /// remembered after the first) and stores the signed material and the verdict with the rows. Each
