@@ -38,6 +38,10 @@ public struct MiniConfiguration: Sendable {
   /// upgrade: imported as of its save when the new cache holds nothing for the user, so an
   /// offline launch neither locks the user out nor re-grants what lapsed since. Nil: none.
   public var previousCache: MiniPreviousCache?
+  /// Where the cache file was before it moved to ``cacheFile`` (into an App Group container,
+  /// when the app gained a widget): merged into ``cacheFile`` and removed at every launch
+  /// until it is gone, which then costs one `stat`. Nil: the file never moved.
+  public var previousCacheFile: String?
 
   /// A configuration with every other setting at its default.
   public init(apiKey: String, installationID: String, appUserID: String, cacheFile: String) {
@@ -75,6 +79,9 @@ public final class MiniPurchases: Sendable {
   /// What became of ``MiniConfiguration/previousCache``: nil when there was none, or it could
   /// not be read (logged as a warning; the first refresh brings the user's state anyway).
   public let adoption: ImportOutcome?
+  /// What became of ``MiniConfiguration/previousCacheFile`` at this launch: nil when there is
+  /// none, or it could not be moved yet (logged as a warning; the next launch tries again).
+  public let relocation: RelocationOutcome?
 
   /// Opens the cache file and sets up the client; nothing touches the network until
   /// ``start()``.
@@ -98,6 +105,13 @@ public final class MiniPurchases: Sendable {
     cache = try SQLiteCustomerInfoCache(
       path: configuration.cacheFile, configuration: cacheConfiguration, clock: clock)
 
+    // Before anything reads the user's state: what the old file holds answers from here on.
+    if let previousFile = configuration.previousCacheFile {
+      relocation = MiniPurchases.move(previousFile, into: cache, log: configuration.log)
+    } else {
+      relocation = nil
+    }
+
     let identity = try ClientIdentity(
       sdkKey: configuration.apiKey, installationID: configuration.installationID,
       environment: configuration.environment, appUserID: configuration.appUserID)
@@ -115,6 +129,23 @@ public final class MiniPurchases: Sendable {
       cache: cache, fetcher: TransportFetcher(transport: transport),
       identity: identity, configuration: clientConfiguration, runtime: runtime,
       poster: TransportPoster(transport: transport))
+  }
+
+  /// Merges the file the cache had before it moved into the one it has now, then removes it.
+  private static func move(
+    _ previousFile: String, into cache: SQLiteCustomerInfoCache, log: MiniLogHandler?
+  ) -> RelocationOutcome? {
+    do {
+      let outcome = try cache.relocate(from: previousFile)
+      if outcome != .nothingToMove { log?(.info, "cache file moved: \(outcome)") }
+      return outcome
+    } catch {
+      // The old file stays where it is; the new one answers meanwhile. Only the kind is
+      // logged: the error's description names the file's path.
+      let kind = if case .storage(_, let failure) = error { "\(failure.kind)" } else { "refused" }
+      log?(.warning, "cache file not moved yet: \(kind)")
+      return nil
+    }
   }
 
   /// Imports the previous version's snapshot as of its save, before the client publishes

@@ -35,12 +35,15 @@ final class MiniDevice {
   var cacheFile: String { directory.appendingPathComponent("entitlements.sqlite").path }
 
   func open(
-    trustRoots: TrustRoots? = nil, previousCache: MiniPreviousCache? = nil
+    trustRoots: TrustRoots? = nil, previousCache: MiniPreviousCache? = nil,
+    cacheFile: String? = nil, previousCacheFile: String? = nil
   ) throws -> MiniPurchases {
     var configuration = MiniConfiguration(
-      apiKey: "sdk_key", installationID: "install-1", appUserID: "alice", cacheFile: cacheFile)
+      apiKey: "sdk_key", installationID: "install-1", appUserID: "alice",
+      cacheFile: cacheFile ?? self.cacheFile)
     configuration.trustRoots = trustRoots
     configuration.previousCache = previousCache
+    configuration.previousCacheFile = previousCacheFile
     configuration.log = log.handler
     return try MiniPurchases(
       configuration: configuration, transport: backend, clock: runtime.clock, runtime: runtime)

@@ -42,4 +42,55 @@ import Testing
     #expect(next.access(to: "pro").isGranted)
     #expect(next.access(to: "pro").evidence.origin == .refresh)
   }
+
+  /// The app gains a widget, and its cache moves into the shared container: the snapshot keeps
+  /// its age, the purchase queued offline before the move is posted once, and the next launch
+  /// finds nothing to move.
+  @Test func aMoveIntoTheSharedContainerKeepsTheStateAndPostsTheQueuedPurchaseOnce() async throws {
+    let device = try MiniDevice()
+    let sdk = try device.open()
+    sdk.start()
+    device.runtime.runUntilIdle()
+    device.backend.failPosts(with: .offline)
+    let queued = await device.run {
+      try? await sdk.purchaseCompleted(
+        transactionID: "t1", productID: "pro_monthly", token: Data("token".utf8))
+    }
+    #expect(queued?.pending.map(\.transactionID) == ["t1"])
+    try sdk.close()
+
+    // The next version opens the shared container's file, offline at first.
+    device.backend.failFetches(with: .offline)
+    device.backend.failPosts(with: .offline)
+    let shared = device.directory.appendingPathComponent("group.sqlite").path
+    let moved = try device.open(cacheFile: shared, previousCacheFile: device.cacheFile)
+    defer { try? moved.close() }
+    guard case .moved(let summary) = moved.relocation else {
+      Issue.record("not moved: \(String(describing: moved.relocation))")
+      return
+    }
+    #expect(summary.snapshotsMoved == 1)
+    #expect(summary.purchasesMoved == 1)
+    #expect(!FileManager.default.fileExists(atPath: device.cacheFile))
+    moved.start()
+    device.runtime.runUntilIdle()
+    let pro = moved.access(to: "pro")
+    #expect(pro.isGranted)
+    #expect(pro.evidence.storedAt == device.launch)
+    #expect(pro.evidence.pendingPurchase)
+
+    // Online again: the purchase is posted once, as the buyer.
+    let postsBefore = device.backend.calls.posts.count
+    device.backend.failFetches(with: nil)
+    device.backend.failPosts(with: nil)
+    moved.networkBecameReachable()
+    device.runtime.advance(by: .seconds(3_600))
+    let posts = device.backend.calls.posts.dropFirst(postsBefore)
+    #expect(posts.map(\.transactionID) == ["t1"])
+    try moved.close()
+
+    let next = try device.open(cacheFile: shared, previousCacheFile: device.cacheFile)
+    defer { try? next.close() }
+    #expect(next.relocation == .nothingToMove)
+  }
 }
