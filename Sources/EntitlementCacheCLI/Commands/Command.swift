@@ -7,7 +7,8 @@ protocol Command: Sendable {
 
 /// Every command, in the order `--help` lists them.
 let allCommands: [any Command.Type] = [
-  PutCommand.self, ImportCommand.self, RefreshFailedCommand.self, CheckCommand.self,
+  PutCommand.self, ImportCommand.self, RelocateCommand.self, RefreshFailedCommand.self,
+  CheckCommand.self,
   ShowCommand.self,
   VerifyCommand.self, ScopesCommand.self, QueueCommand.self, PurgeCommand.self,
   DoctorCommand.self, KeygenCommand.self, SignCommand.self, DemoCommand.self,
