@@ -1,5 +1,11 @@
 import EntitlementCache
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `relocate --from OLD`: merges the cache file at OLD into the database and removes it
 /// (<doc:AdoptingOnAnInstalledBase>).
 enum RelocateCommand: Command {
@@ -35,7 +41,10 @@ enum RelocateCommand: Command {
     } catch .invalidConfiguration {
       throw CLIError.usage("--from: \(from) is the database itself; nothing to move")
     } catch {
-      throw CLIError(error, path: cache.path)
+      // A file this process cannot read and write is the one in the way: the old file, when
+      // it is that one, where the error itself names no file.
+      let blamed = access(from, R_OK | W_OK) != 0 ? from : cache.path
+      throw CLIError(error, path: blamed)
     }
     switch outcome {
     case .nothingToMove:

@@ -43,6 +43,8 @@ import Testing
     ["check"] + Sample.scope() + ["--entitlement", "pro"], ["show"] + Sample.scope(),
     ["scopes"], ["doctor"], ["queue"], ["purge"] + Sample.scope(),
     ["refresh-failed"] + Sample.scope(), ["put"] + Sample.scope() + ["--file", "snapshot.json"],
+    ["import"] + Sample.scope() + ["--file", "snapshot.json"],
+    ["relocate", "--from", "elsewhere.sqlite"],
   ]
 
   @Test(
@@ -83,6 +85,15 @@ import Testing
       #expect(result.stderr.contains("not damaged"), "\(command[0]): \(result.stderr)")
       #expect(!result.stderr.contains("no such database"), "\(command[0]): \(result.stderr)")
     }
+    // A file to move that is in that folder is refused too, and named: not the database.
+    let mine = workspace.directory.path("mine")
+    try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: false)
+    #expect(chown(mine, nobody, gid_t(0)) == 0)
+    let move = try CLI.run(
+      ["relocate", "--db", mine + "/cache.sqlite", "--from", db], in: directory,
+      prefix: [runuser, "-u", "nobody", "--", tool], binaryless: true)
+    #expect(move.status == 3, "\(move.stderr)")
+    #expect(move.stderr.hasPrefix("error: \(db): cannot be opened now"), "\(move.stderr)")
     // A file that is really not there, in a folder nobody may enter, is still missing.
     try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: box)
     let missing = try CLI.run(
