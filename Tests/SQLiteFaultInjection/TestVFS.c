@@ -34,6 +34,9 @@ typedef struct Tracked {
   sqlite3_int64 imageSize;
   Pending *head;
   Pending *tail;
+  // Removed through the VFS with its directory synced, and not opened since: the removal is
+  // durable, and a power cut leaves no file there.
+  int deleted;
   struct Tracked *next;
 } Tracked;
 
@@ -218,7 +221,10 @@ static Tracked *findTracked(TestVFS *vfs, const char *path) {
 
 static Tracked *trackedFor(TestVFS *vfs, const char *path) {
   Tracked *tracked = findTracked(vfs, path);
-  if (tracked != NULL) return tracked;
+  if (tracked != NULL) {
+    tracked->deleted = 0;
+    return tracked;
+  }
   tracked = calloc(1, sizeof(Tracked));
   if (tracked == NULL) return NULL;
   tracked->path = strdup(path);
@@ -259,6 +265,7 @@ static int cutPowerLocked(TestVFS *vfs, TestVFSPowerCut cut, uint32_t seed) {
   int result = 0;
   vfs->dead = 1;
   for (Tracked *tracked = vfs->tracked; tracked != NULL; tracked = tracked->next) {
+    if (tracked->deleted) continue;
     unsigned char *image = NULL;
     sqlite3_int64 size = tracked->imageSize;
     if (size > 0) {
@@ -508,6 +515,7 @@ static int vfsDelete(sqlite3_vfs *base, const char *name, int syncDirectory) {
     if (tracked != NULL) {
       freePending(tracked);
       tracked->imageSize = 0;
+      tracked->deleted = syncDirectory != 0;
     }
     pthread_mutex_unlock(&vfs->mutex);
   }

@@ -108,6 +108,38 @@ enum ConditionalStore {
     var isSigned: Bool
   }
 
+  /// The rule book of a move (``SQLiteCustomerInfoCache/relocate(from:)``): whether the moving
+  /// file's snapshot replaces the one this file stores for the same scope. Unlike an answer,
+  /// both are stored snapshots, and they are judged alike:
+  ///
+  /// - With trust roots, a verified snapshot (checked again from its file) is kept over one
+  ///   that is not, whatever their dates: a file's unsigned rows could have been planted.
+  /// - Without them, a snapshot whose body claims `failed` never replaces one whose body
+  ///   claims verification, as ``refusal(of:verdict:over:hasTrustRoots:conditional:now:)``
+  ///   refuses such an answer.
+  /// - Otherwise the later `requestDate` wins, and a tie keeps what this file holds; a date
+  ///   more than ``implausibleLead`` ahead of both the other and `now` is no date a server
+  ///   gave, and loses.
+  static func moveReplaces(
+    _ stored: StoredAnswer, with moving: StoredAnswer, hasTrustRoots: Bool, now: Date
+  ) -> Bool {
+    if hasTrustRoots, moving.isVerifiedByTrustRoots != stored.isVerifiedByTrustRoots {
+      return moving.isVerifiedByTrustRoots
+    }
+    func claimsVerified(_ answer: StoredAnswer) -> Bool {
+      answer.verification == .known(.verified) || answer.verification == .known(.verifiedOnDevice)
+    }
+    if !hasTrustRoots, moving.verification == .known(.failed), claimsVerified(stored) {
+      return false
+    }
+    let (earlier, later) = (
+      min(moving.requestDate, stored.requestDate), max(moving.requestDate, stored.requestDate)
+    )
+    let laterIsPlausible = later.timeIntervalSince(max(earlier, now)) <= implausibleLead
+    guard moving.requestDate != stored.requestDate else { return false }
+    return (moving.requestDate == later) == laterIsPlausible
+  }
+
   /// The rule book over an answer's claims.
   static func refusal(
     of answer: AnswerClaims, verdict: TrustVerdict?, over stored: StoredAnswer?,

@@ -18,8 +18,11 @@ extension SQLiteConnection {
 
   /// Runs `body`'s reads in one read transaction (`BEGIN` deferred), so every statement in it
   /// sees the same version of the file, however many another connection commits meanwhile.
+  /// Inside a transaction already (a move reads both files' rows inside its own), `body` runs
+  /// in that one, which gives the same guarantee.
   func readTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-    try transaction(beginning: "BEGIN", body)
+    if isInTransaction { return try body() }
+    return try transaction(beginning: "BEGIN", body)
   }
 
   private func transaction<T>(

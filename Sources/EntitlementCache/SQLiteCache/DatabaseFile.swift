@@ -324,6 +324,13 @@ enum DatabaseFile {
   /// `SQLITE_IOERR_DELETE_NOENT`, whose macro Swift cannot import: the name was not there.
   private static let deleteNoEntry = SQLITE_IOERR | (23 << 8)
 
+  /// `path` with every symbolic link resolved; `path` itself when it cannot be resolved.
+  static func resolvingLinks(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
+  }
+
   /// The size of a file in bytes; nil when it does not exist.
   static func size(_ path: String) -> Int? {
     var info = stat()

@@ -13,9 +13,11 @@ extension FileRelocation {
     static let requestDate: Int32 = 5
     static let verification: Int32 = 6
     static let verifiedByTrustRoots: Int32 = 7
-    static let isSigned: Int32 = 8
-    static let verificationFailure: Int32 = 9
-    static let copied: Int32 = 10
+    static let sdkKeyHash: Int32 = 8
+    static let installationHash: Int32 = 9
+    static let userHash: Int32 = 10
+    static let environment: Int32 = 11
+    static let copied: Int32 = 12
   }
 
   /// The target's row for a scope, and what a conditional store compares with.
@@ -46,6 +48,12 @@ extension FileRelocation {
       last_used_at = max(last_used_at, ?5)
     WHERE id = ?1
     """
+
+  static let queuedEntry =
+    "SELECT id, state, first_observed_at FROM purchase_queue WHERE transaction_id = ?1"
+  static let deleteEntry = "DELETE FROM purchase_queue WHERE id = ?1"
+  static let observationOrder = "SELECT id, first_observed_at FROM purchase_queue ORDER BY id"
+  static let renumberEntry = "UPDATE purchase_queue SET id = ?1 WHERE id = ?2"
 
   static let mergedBefore = "SELECT 1 FROM merged_file WHERE identity = ?1"
   static let recordMerge = "INSERT INTO merged_file (identity, merged_at) VALUES (?1, ?2)"
@@ -101,8 +109,8 @@ extension FileRelocation {
       let values = copied.indices.map { "?\($0 + 6)" }
       let sourceRows = """
         SELECT id, scope_key, high_water_mark, last_used_at, snapshot IS NOT NULL, server_time,
-          verification, \(ScopeSQL.verifiedByTrustRoots), response_signature IS NOT NULL,
-          verification_failure, \(copied.joined(separator: ", "))
+          verification, \(ScopeSQL.verifiedByTrustRoots), sdk_key_hash, installation_hash,
+          user_hash, environment, \(copied.joined(separator: ", "))
         FROM scope ORDER BY id
         """
       // A new row counts the purchases the target queued for its scope before; those the
@@ -136,12 +144,26 @@ extension FileRelocation {
     var purchaseStatements: (select: String, insert: String) {
       let names = purchase.map(Self.quoted).joined(separator: ", ")
       let values = purchase.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
-      // Only a transaction ID the target holds is passed over; any other constraint a row
-      // breaks fails the move, which then removes nothing.
+      // A constraint a row breaks fails the move, which then removes nothing.
       return (
         "SELECT \(names) FROM purchase_queue ORDER BY id",
-        "INSERT INTO purchase_queue (\(names)) VALUES (\(values)) "
-          + "ON CONFLICT (transaction_id) DO NOTHING"
+        "INSERT INTO purchase_queue (\(names)) VALUES (\(values)) RETURNING id"
+      )
+    }
+
+    /// Where the old file's purchase rows hold the transaction, the state and the first
+    /// observation.
+    func purchaseKeyColumns() throws(SQLiteError) -> (Int32, Int32, Int32) {
+      func index(_ name: String) throws(SQLiteError) -> Int32 {
+        guard let index = purchase.firstIndex(of: name) else {
+          throw SQLiteError(
+            operation: "relocate", extendedResultCode: SQLITE_ERROR,
+            message: "the purchase queue has no \(name) column")
+        }
+        return Int32(clamping: index)
+      }
+      return (
+        try index("transaction_id"), try index("state"), try index("first_observed_at")
       )
     }
 

@@ -76,10 +76,10 @@ struct FileRelocation {
   /// interrupted before it removed the old file): a purchase posted since and let go of is
   /// never queued again.
   ///
-  /// Per scope, the newer snapshot wins by the rule book of a conditional store
-  /// (``ConditionalStore``), with the old file's row as the answer; the row that loses is
+  /// Per scope, the newer snapshot wins by the rule book of a move
+  /// (``ConditionalStore/moveReplaces(_:with:hasTrustRoots:now:)``); the row that loses is
   /// dropped whole, and the high-water mark and last use of both are kept, whichever is later.
-  func merge(into target: SQLiteConnection, at now: Date, hasTrustRoots: Bool)
+  func merge(into target: SQLiteConnection, at now: Date, roots: TrustRoots?)
     throws(SQLiteError) -> RelocationSummary
   {
     try source.readTransaction { () throws(SQLiteError) -> RelocationSummary in
@@ -93,7 +93,7 @@ struct FileRelocation {
         return summary
       }
       let columns = try Columns(target: target, source: source)
-      try mergeScopes(into: target, columns: columns, at: now, hasTrustRoots, &summary)
+      try mergeScopes(into: target, columns: columns, at: now, roots: roots, &summary)
       try mergePurchases(into: target, columns: columns, &summary)
       try target.withStatement(Self.recordMerge) { statement throws(SQLiteError) in
         try statement.bind(identity, at: 1)
@@ -105,7 +105,7 @@ struct FileRelocation {
   }
 
   private func mergeScopes(
-    into target: SQLiteConnection, columns: Columns, at now: Date, _ hasTrustRoots: Bool,
+    into target: SQLiteConnection, columns: Columns, at now: Date, roots: TrustRoots?,
     _ summary: inout RelocationSummary
   ) throws(SQLiteError) {
     let statements = columns.scopeStatements
@@ -117,7 +117,10 @@ struct FileRelocation {
           return try row.step() ? TargetRow(row) : nil
         }
         let hasSnapshot = old.int64(SourceColumn.hasSnapshot) != 0
-        let wins = hasSnapshot && Self.oldWins(old, over: stored, hasTrustRoots, at: now)
+        var wins = hasSnapshot
+        if hasSnapshot, let storedClaims = stored?.claims {
+          wins = try replaces(storedClaims, with: old, in: target, roots: roots, at: now)
+        }
         let revision = try ScopeSQL.takeRevision(on: target)
         // Copied whole when the old row is new to the target or wins; otherwise only its
         // later marks come across.
@@ -162,34 +165,53 @@ struct FileRelocation {
     }
   }
 
-  /// Whether the old file's snapshot (the current row of `old`) replaces what the target
-  /// stores for its scope: as ``SQLiteCustomerInfoCache/storeAnswer(_:for:)`` would decide for
-  /// an answer that came with the old row's claims and verdict.
-  private static func oldWins(
-    _ old: SQLiteStatement, over stored: TargetRow?, _ hasTrustRoots: Bool, at now: Date
-  ) -> Bool {
-    guard let stored, let claims = stored.claims else { return true }
+  /// Whether the old file's snapshot (the current row of `old`) replaces the one the target
+  /// stores for its scope (`stored`, as its row records it). With trust roots both are checked
+  /// again from their files first, as a read checks a snapshot at rest: a verdict recorded
+  /// under other roots, or rows edited since, count for nothing.
+  private func replaces(
+    _ stored: StoredAnswer, with old: SQLiteStatement, in target: SQLiteConnection,
+    roots: TrustRoots?, at now: Date
+  ) throws(SQLiteError) -> Bool {
     guard let requestDate = old.date(SourceColumn.requestDate) else { return false }
-    let verification = OpenEnum<VerificationStatus>(
-      rawValue: old.string(SourceColumn.verification) ?? "")
-    // With trust roots, what the old file's writer found; a row it never judged (written
-    // without trust roots) counts as unsigned, which never replaces a verified snapshot.
-    let verdict: TrustVerdict? =
-      if !hasTrustRoots {
-        nil
-      } else if old.int64(SourceColumn.verifiedByTrustRoots) != 0 {
-        .verified
-      } else {
-        .failed(
-          old.string(SourceColumn.verificationFailure).flatMap(VerificationFailure.init)
-            ?? .missingSignature)
+    var moving = StoredAnswer(
+      requestDate: requestDate,
+      verification: OpenEnum(rawValue: old.string(SourceColumn.verification) ?? ""),
+      isVerifiedByTrustRoots: old.int64(SourceColumn.verifiedByTrustRoots) != 0)
+    var stored = stored
+    if let roots {
+      guard
+        let scope = CacheScope(
+          storedKey: old.bytes(SourceColumn.scopeKey) ?? [],
+          sdkKeyHash: old.bytes(SourceColumn.sdkKeyHash) ?? [],
+          installationHash: old.bytes(SourceColumn.installationHash) ?? [],
+          userHash: old.bytes(SourceColumn.userHash) ?? [],
+          environment: old.string(SourceColumn.environment) ?? "")
+      else { return false }
+      guard let checked = try Self.checkedClaims(of: scope, on: source, roots: roots) else {
+        return false
       }
-    let answer = ConditionalStore.AnswerClaims(
-      requestDate: requestDate, verification: verification,
-      isSigned: old.int64(SourceColumn.isSigned) != 0)
-    return ConditionalStore.refusal(
-      of: answer, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
-      conditional: true, now: now) == nil
+      moving = checked
+      stored = try Self.checkedClaims(of: scope, on: target, roots: roots) ?? stored
+    }
+    return ConditionalStore.moveReplaces(
+      stored, with: moving, hasTrustRoots: roots != nil, now: now)
+  }
+
+  /// The claims of `scope`'s snapshot as a read with `roots` finds them in the file:
+  /// ``WholeScopeRead`` checks the signature, the recorded verdict and every row against the
+  /// body. Nil without a snapshot.
+  private static func checkedClaims(
+    of scope: CacheScope, on connection: SQLiteConnection, roots: TrustRoots
+  ) throws(SQLiteError) -> StoredAnswer? {
+    var parsed = ParsedBodies()
+    var read = try WholeScopeRead(scope, on: connection, checking: true, parsed: &parsed)
+    read.verify(for: scope, roots: roots)
+    guard let row = read.scopeRow, row.hasSnapshot, let requestDate = row.bookkeeping.serverTime
+    else { return nil }
+    return StoredAnswer(
+      requestDate: requestDate, verification: row.snapshotFacts.verification,
+      isVerifiedByTrustRoots: row.snapshotFacts.verdict == .verified)
   }
 
   private func moveEntitlements(
@@ -215,27 +237,108 @@ struct FileRelocation {
     }
   }
 
-  /// Copies every queued purchase the target does not hold, by transaction ID, in the old
-  /// file's observation order. One the target holds keeps the target's entry (its state and
-  /// observer), so no purchase is ever queued twice.
+  /// Copies every queued purchase of the old file into the target, in the old file's
+  /// observation order. A transaction both files queued is kept once: the entry that went
+  /// further (one the old file posted, over one the target still has to post), else the one
+  /// observed first, which it stays bound to. Then both files' entries are put in one
+  /// observation order (``restoreObservationOrder(_:in:)``).
   private func mergePurchases(
     into target: SQLiteConnection, columns: Columns, _ summary: inout RelocationSummary
   ) throws(SQLiteError) {
     let statements = columns.purchaseStatements
+    let (transaction, state, observedAt) = try columns.purchaseKeyColumns()
+    var moved: Set<Int64> = []
     try source.withStatement(statements.select) { old throws(SQLiteError) in
-      try target.withStatement(statements.insert) { statement throws(SQLiteError) in
-        while try old.step() {
+      while try old.step() {
+        let held = try target.withStatement(Self.queuedEntry) { entry throws(SQLiteError) in
+          try entry.bind(columnOf: old, transaction, at: 1)
+          return try entry.step()
+            ? QueuedEntry(id: entry.int64(0), state: entry.string(1), observedAt: entry.int64(2))
+            : nil
+        }
+        if let held {
+          summary.purchasesAlreadyQueued += 1
+          let incoming = QueuedEntry(
+            id: 0, state: old.string(state), observedAt: old.int64(observedAt))
+          guard incoming.supersedes(held) else { continue }
+          // Out and in again: the queue's triggers count both observers' unsent entries.
+          try target.withStatement(Self.deleteEntry) { statement throws(SQLiteError) in
+            try statement.bind(held.id, at: 1)
+            try statement.run()
+          }
+        } else {
+          summary.purchasesMoved += 1
+        }
+        let id = try target.withStatement(statements.insert) { statement throws(SQLiteError) in
           for index in 0..<Int32(clamping: columns.purchase.count) {
             try statement.bind(columnOf: old, index, at: 1 + index)
           }
-          try statement.run()
-          if target.changes > 0 {
-            summary.purchasesMoved += 1
-          } else {
-            summary.purchasesAlreadyQueued += 1
+          guard try statement.step() else {
+            throw SQLiteError(
+              operation: "relocate", extendedResultCode: SQLITE_ERROR,
+              message: "no row returned", sql: statements.insert)
           }
-          statement.reset()
+          return statement.int64(0)
         }
+        moved.insert(id)
+      }
+    }
+    if !moved.isEmpty { try Self.restoreObservationOrder(moved, in: target) }
+  }
+
+  /// An entry of a queue, as the merge compares two of one transaction.
+  struct QueuedEntry {
+    var id: Int64
+    var state: String?
+    var observedAt: Int64
+
+    var isUnsent: Bool { state == "pending" || state == "posting" }
+
+    /// Whether this entry takes the place of `held`, the one the target queued: it went
+    /// further (posted, where `held` is still to post), or both are to post and this one was
+    /// observed first.
+    func supersedes(_ held: QueuedEntry) -> Bool {
+      if isUnsent != held.isUnsent { return !isUnsent }
+      return isUnsent && observedAt < held.observedAt
+    }
+  }
+
+  /// Entries are posted in ID order, and the moved ones came in after the target's: they are
+  /// put back among the target's by the time each was observed, each file's own entries
+  /// keeping their order (a clock set back between two observations cannot swap them). IDs
+  /// change only when the order does.
+  private static func restoreObservationOrder(
+    _ moved: Set<Int64>, in target: SQLiteConnection
+  ) throws(SQLiteError) {
+    var own: [(id: Int64, observedAt: Int64)] = []
+    var incoming: [(id: Int64, observedAt: Int64)] = []
+    try target.withStatement(observationOrder) { row throws(SQLiteError) in
+      while try row.step() {
+        let entry = (id: row.int64(0), observedAt: row.int64(1))
+        if moved.contains(entry.id) { incoming.append(entry) } else { own.append(entry) }
+      }
+    }
+    var order: [Int64] = []
+    order.reserveCapacity(own.count + incoming.count)
+    var (i, j) = (0, 0)
+    while i < own.count || j < incoming.count {
+      if j == incoming.count || (i < own.count && own[i].observedAt <= incoming[j].observedAt) {
+        order.append(own[i].id)
+        i += 1
+      } else {
+        order.append(incoming[j].id)
+        j += 1
+      }
+    }
+    guard order != (own + incoming).map(\.id).sorted() else { return }
+    // Through negative IDs, which no entry has, so no two entries ever share one.
+    try target.execute("UPDATE purchase_queue SET id = -id")
+    try target.withStatement(renumberEntry) { statement throws(SQLiteError) in
+      for (position, id) in order.enumerated() {
+        try statement.bind(Int64(position) + 1, at: 1)
+        try statement.bind(-id, at: 2)
+        try statement.run()
+        statement.reset()
       }
     }
   }

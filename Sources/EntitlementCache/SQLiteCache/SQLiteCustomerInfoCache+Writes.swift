@@ -186,8 +186,12 @@ extension SQLiteCustomerInfoCache {
   ///
   /// - Parameter onlyReadMarks: The write is the read marks alone (a flush): with none to
   ///   persist, no transaction is opened.
+  /// - Parameter durable: The commit is on disk before this returns, whatever
+  ///   ``CacheConfiguration/durability`` says: what a move needs before it removes the file
+  ///   it merged.
   func write(
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
+    durable: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
     var seen = WriteSeen()
@@ -197,7 +201,8 @@ extension SQLiteCustomerInfoCache {
       if seen.storageCameBack { tell(.storageAvailable) }
     }
     do {
-      try writeTransaction(operation, onlyReadMarks: onlyReadMarks, seen: &seen, body)
+      try writeTransaction(
+        operation, onlyReadMarks: onlyReadMarks, durable: durable, seen: &seen, body)
     } catch {
       if case .storage(let failed, let failure) = error {
         if failure.kind != .unavailable {
@@ -222,7 +227,7 @@ extension SQLiteCustomerInfoCache {
   }
 
   private func writeTransaction(
-    _ operation: CacheOperation, onlyReadMarks: Bool, seen: inout WriteSeen,
+    _ operation: CacheOperation, onlyReadMarks: Bool, durable: Bool, seen: inout WriteSeen,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
     // After the lock is released, failed or not: an observer reads the cache. Not for a write
@@ -241,7 +246,7 @@ extension SQLiteCustomerInfoCache {
       // observer one read, one that stays put for a write would hide it.
       defer { committedWrites.withLock { $0 += 1 } }
       var attempt = Result { () throws(SQLiteError) in
-        try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
+        try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, durable: durable, body)
       }
       if case .failure(let error) = attempt, error.isMissingSchema,
         let newer = migratedByANewerBuild(open)
@@ -259,7 +264,7 @@ extension SQLiteCustomerInfoCache {
         seen.movedAside = true
         connection = open
         attempt = Result { () throws(SQLiteError) in
-          try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, body)
+          try attemptWrite(on: open, onlyReadMarks: onlyReadMarks, durable: durable, body)
         }
       }
       switch attempt {
@@ -292,7 +297,7 @@ extension SQLiteCustomerInfoCache {
   /// - Returns: Whether a transaction committed: false for a flush with nothing to persist.
   @discardableResult
   func attemptWrite(
-    on connection: SQLiteConnection, onlyReadMarks: Bool = false,
+    on connection: SQLiteConnection, onlyReadMarks: Bool = false, durable: Bool = false,
     _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(SQLiteError) -> Bool {
     // What reads learned goes to the file only when the configuration says so: an inspection
@@ -302,6 +307,11 @@ extension SQLiteCustomerInfoCache {
       ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
     // Releasing a cache that only read must not wait for another process's write lock.
     if onlyReadMarks, marks.isEmpty { return false }
+    // In WAL mode `NORMAL` syncs the log only at a checkpoint; `FULL` syncs it at this commit.
+    let raisesDurability = durable && configuration.durability != .full
+    if raisesDurability { try connection.execute("PRAGMA synchronous = FULL") }
+    // Not set back, commits are only slower, never less durable.
+    defer { if raisesDurability { try? connection.execute("PRAGMA synchronous = NORMAL") } }
     let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ScopeReader) -> Void in
       try ReadMarks.persist(marks, on: connection)
       return try body(connection, marks)

@@ -84,6 +84,24 @@ public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
       sdkKey: sdkKey, installationID: installationID, environment: parsed, appUserID: appUserID)
   }
 
+  /// The scope a file's row names, known only by the hashes the file holds: what reading a row
+  /// of another file needs (moving a file, <doc:AdoptingOnAnInstalledBase>), where no raw
+  /// identity is at hand. Nil when a hash is not 32 bytes or the environment is unknown.
+  init?(
+    storedKey: [UInt8], sdkKeyHash: [UInt8], installationHash: [UInt8], userHash: [UInt8],
+    environment: String
+  ) {
+    guard let environment = StoreEnvironment(rawValue: environment),
+      let key = ScopeKey(bytes: storedKey), let sdkKey = ScopeKey(bytes: sdkKeyHash),
+      let installation = ScopeKey(bytes: installationHash), let user = ScopeKey(bytes: userHash)
+    else { return nil }
+    self.environment = environment
+    self.key = key
+    sdkKeyDigest = sdkKey
+    installationDigest = installation
+    userDigest = user
+  }
+
   /// `CacheScope(production, 3fa4c1d2…)`: the environment and a prefix of the scope hash only.
   public var description: String {
     "CacheScope(\(environment.rawValue), \(key.hexPrefix)…)"

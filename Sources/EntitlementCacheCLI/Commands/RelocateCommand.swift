@@ -15,16 +15,19 @@ enum RelocateCommand: Command {
     usage: "relocate --from OLD [options]",
     discussion: """
       What an app runs at every launch once it moved its cache (into an App Group container,
-      when it gained a widget). Per scope the newer snapshot wins, as put decides without
-      --force, and keeps the time it was stored; queued purchases move unless the database
-      queued the transaction already; OLD and its -wal and -shm are removed once the merge
-      has committed. Run again after a kill, it merges nothing twice. Exit status: 0 moved,
+      when it gained a widget). Per scope the later requestDate wins (a tie keeps the
+      database's; with --trust-root, a verified snapshot is kept over one that is not) and
+      keeps the time it was stored; a queued purchase moves, once, in the state that went
+      further; OLD and its -wal and -shm are removed once the merge is on disk. Run again
+      after a kill, it merges nothing twice. Exit status: 0 moved,
       or nothing at OLD; 1 merged, but OLD is still open elsewhere and was left (run it
       again); 2 OLD is the database itself; 3 storage error (OLD damaged, from a newer
       schema, or refused), both files left as they were.
       """,
-    flags: [Flag("--from", "OLD", "the cache file to merge into the database and remove")]
-      + CommonFlags.general,
+    flags: [
+      Flag("--from", "OLD", "the cache file to merge into the database and remove"),
+      CommonFlags.trustRoot,
+    ] + CommonFlags.general,
     notes: [CommonFlags.databaseNote],
     examples: [
       "entitlement-cache relocate --db group/entitlements.sqlite --from app/entitlements.sqlite"
