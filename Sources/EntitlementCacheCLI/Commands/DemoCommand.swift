@@ -78,19 +78,32 @@ enum DemoCommand: Command {
     } catch {
       throw CLIError(error, path: path)
     }
+    var timelinePath: String?
     if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-      steps += try chapter.run()
+      let (chapterSteps, timeline, events) = try chapter.run()
+      steps += chapterSteps
+      // One name, written over at every run: a newcomer's temporary folder keeps one page.
+      let path =
+        (try DatabaseLocation.environment("TMPDIR") ?? "/tmp")
+        + "/entitlement-cache-demo-timeline.html"
+      try TimelineFile.write(
+        timeline, events: events, title: "The demo's field report: the refresh client",
+        to: path)
+      timelinePath = path
     } else {
       steps.append(DemoStep(title: "The refresh client", story: Self.clientChapterLeftOut))
     }
     invocation.emit(
-      text: text(steps, start: start, kept: kept), json: json(steps, start: start))
+      text: text(steps, start: start, kept: kept, timeline: timelinePath),
+      json: json(steps, start: start, timeline: timelinePath))
     return .success
   }
 
   // MARK: Output
 
-  private static func text(_ steps: [DemoStep], start: Date, kept: String?) -> String {
+  private static func text(
+    _ steps: [DemoStep], start: Date, kept: String?, timeline: String?
+  ) -> String {
     var output = """
       EntitlementCache demo: every offline rule, on \
       \(kept.map { "the database \($0)" } ?? "a throw-away database").
@@ -103,6 +116,10 @@ enum DemoCommand: Command {
       for observation in step.observations {
         output += line(observation)
       }
+    }
+    if let timeline {
+      output += "\nThe refresh client's run, drawn as a timeline: \(timeline)\n"
+      output += "(one HTML page; open it in a browser and hover over a band or a mark)\n"
     }
     output += "\nTry it on your own snapshot: entitlement-cache put --help\n"
     output += "Replay your own field report: entitlement-cache simulate --help\n"
@@ -191,9 +208,10 @@ enum DemoCommand: Command {
     return lines.joined(separator: "\n") + "\n"
   }
 
-  private static func json(_ steps: [DemoStep], start: Date) -> JSONOutput {
+  private static func json(_ steps: [DemoStep], start: Date, timeline: String?) -> JSONOutput {
     .object([
       ("start", .date(start)),
+      ("timeline", .text(timeline)),
       (
         "steps",
         .array(

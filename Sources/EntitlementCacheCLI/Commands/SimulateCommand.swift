@@ -4,7 +4,7 @@ enum SimulateCommand: Command {
   static let spec = CommandSpec(
     name: "simulate",
     summary: "replay a script: the real refresh client against a scripted server",
-    usage: "simulate --script FILE [--json]",
+    usage: "simulate --script FILE [--json] [--timeline HTML]",
     discussion: """
       Runs the library's EntitlementClient on an SQLite cache against a server that answers
       as the script says, on a virtual clock: a field report ("access vanished after
@@ -20,6 +20,9 @@ enum SimulateCommand: Command {
     flags: [
       Flag("--script", "FILE", "the script to run (JSON)"),
       Flag("--json", nil, "print one JSON object per event instead of text"),
+      Flag(
+        "--timeline", "HTML",
+        "also draw the run as one self-contained HTML page (SVG, no script) in HTML"),
     ],
     notes: [
       """
@@ -82,10 +85,17 @@ enum SimulateCommand: Command {
       // A path names the field; a problem with the whole file names the file.
       throw CLIError.usage(error.path.isEmpty ? "\(file): \(error.problem)" : error.message)
     }
+    let timelineFile = invocation.arguments.value("--timeline")
+    if let timelineFile { try TimelineFile.checkWritable(timelineFile) }
     let outcome = try SimulationRunner(script: script).run()
     Console.out(
       invocation.wantsJSON
         ? SimulationOutput.jsonLines(outcome.events) : SimulationOutput.text(outcome.events))
+    if let timelineFile {
+      try TimelineFile.write(
+        Timeline(script: script, events: outcome.events), events: outcome.events.count,
+        title: "Timeline of \(file)", to: timelineFile)
+    }
     if let failure = outcome.failure { throw failure }
     return .success
   }

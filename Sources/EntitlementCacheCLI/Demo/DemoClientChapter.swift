@@ -59,9 +59,10 @@ struct DemoClientChapter {
     }
   }
 
-  /// Runs the chapter's script and returns its steps, each with the events it caused.
+  /// Runs the chapter's script and returns its steps, each with the events it caused, and the
+  /// run's timeline.
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-  func run() throws(CLIError) -> [DemoStep] {
+  func run() throws(CLIError) -> (steps: [DemoStep], timeline: Timeline, events: Int) {
     let script: SimulationScript
     do {
       script = try ScriptParser.parse(Data(scriptJSON.utf8))
@@ -80,7 +81,7 @@ struct DemoClientChapter {
     if let late = steps.firstIndex(where: { $0.title == Self.lateAnswerTitle }) {
       steps[late].observations.append(try storedFact())
     }
-    return steps
+    return (steps, Timeline(script: script, events: outcome.events), outcome.events.count)
   }
 
   // MARK: The story

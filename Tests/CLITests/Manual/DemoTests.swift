@@ -38,10 +38,18 @@ import Testing
     }
     #expect(!result.stdout.contains("demo-token"))
     #expect(!result.stdout.contains("demo-user"))
-    // The throw-away database is gone.
-    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+    // The throw-away database is gone; the timeline of the refresh client's run is left, and
+    // its path printed.
+    let page = "entitlement-cache-demo-timeline.html"
+    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch) == [page])
+    #expect(result.stdout.contains("drawn as a timeline: \(scratch)/\(page)\n"))
+    let svg = try SVGDocument(
+      page: try String(contentsOfFile: scratch + "/" + page, encoding: .utf8))
+    #expect(!svg.bands(in: "pro").isEmpty)
     // Every run prints the same.
-    #expect(try CLI.run(["demo"], in: directory.path).stdout == result.stdout)
+    #expect(
+      try CLI.run(["demo"], in: directory.path, environment: ["TMPDIR": scratch]).stdout
+        == result.stdout)
   }
 
   @Test func jsonHasEveryStepAndDecision() throws {

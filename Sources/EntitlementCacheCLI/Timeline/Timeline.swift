@@ -1,0 +1,277 @@
+import EntitlementCache
+
+/// What `simulate --timeline` draws, lane by lane, in true virtual time (milliseconds since the
+/// Unix epoch): built from the events `simulate` prints and the script's own steps, so every
+/// band boundary and marker is an instant the text and JSON output give, or a step's time.
+/// Nothing is decided again here.
+struct Timeline {
+  /// The run's first and last instants: the start, and the last event or step.
+  var start: Int64
+  var end: Int64
+  var lanes: [Lane]
+
+  /// One row of the picture.
+  struct Lane {
+    /// What the lane shows, for its heading and its `data-lane`.
+    var title: String
+    var kind: Kind
+    var bands: [Band] = []
+    var markers: [Marker] = []
+  }
+
+  enum Kind: String {
+    /// One entitlement's decisions: `granted`, `denied`, `offline_unavailable`,
+    /// `device_blocked`.
+    case access
+    /// The snapshot's freshness, origin and verification, from the same decisions.
+    case freshness
+    /// Whose state the app publishes, with log-in and log-out marks.
+    case user
+    /// Foreground, background, relaunches (the process killed and launched again), and the
+    /// app telling the client the network came back.
+    case phase
+    /// The device's wall clock, where a step set it, against true time.
+    case clock
+    /// Every fetch that ended.
+    case network
+    /// Each queued purchase's changes.
+    case purchases
+    /// What the cache and the client told.
+    case diagnostics
+  }
+
+  /// A stretch of one state, from `start` until `end`.
+  struct Band {
+    var start: Int64
+    var end: Int64
+    /// The state, as JSON names it (`granted`, `denied:expired`): what colour and pattern it
+    /// takes, and its `data-state`.
+    var state: String
+    /// What is written in the band when it is wide enough.
+    var label: String
+    /// The hover text: the exact instant and what decided it.
+    var detail: String
+    /// The user the state is for, when it is for one.
+    var user: String?
+  }
+
+  /// One thing that happened at an instant.
+  struct Marker {
+    var at: Int64
+    /// What kind of mark it takes (`fetch-ok`, `fetch-transient`, `purchase-synced`, ...).
+    var style: String
+    var label: String
+    var detail: String
+  }
+}
+
+extension Timeline {
+  /// The timeline of one run: `events` as `simulate` recorded them, and the script's steps.
+  init(script: SimulationScript, events: [SimulationEvent]) {
+    let start = SimulationTime.milliseconds(script.start) ?? 0
+    let stepTimes = script.steps.map { start + SimulationTime.milliseconds($0.at) }
+    self.start = start
+    end = max(start, events.last?.at ?? start, stepTimes.last ?? start)
+    var builder = Builder(end: end)
+    for event in events { builder.add(event) }
+    for (step, at) in zip(script.steps, stepTimes) {
+      builder.add(step.action, at: at, start: start)
+    }
+    lanes = builder.lanes(watched: script.watched)
+  }
+
+  /// Collects the lanes' changes, in the order they happened.
+  private struct Builder {
+    let end: Int64
+    /// Each entitlement's decisions, in order: (at, user, decision).
+    var decisions: [String: [(Int64, String?, AccessDecision)]] = [:]
+    var freshness: [(Int64, String?, AccessDecision)] = []
+    var users: [(Int64, String)] = []
+    var phases: [(Int64, String, String)] = []
+    var clocks: [(Int64, String, String)] = []
+    var userMarks: [Marker] = []
+    var phaseMarks: [Marker] = []
+    var network: [Marker] = []
+    var purchases: [Marker] = []
+    var diagnostics: [Marker] = []
+
+    init(end: Int64) { self.end = end }
+
+    mutating func add(_ event: SimulationEvent) {
+      let at = event.at
+      let when = SimulationTime.date(at).iso8601
+      let who = event.user.map { " (\($0))" } ?? ""
+      switch event.kind {
+      case .update(let published):
+        for key in published.keys.sorted() {
+          guard let decision = published[key] else { continue }
+          decisions[key, default: []].append((at, event.user, decision))
+        }
+        if let first = published.keys.sorted().first, let decision = published[first] {
+          freshness.append((at, event.user, decision))
+        }
+        if let user = event.user { users.append((at, user)) }
+      case .check(let decision):
+        decisions[decision.entitlement, default: []].append((at, event.user, decision))
+        freshness.append((at, event.user, decision))
+      case .fetch(let flow, let outcome):
+        let style =
+          switch outcome {
+          case .failed(.rejected): "fetch-rejected"
+          case .failed: "fetch-transient"
+          case .storageFailed: "fetch-rejected"
+          default: "fetch-ok"
+          }
+        network.append(
+          Marker(
+            at: at, style: style, label: SimulationOutput.outcomeText(outcome),
+            detail:
+              "\(when)\(who)\nfetch \(flow.rawValue): \(SimulationOutput.outcomeText(outcome))"
+          ))
+      case .purchase(let entry):
+        purchases.append(
+          Marker(
+            at: at, style: "purchase-\(entry.state.rawValue)",
+            label: "\(entry.transactionID): \(entry.state.rawValue)",
+            detail:
+              "\(when)\(who)\n\(entry.transactionID): \(SimulationOutput.purchaseText(entry))"))
+      case .purchaseBoundToAnotherUser(let transaction):
+        purchases.append(
+          Marker(
+            at: at, style: "purchase-bound", label: "\(transaction): bound to another user",
+            detail: "\(when)\(who)\n\(transaction): bound to another user, nothing changed"))
+      case .diagnostic(let diagnostic):
+        let details = diagnostic.event.details.map { "\($0.field)=\($0.value)" }
+        diagnostics.append(
+          Marker(
+            at: at, style: "event", label: diagnostic.event.name,
+            detail: "\(when)\(who)\n" + ([diagnostic.event.name] + details).joined(separator: " ")
+          ))
+      }
+    }
+
+    mutating func add(_ action: ScriptAction, at: Int64, start: Int64) {
+      let when = SimulationTime.date(at).iso8601
+      switch action {
+      case .start(let phase):
+        phases.append((at, phase == .background ? "background" : "foreground", "launched"))
+      case .foreground:
+        phases.append((at, "foreground", "to the foreground"))
+      case .background:
+        phases.append((at, "background", "to the background"))
+      case .relaunch:
+        phaseMarks.append(
+          Marker(
+            at: at, style: "relaunch", label: "relaunch",
+            detail: "\(when)\nkilled and launched again on the same file"))
+        phases.append((at, "foreground", "relaunched"))
+      case .logIn(let user):
+        userMarks.append(
+          Marker(at: at, style: "login", label: "log in \(user)", detail: "\(when)\nlog in \(user)")
+        )
+      case .logOut:
+        userMarks.append(
+          Marker(
+            at: at, style: "logout", label: "log out",
+            detail: "\(when)\nlog out, to \(SimulationScript.anonymousUser)"))
+      case .networkAvailable:
+        // The app's call: its lane, so the network lane holds only fetches, as printed.
+        phaseMarks.append(
+          Marker(
+            at: at, style: "network", label: "network available",
+            detail: "\(when)\nthe network came back (networkAvailable)"))
+      case .setClock(let date):
+        let offset = ((SimulationTime.milliseconds(date) ?? at) - at) / 1000
+        let text =
+          offset == 0 ? "true time" : "device clock \(TextOutput.signedDuration(Int(offset)))"
+        clocks.append((at, text, "\(when)\nthe device's clock set to \(date.iso8601)"))
+      case .refresh, .purchase, .restore, .sync, .check:
+        break
+      }
+    }
+
+    func lanes(watched: Set<String>) -> [Lane] {
+      var lanes: [Lane] = []
+      for key in decisions.keys.sorted() {
+        lanes.append(
+          Lane(
+            title: key, kind: .access,
+            bands: bands(
+              (decisions[key] ?? []).map { at, user, decision in
+                let (state, reason) = DecisionOutput.codes(decision.state)
+                // High trust is the snapshot lane's to show: a band is one state.
+                let name = state.replacing("_", with: " ")
+                return (
+                  at, state + (reason.map { ":" + $0 } ?? ""),
+                  name + (reason.map { ": " + $0 } ?? ""), SimulationOutput.summary(decision),
+                  user
+                )
+              })))
+      }
+      lanes.append(
+        Lane(
+          title: "snapshot", kind: .freshness,
+          bands: bands(
+            freshness.map { at, user, decision in
+              let evidence = decision.evidence
+              let freshness = evidence.freshness?.rawValue ?? "none"
+              let origin =
+                if case .imported(let label, _)? = evidence.origin { "imported (\(label))" } else {
+                  ""
+                }
+              let verification = evidence.verification?.rawValue ?? ""
+              let label = [freshness, origin, verification].filter { !$0.isEmpty }
+                .joined(separator: ", ")
+              return (
+                at, freshness + (origin.isEmpty ? "" : ":imported"), label,
+                SimulationOutput.evidence(decision), user
+              )
+            })))
+      lanes.append(
+        Lane(
+          title: "user", kind: .user,
+          bands: bands(users.map { ($0.0, "user", $0.1, "publishing \($0.1)'s state", $0.1) }),
+          markers: userMarks))
+      lanes.append(
+        Lane(
+          title: "app", kind: .phase,
+          bands: bands(phases.map { ($0.0, $0.1, $0.1, $0.2, nil) }), markers: phaseMarks))
+      if !clocks.isEmpty {
+        lanes.append(
+          Lane(
+            title: "device clock", kind: .clock,
+            bands: bands(
+              clocks.map { ($0.0, $0.1 == "true time" ? "clock" : "clock-set", $0.1, $0.2, nil) })))
+      }
+      lanes.append(Lane(title: "network", kind: .network, markers: network))
+      lanes.append(Lane(title: "purchases", kind: .purchases, markers: purchases))
+      lanes.append(Lane(title: "events", kind: .diagnostics, markers: diagnostics))
+      return lanes
+    }
+
+    /// Bands from a lane's changes in time order: each change starts a band that runs to the
+    /// next change or to the end; a change to the same state (and user) as the band running
+    /// continues it.
+    private func bands(
+      _ changes: [(at: Int64, state: String, label: String, detail: String, user: String?)]
+    ) -> [Band] {
+      var bands: [Band] = []
+      for change in changes {
+        // Two changes at one instant: the later is what held from then on.
+        if bands.last?.start == change.at { bands.removeLast() }
+        if let last = bands.last, last.state == change.state, last.user == change.user {
+          bands[bands.count - 1].end = end
+          continue
+        }
+        if !bands.isEmpty { bands[bands.count - 1].end = change.at }
+        let when = SimulationTime.date(change.at).iso8601
+        let who = change.user.map { " (\($0))" } ?? ""
+        bands.append(
+          Band(
+            start: change.at, end: end, state: change.state, label: change.label,
+            detail: "\(when)\(who)\n\(change.detail)", user: change.user))
+      }
+      return bands
+    }
+  }
+}

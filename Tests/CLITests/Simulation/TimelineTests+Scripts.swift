@@ -1,0 +1,196 @@
+import Foundation
+import TestSupport
+
+#if canImport(FoundationXML)
+  import FoundationXML
+#endif
+
+/// The timeline's SVG, parsed as XML: each lane's bands and marks with the instants they carry.
+struct SVGDocument {
+  struct Band {
+    var start: String
+    var end: String
+    var state: String
+    var user: String?
+    /// How many of the JSON's bands it stands for: more than one where they were too narrow.
+    var count: Int
+  }
+
+  struct Marker {
+    var at: Date
+    var until: Date
+    var count: Int
+  }
+
+  /// An empty document, which the reader fills.
+  private init() {}
+
+  private(set) var root: [String: String] = [:]
+  private(set) var elements: [String] = []
+  private var bandsByLane: [String: [Band]] = [:]
+  private var markersByLane: [String: [Marker]] = [:]
+
+  func bands(in lane: String) -> [Band] { bandsByLane[lane] ?? [] }
+  func markers(in lane: String) -> [Marker] { markersByLane[lane] ?? [] }
+
+  struct NotWellFormed: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  init(page: String) throws {
+    guard let start = page.range(of: "<svg xmlns"), let end = page.range(of: "</svg>") else {
+      throw NotWellFormed(description: "no <svg> in the page")
+    }
+    let reader = Reader()
+    let parser = XMLParser(data: Data(page[start.lowerBound..<end.upperBound].utf8))
+    parser.delegate = reader
+    guard parser.parse() else {
+      throw NotWellFormed(description: parser.parserError.map { "\($0)" } ?? "not XML")
+    }
+    self = reader.document
+  }
+
+  /// Collects the document as the parser reports it; used on one thread, by one parse.
+  private final class Reader: NSObject, XMLParserDelegate {
+    var document = SVGDocument()
+    var lane: String?
+
+    func parser(
+      _ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
+      qualifiedName: String?, attributes: [String: String] = [:]
+    ) {
+      document.elements.append(name)
+      if name == "svg", document.root.isEmpty { document.root = attributes }
+      let classes = Set((attributes["class"] ?? "").split(separator: " ").map(String.init))
+      guard name == "g" else { return }
+      if classes.contains("lane") { lane = attributes["data-lane"] }
+      guard let lane else { return }
+      if classes.contains("band") {
+        document.bandsByLane[lane, default: []].append(
+          Band(
+            start: attributes["data-start"] ?? "", end: attributes["data-end"] ?? "",
+            state: attributes["data-state"] ?? "", user: attributes["data-user"],
+            count: Int(attributes["data-count"] ?? "1") ?? 1))
+      } else if classes.contains("marker") {
+        let at = Instant.date(attributes["data-at"] ?? "")
+        document.markersByLane[lane, default: []].append(
+          Marker(
+            at: at, until: attributes["data-until"].map(Instant.date) ?? at,
+            count: Int(attributes["data-count"] ?? "1") ?? 1))
+      }
+    }
+
+    func parser(
+      _ parser: XMLParser, didEndElement name: String, namespaceURI: String?,
+      qualifiedName: String?
+    ) {}
+  }
+}
+
+/// Instants as the tool prints them, with or without milliseconds.
+enum Instant {
+  static func date(_ text: String) -> Date {
+    let withFraction = ISO8601DateFormatter()
+    withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return withFraction.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+      ?? .distantPast
+  }
+}
+
+/// The timeline tests' scripts beside the example field reports.
+enum Scripts {
+  static let identity = """
+    "identity": { "sdkKey": "sdk_live_123", "installation": "install-1",
+                  "environment": "production", "user": "alice" }
+    """
+
+  static let active = """
+    { "snapshot": { "verification": "verified", "entitlements": { "pro": {
+      "status": "active", "expiresAt": "2026-12-30T12:00:00Z", "source": "purchase" } } } }
+    """
+
+  /// A check with nothing stored: one event.
+  static let oneEvent = """
+    { "start": "2026-11-30T12:00:00Z", \(identity),
+      "steps": [ { "at": "+0s", "do": "check", "entitlement": "pro" } ] }
+    """
+
+  /// Alice has pro; Bob logs in with no network; she logs back in.
+  static let offlineSwitch = """
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(identity),
+      "server": { "alice": [ \(active) ], "bob": [ { "fail": "transient" } ] },
+      "steps": [ { "at": "+0s", "do": "start" }, { "at": "+2m", "do": "logIn", "user": "bob" },
+                 { "at": "+3m", "do": "background" },
+                 { "at": "+4m", "do": "logIn", "user": "alice" },
+                 { "at": "+5m", "do": "check", "entitlement": "pro" } ] }
+    """
+
+  /// Signed answers: a forged one, then a valid one.
+  static let forged = """
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], "signed": true, \(identity),
+      "server": { "alice": [
+        { "snapshot": { "entitlements": { "pro": { "status": "active",
+          "expiresAt": "2026-12-30T12:00:00Z" } } }, "signature": "forged" },
+        { "snapshot": { "entitlements": { "pro": { "status": "active",
+          "expiresAt": "2026-12-30T12:00:00Z" } } } } ] },
+      "steps": [ { "at": "+0s", "do": "start" }, { "at": "+10m", "do": "refresh" },
+                 { "at": "+11m", "do": "check", "entitlement": "pro" } ] }
+    """
+
+  /// A purchase the server says another user owns.
+  static let conflict = """
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(identity),
+      "server": { "alice": [ \(active), { "post": "conflict", "resolution": "login_required" } ] },
+      "steps": [ { "at": "+0s", "do": "start" },
+                 { "at": "+1m", "do": "purchase", "transaction": "t-1", "product": "pro" },
+                 { "at": "+2m", "do": "check", "entitlement": "pro" } ] }
+    """
+
+  /// What an SDK's previous version cached, ten days before the scripts' start.
+  static let previousCache = """
+    {"requestDate":"2026-11-25T12:00:00Z","entitlements":{"pro":{"status":"active",
+    "expiresAt":"2026-12-25T12:00:00Z"}}}
+    """
+
+  /// On a file holding an import: offline at launch, then the first refresh replaces it.
+  static let afterImport = """
+    { "start": "2026-11-30T12:00:00Z", "db": "imported.sqlite", "watch": ["pro"], \(identity),
+      "server": { "alice": [ { "fail": "transient" }, \(active) ] },
+      "steps": [ { "at": "+0s", "do": "start", "in": "background" },
+                 { "at": "+1m", "do": "check", "entitlement": "pro" },
+                 { "at": "+10m", "do": "refresh" },
+                 { "at": "+11m", "do": "check", "entitlement": "pro" } ] }
+    """
+
+  /// 366 days of a device in the background: a refresh every 7 hours and a check between
+  /// them, answers flipping `pro` between active and expired, one in ten failing.
+  static func year() -> String {
+    var answers: [String] = []
+    for index in 0..<1_300 {
+      if index % 10 == 9 {
+        answers.append("{ \"fail\": \"transient\" }")
+      } else {
+        let expires = (index / 40) % 2 == 0 ? "2027-06-01T00:00:00Z" : "2026-01-02T00:00:00Z"
+        answers.append(
+          "{ \"snapshot\": { \"entitlements\": { \"pro\": { \"status\": \"active\", "
+            + "\"expiresAt\": \"\(expires)\" } } } }")
+      }
+    }
+    var steps = ["{ \"at\": \"+0s\", \"do\": \"start\", \"in\": \"background\" }"]
+    var minutes = 0
+    var index = 0
+    while minutes + 210 < 366 * 24 * 60 {
+      minutes += 210
+      index += 1
+      steps.append(
+        index % 2 == 0
+          ? "{ \"at\": \"+\(minutes)m\", \"do\": \"refresh\" }"
+          : "{ \"at\": \"+\(minutes)m\", \"do\": \"check\", \"entitlement\": \"pro\" }")
+    }
+    return """
+      { "start": "2026-01-01T00:00:00Z", "watch": ["pro"], \(identity),
+        "server": { "alice": [ \(answers.joined(separator: ", ")) ] },
+        "steps": [ \(steps.joined(separator: ", ")) ] }
+      """
+  }
+}
