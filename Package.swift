@@ -78,7 +78,9 @@ let package = Package(
     ),
     .executableTarget(
       name: "entitlement-cache-bench",
-      dependencies: ["EntitlementCache", "CSQLite"],
+      // The CLI's module for the timeline's drawing, timed in process, and the long run it
+      // draws from TestSupport.
+      dependencies: ["EntitlementCache", "EntitlementCacheCLI", "CSQLite", "TestSupport"],
       path: "Benchmarks/entitlement-cache-bench"
     ),
     // libFuzzer targets (<doc:Reliability>), one executable picking its target by name; it fuzzes

@@ -103,6 +103,9 @@ struct TimedCase {
   var samples: Int?
   var batch: (Int) -> Void
   var result: (Measurement) throws -> CaseResult
+  /// Untimed batches first; nil for the plan's. A case whose one operation takes a tenth of a
+  /// second needs a few, not a hundred.
+  var warmupBatches: Int? = nil
 }
 
 /// Times batches of operations and reduces them to nanoseconds per operation.
@@ -111,7 +114,8 @@ struct Harness {
 
   /// Times `timed` alone.
   func run(_ timed: TimedCase) throws -> CaseResult {
-    try timed.result(measure(samples: timed.samples, timed.batch))
+    try timed.result(
+      measure(samples: timed.samples, warmupBatches: timed.warmupBatches, timed.batch))
   }
 
   /// Times cases that are compared with each other in alternation: one batch of each per
@@ -154,10 +158,12 @@ struct Harness {
 
   /// Runs `batch(count)` (which performs `count` operations) until it has `samples` timed
   /// batches (the plan's by default), and returns nanoseconds per operation for each.
-  func measure(samples: Int? = nil, _ batch: (Int) -> Void) -> Measurement {
+  func measure(
+    samples: Int? = nil, warmupBatches: Int? = nil, _ batch: (Int) -> Void
+  ) -> Measurement {
     let samples = samples ?? plan.samples
     let batchSize = batchSize(for: batch)
-    for _ in 0..<plan.warmupBatches { batch(batchSize) }
+    for _ in 0..<(warmupBatches ?? plan.warmupBatches) { batch(batchSize) }
     var perOperation: [Double] = []
     perOperation.reserveCapacity(samples)
     for _ in 0..<samples {

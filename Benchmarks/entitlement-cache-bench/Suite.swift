@@ -133,6 +133,9 @@ struct Suite {
     ])
 
     try step("relocation_done") { try cache.relocationDone(headline) }
+    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+      try step("timeline_render_5000") { try TimelineCases.timelineRender() }
+    }
 
     // Issue 12: each side enqueues into a queue of its own, so all three insert into queues
     // that grow alike. The lookup baseline shows what the store's idempotence lookup costs.

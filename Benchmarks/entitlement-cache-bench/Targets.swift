@@ -41,6 +41,10 @@ struct Target: Sendable {
     Target(name: "relocation_done p50 (µs)", comparison: .atMost, bound: 50) {
       find($0, "relocation_done")?.p50.map { $0 / 1_000 }
     },
+    // Issue 41: drawing a year of one device, over 5,000 events, as `simulate --timeline`.
+    Target(name: "timeline_render_5000 p50 (ms)", comparison: .atMost, bound: 1_000) {
+      find($0, "timeline_render_5000", scopes: 1, entitlements: 1)?.p50.map { $0 / 1_000_000 }
+    },
     scale("hot_access", scopes: 10_000, against: "baseline_locked_dictionary"),
     scale("hot_access", scopes: 100_000, against: "baseline_locked_dictionary"),
     scale("read_through_access", scopes: 10_000, against: "baseline_raw_c_point_read"),

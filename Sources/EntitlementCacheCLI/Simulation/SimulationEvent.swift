@@ -2,7 +2,7 @@ import EntitlementCache
 
 /// One thing a simulation printed: a publish, the end of a fetch, a `check` step, a queued
 /// purchase's change, or a diagnostic the cache or the client told.
-struct SimulationEvent: Sendable {
+package struct SimulationEvent: Sendable {
   /// What happened.
   enum Kind: Sendable {
     /// The client published a state: the decision for every watched entitlement.

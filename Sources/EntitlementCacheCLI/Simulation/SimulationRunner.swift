@@ -18,16 +18,20 @@ import EntitlementCacheTesting
 ///
 /// Needs task executors, as `SimulatedRuntime` does.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-struct SimulationRunner {
+package struct SimulationRunner {
   let script: SimulationScript
 
+  package init(script: SimulationScript) {
+    self.script = script
+  }
+
   /// What a run recorded, and the failure that cut it short, if one did.
-  struct Outcome: Sendable {
-    var events: [SimulationEvent]
+  package struct Outcome: Sendable {
+    package var events: [SimulationEvent]
     /// A storage failure (the cache could not be opened again, a fetch's answer or a purchase
     /// could not be stored, or a log-out could not remove the previous snapshot): the events
     /// before it are still worth printing.
-    var failure: CLIError?
+    package var failure: CLIError?
   }
 
   /// The device's boot session: one boot clock for the whole run, since a relaunch is a new
@@ -40,7 +44,7 @@ struct SimulationRunner {
   /// Runs every step, then closes the cache and removes a throw-away database.
   ///
   /// - Throws: ``CLIError`` when the database cannot be created or opened.
-  func run() throws(CLIError) -> Outcome {
+  package func run() throws(CLIError) -> Outcome {
     if let database = script.database {
       try InputFile.checkLength(of: database, named: "db")
       if InputFile.isDirectory(database) {

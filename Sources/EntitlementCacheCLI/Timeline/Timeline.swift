@@ -4,7 +4,7 @@ import EntitlementCache
 /// Unix epoch): built from the events `simulate` prints and the script's own steps, so every
 /// band boundary and marker is an instant the text and JSON output give, or a step's time.
 /// Nothing is decided again here.
-struct Timeline {
+package struct Timeline {
   /// The run's first and last instants: the start, and the last event or step.
   var start: Int64
   var end: Int64
@@ -67,7 +67,7 @@ struct Timeline {
 
 extension Timeline {
   /// The timeline of one run: `events` as `simulate` recorded them, and the script's steps.
-  init(script: SimulationScript, events: [SimulationEvent]) {
+  package init(script: SimulationScript, events: [SimulationEvent]) {
     let start = SimulationTime.milliseconds(script.start) ?? 0
     let stepTimes = script.steps.map { start + SimulationTime.milliseconds($0.at) }
     self.start = start

@@ -1,8 +1,9 @@
 /// The self-contained HTML page `simulate --timeline` writes: the picture as inline SVG, its
 /// style, and a legend. No script, no network, no font download: it opens from a mail
 /// attachment, offline, as it was written.
-enum TimelinePage {
-  static func html(_ timeline: Timeline, title: String, eventCount: Int) -> String {
+package enum TimelinePage {
+  /// The page of `timeline`, titled `title`, for a run of `eventCount` events.
+  package static func html(_ timeline: Timeline, title: String, eventCount: Int) -> String {
     let svg = TimelineSVG(timeline: timeline)
     let span = TextOutput.signedDuration(Int((timeline.end - timeline.start) / 1000))
       .replacing("+", with: "")

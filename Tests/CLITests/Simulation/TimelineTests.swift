@@ -63,7 +63,7 @@ import Testing
 
   @Test("a year of a device: over 5,000 events, legible, and under 2 MB")
   func aYear() throws {
-    let check = try TimelineCheck(script: Scripts.year())
+    let check = try TimelineCheck(script: LongRunScript.year())
     try check.verify()
     #expect(check.lines.count >= 5_000)
     #expect(check.page.utf8.count < 2_000_000)
