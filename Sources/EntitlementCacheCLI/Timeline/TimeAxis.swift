@@ -4,7 +4,7 @@
 /// A field report is bursts with hours or days between them: a launch, then a flight, then a
 /// landing. Drawn linearly, a minute of launch is a sliver beside an idle hour. So every gap
 /// between two instants where something happened that is longer than ``breakFraction`` of the
-/// run is drawn at that length, with its true length written on the axis; everything else is
+/// run is drawn a few pixels wide, with its true length written on the axis, and the rest is
 /// to scale. A run that is busy throughout (a year of daily refreshes) has no break at all.
 struct TimeAxis {
   let start: Int64
@@ -28,29 +28,27 @@ struct TimeAxis {
     self.width = width
     let points = Array(Set(instants.filter { $0 > start && $0 < self.end })).sorted()
     let cap = max(Int64(Double(self.end - start) * Self.breakFraction), 1_000)
-    // Drawn lengths in milliseconds of "display time", then scaled to the width.
-    var display: [(Int64, Int64)] = [(start, 0)]
-    var shown: Int64 = 0
     var previous = start
     for point in points + [self.end] {
-      let gap = point - previous
-      if gap > cap {
-        breaks.append((previous, point))
-        shown += cap
-        display.append((point, shown))
-      } else {
-        shown += gap
-        // Only a break's ends need a knot: between them the scale does not change.
-        if point == self.end || breaks.last?.to == previous || display.count == 1 {
-          display.append((point, shown))
-        } else {
-          display[display.count - 1] = (point, shown)
-        }
-      }
+      if point - previous > cap { breaks.append((previous, point)) }
       previous = point
     }
-    let total = Double(max(shown, 1))
-    knots = display.map { ($0.0, left + Double($0.1) / total * width) }
+    // Each break takes the same few pixels, the time between them the rest, to scale.
+    let breakWidth = breaks.isEmpty ? 0 : min(width * 0.06, width * 0.4 / Double(breaks.count))
+    let quiet = breaks.reduce(Int64(0)) { $0 + ($1.to - $1.from) }
+    let busy = Double(max(self.end - start - quiet, 1))
+    let perMillisecond = (width - breakWidth * Double(breaks.count)) / busy
+    var x = left
+    var at = start
+    knots = [(start, left)]
+    for gap in breaks {
+      x += Double(gap.from - at) * perMillisecond
+      knots.append((gap.from, x))
+      x += breakWidth
+      knots.append((gap.to, x))
+      at = gap.to
+    }
+    knots.append((self.end, left + width))
   }
 
   /// The x coordinate of `instant`.

@@ -84,14 +84,33 @@ struct TimelineSVG {
       svg += "<text class=\"break-label\" x=\"\(Self.number((from + to) / 2))\" y=\"38\" "
       svg += "text-anchor=\"middle\">≈ \(Self.xml(length))</text></g>"
     }
-    for tick in axis.ticks() {
+    for tick in Self.apart(axis.ticks(), axis: axis) {
       let x = Self.number(axis.x(tick.at))
       svg +=
         "<line class=\"tick\" x1=\"\(x)\" y1=\"28\" x2=\"\(x)\" y2=\"\(Self.number(bottom))\"/>"
-      svg += "<text class=\"tick-label\" x=\"\(x)\" y=\"22\" text-anchor=\"middle\" "
+      // Kept inside the picture at either end.
+      let at = axis.x(tick.at)
+      let anchor =
+        at > axis.left + axis.width - 40 ? "end" : at < axis.left + 30 ? "start" : "middle"
+      svg += "<text class=\"tick-label\" x=\"\(x)\" y=\"22\" text-anchor=\"\(anchor)\" "
       svg += "data-at=\"\(Self.iso(tick.at))\">\(Self.xml(tick.label))</text>"
     }
     return svg + "</g>\n"
+  }
+
+  /// The ticks whose labels do not run into the one before, at about 6.5 pixels a character.
+  private static func apart(
+    _ ticks: [(at: Int64, label: String)], axis: TimeAxis
+  ) -> [(at: Int64, label: String)] {
+    var kept: [(at: Int64, label: String)] = []
+    for tick in ticks {
+      if let last = kept.last {
+        let room = Double(last.label.count + tick.label.count) * 3.25 + 10
+        guard axis.x(tick.at) - axis.x(last.at) >= room else { continue }
+      }
+      kept.append(tick)
+    }
+    return kept
   }
 
   // MARK: Bands
