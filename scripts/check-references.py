@@ -21,7 +21,8 @@ fails (exit 1, one `file:line: reference: problem` line each) when:
   file that does not exist, or at an anchor no heading of that Markdown file makes (GitHub's
   rule: the heading's text lowercased, punctuation other than hyphens and underscores dropped,
   spaces turned into hyphens, `-1`, `-2` added to repeats; an explicit `<a name>` or `id` also
-  counts). Reference-style definitions `[label]: path` are checked the same way;
+  counts); in a DocC catalog an image named by its file name alone is found anywhere in the
+  catalog, as DocC finds it. Reference-style definitions `[label]: path` are checked the same way;
 - a path in backticks under Sources/, Tests/, scripts/, Benchmarks/, Migrations/, Schemas/,
   Examples/, Fuzz/ or .ci/ (such as `scripts/bench.sh`) does not exist, from the repository's
   root or from the package the file belongs to (an example package's own `Sources/...`). A glob
@@ -261,6 +262,16 @@ def markdown_anchors(path, cache):
     return cache[path]
 
 
+def catalog_folder(path):
+    """The `*.docc` folder `path` is in, or None."""
+    folder = os.path.dirname(path)
+    while folder and folder != os.path.dirname(folder):
+        if folder.endswith(".docc"):
+            return folder
+        folder = os.path.dirname(folder)
+    return None
+
+
 def check_markdown_link(root, path, number, target, problems, anchor_cache):
     target = target.strip()
     if target.startswith("<") and target.endswith(">"):
@@ -272,6 +283,14 @@ def check_markdown_link(root, path, number, target, problems, anchor_cache):
     if file_part:
         base = root if file_part.startswith("/") else os.path.dirname(os.path.join(root, path))
         resolved = os.path.normpath(os.path.join(base, file_part.lstrip("/")))
+        catalog = catalog_folder(os.path.join(root, path))
+        if not os.path.exists(resolved) and catalog and "/" not in file_part:
+            # Inside a DocC catalog a resource (an image) is named by its file name alone,
+            # wherever in the catalog it is.
+            for folder, _, files in os.walk(catalog):
+                if file_part in files:
+                    resolved = os.path.join(folder, file_part)
+                    break
         if not os.path.exists(resolved):
             problems.add(path, number, f"({target})",
                          "no such file " + os.path.relpath(resolved, root), "Markdown links")
