@@ -82,14 +82,7 @@ enum DemoCommand: Command {
     if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
       let (chapterSteps, timeline, events) = try chapter.run()
       steps += chapterSteps
-      // One name, written over at every run: a newcomer's temporary folder keeps one page.
-      let path =
-        (try DatabaseLocation.environment("TMPDIR") ?? "/tmp")
-        + "/entitlement-cache-demo-timeline.html"
-      try TimelineFile.write(
-        timeline, events: events, title: "The demo's field report: the refresh client",
-        to: path)
-      timelinePath = path
+      timelinePath = Self.writeTimeline(timeline, events: events)
     } else {
       steps.append(DemoStep(title: "The refresh client", story: Self.clientChapterLeftOut))
     }
@@ -97,6 +90,24 @@ enum DemoCommand: Command {
       text: text(steps, start: start, kept: kept, timeline: timelinePath),
       json: json(steps, start: start, timeline: timelinePath))
     return .success
+  }
+
+  /// Writes the demo's timeline: `TMPDIR/entitlement-cache-demo-timeline.html`, one name
+  /// written over at every run, so a newcomer's temporary folder keeps one page; where that
+  /// name is another user's, a new folder of this run's. Nil when neither can be written: the
+  /// demo is told all the same.
+  private static func writeTimeline(_ timeline: Timeline, events: Int) -> String? {
+    var folder = (try? DatabaseLocation.environment("TMPDIR")) ?? "/tmp"
+    while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+    let title = "The demo's field report: the refresh client"
+    let path = folder + "/entitlement-cache-demo-timeline.html"
+    if (try? TimelineFile.write(timeline, events: events, title: title, to: path)) != nil {
+      return path
+    }
+    guard let own = try? ScratchDirectory.make("demo-timeline") else { return nil }
+    let fallback = own + "/timeline.html"
+    return (try? TimelineFile.write(timeline, events: events, title: title, to: fallback))
+      .map { fallback }
   }
 
   // MARK: Output

@@ -86,15 +86,22 @@ enum SimulateCommand: Command {
       throw CLIError.usage(error.path.isEmpty ? "\(file): \(error.problem)" : error.message)
     }
     let timelineFile = invocation.arguments.value("--timeline")
-    if let timelineFile { try TimelineFile.checkWritable(timelineFile) }
+    if let timelineFile {
+      try TimelineFile.checkWritable(
+        timelineFile, notOver: [file] + (script.database.map { [$0] } ?? []))
+    }
     let outcome = try SimulationRunner(script: script).run()
     Console.out(
       invocation.wantsJSON
         ? SimulationOutput.jsonLines(outcome.events) : SimulationOutput.text(outcome.events))
     if let timelineFile {
+      // A run a storage failure stopped is drawn up to where it stopped, and says so.
       try TimelineFile.write(
-        Timeline(script: script, events: outcome.events), events: outcome.events.count,
-        title: "Timeline of \(file)", to: timelineFile)
+        Timeline(script: script, events: outcome.events, stepsRun: outcome.stepsRun),
+        events: outcome.events.count, title: "Timeline of \(file)", to: timelineFile,
+        stopped: outcome.failure.map { _ in
+          "The run stopped here: the database refused a write (exit 3; the error is on stderr)."
+        })
     }
     if let failure = outcome.failure { throw failure }
     return .success

@@ -32,6 +32,8 @@ package struct SimulationRunner {
     /// could not be stored, or a log-out could not remove the previous snapshot): the events
     /// before it are still worth printing.
     package var failure: CLIError?
+    /// How many of the script's steps began: all of them, unless the failure stopped the run.
+    package var stepsRun: Int
   }
 
   /// The device's boot session: one boot clock for the whole run, since a relaunch is a new
@@ -131,6 +133,7 @@ private final class SimulatedDevice: Sendable {
   }
 
   func run() -> SimulationRunner.Outcome {
+    var stepsRun = 0
     for (index, step) in script.steps.enumerated() {
       // A failure ends the run where it happened: the clock does not move on to the next
       // step's time, whose timers would print events after it.
@@ -138,6 +141,7 @@ private final class SimulatedDevice: Sendable {
       runtime.advance(by: step.at - runtime.elapsed)
       guard failure == nil else { break }
       log.begin(step: index)
+      stepsRun = index + 1
       state.withLock { $0.waitingSteps += 1 }
       runtime.spawn { [self] in
         await perform(step.action)
@@ -162,7 +166,7 @@ private final class SimulatedDevice: Sendable {
       runtime.runUntilIdle()
       close(app.cache)
     }
-    return SimulationRunner.Outcome(events: log.events, failure: failure)
+    return SimulationRunner.Outcome(events: log.events, failure: failure, stepsRun: stepsRun)
   }
 
   private var failure: CLIError? { state.withLock { $0.failure } }

@@ -98,10 +98,14 @@ struct TimeAxis {
     var at = origin + ((from - origin) / step) * step
     if at < from { at += step }
     var ticks: [(Int64, String)] = []
+    var day = withDay ? "" : monthDay(from)
     while at <= to {
       let label = text(at, unit)
-      ticks.append(
-        (at, ticks.isEmpty && withDay && unit != .days ? monthDay(at) + " " + label : label))
+      // A time of day says its day where the day changes: after a break, or past midnight.
+      let today = monthDay(at)
+      let dated = unit != .days && today != day && label != today
+      ticks.append((at, dated ? today + " " + label : label))
+      day = today
       at += step
     }
     return ticks

@@ -66,18 +66,28 @@ package struct Timeline {
 }
 
 extension Timeline {
-  /// The timeline of one run: `events` as `simulate` recorded them, and the script's steps.
-  package init(script: SimulationScript, events: [SimulationEvent]) {
+  /// The timeline of one run: `events` as `simulate` recorded them, and the first
+  /// `stepsRun` of the script's steps (all of them, unless a storage failure stopped the run).
+  package init(script: SimulationScript, events: [SimulationEvent], stepsRun: Int? = nil) {
     let start = SimulationTime.milliseconds(script.start) ?? 0
-    let stepTimes = script.steps.map { start + SimulationTime.milliseconds($0.at) }
+    let steps = script.steps.prefix(stepsRun ?? script.steps.count)
+    let stepTimes = steps.map { start + SimulationTime.milliseconds($0.at) }
     self.start = start
-    end = max(start, events.last?.at ?? start, stepTimes.last ?? start)
+    // A run of one instant still lasts a second on the page, so its bands can be seen.
+    end = max(start + 1_000, events.last?.at ?? start, stepTimes.last ?? start)
     var builder = Builder(end: end)
     for event in events { builder.add(event) }
-    for (step, at) in zip(script.steps, stepTimes) {
-      builder.add(step.action, at: at, start: start)
+    for (step, at) in zip(steps, stepTimes) {
+      builder.add(step.action, at: at)
     }
-    lanes = builder.lanes(watched: script.watched)
+    lanes = builder.lanes()
+  }
+
+  /// Text a script or a server chose, safe for a line of hover text or a label: control,
+  /// format and bidirectional characters written out as the text output writes them (so a
+  /// label cannot start a line of its own, or turn text around), and cut to `limit`.
+  static func safe(_ text: String, limit: Int = TerminalText.excerptLength) -> String {
+    TerminalText.field(text.count <= limit ? text : text.prefix(limit) + "…")
   }
 
   /// Collects the lanes' changes, in the order they happened.
@@ -85,7 +95,9 @@ extension Timeline {
     let end: Int64
     /// Each entitlement's decisions, in order: (at, user, decision).
     var decisions: [String: [(Int64, String?, AccessDecision)]] = [:]
-    var freshness: [(Int64, String?, AccessDecision)] = []
+    /// Where a `check` step read each entitlement: a check that changes nothing still shows.
+    var checks: [String: [Marker]] = [:]
+    var snapshots: [(Int64, String?, AccessDecision)] = []
     var users: [(Int64, String)] = []
     var phases: [(Int64, String, String)] = []
     var clocks: [(Int64, String, String)] = []
@@ -99,8 +111,7 @@ extension Timeline {
 
     mutating func add(_ event: SimulationEvent) {
       let at = event.at
-      let when = SimulationTime.date(at).iso8601
-      let who = event.user.map { " (\($0))" } ?? ""
+      let heading = SimulationTime.date(at).iso8601 + (event.user.map { " (\(safe($0)))" } ?? "")
       switch event.kind {
       case .update(let published):
         for key in published.keys.sorted() {
@@ -108,49 +119,51 @@ extension Timeline {
           decisions[key, default: []].append((at, event.user, decision))
         }
         if let first = published.keys.sorted().first, let decision = published[first] {
-          freshness.append((at, event.user, decision))
+          snapshots.append((at, event.user, decision))
         }
         if let user = event.user { users.append((at, user)) }
       case .check(let decision):
         decisions[decision.entitlement, default: []].append((at, event.user, decision))
-        freshness.append((at, event.user, decision))
+        snapshots.append((at, event.user, decision))
+        checks[decision.entitlement, default: []].append(
+          Marker(
+            at: at, style: "check", label: "check",
+            detail: "\(heading)\ncheck: \(safe(SimulationOutput.summary(decision), limit: 600))"))
       case .fetch(let flow, let outcome):
         let style =
           switch outcome {
-          case .failed(.rejected): "fetch-rejected"
+          case .failed(.rejected), .storageFailed: "fetch-rejected"
           case .failed: "fetch-transient"
-          case .storageFailed: "fetch-rejected"
           default: "fetch-ok"
           }
+        let text = SimulationOutput.outcomeText(outcome)
         network.append(
           Marker(
-            at: at, style: style, label: SimulationOutput.outcomeText(outcome),
-            detail:
-              "\(when)\(who)\nfetch \(flow.rawValue): \(SimulationOutput.outcomeText(outcome))"
-          ))
+            at: at, style: style, label: text,
+            detail: "\(heading)\nfetch \(flow.rawValue): \(text)"))
       case .purchase(let entry):
+        let transaction = safe(entry.transactionID)
         purchases.append(
           Marker(
             at: at, style: "purchase-\(entry.state.rawValue)",
-            label: "\(entry.transactionID): \(entry.state.rawValue)",
-            detail:
-              "\(when)\(who)\n\(entry.transactionID): \(SimulationOutput.purchaseText(entry))"))
+            label: "\(transaction): \(entry.state.rawValue)",
+            detail: "\(heading)\n\(transaction): \(safe(SimulationOutput.purchaseText(entry)))"))
       case .purchaseBoundToAnotherUser(let transaction):
         purchases.append(
           Marker(
-            at: at, style: "purchase-bound", label: "\(transaction): bound to another user",
-            detail: "\(when)\(who)\n\(transaction): bound to another user, nothing changed"))
+            at: at, style: "purchase-bound", label: "\(safe(transaction)): bound to another user",
+            detail: "\(heading)\n\(safe(transaction)): bound to another user, nothing changed"))
       case .diagnostic(let diagnostic):
-        let details = diagnostic.event.details.map { "\($0.field)=\($0.value)" }
+        let details = diagnostic.event.details.map { "\($0.field)=\(safe($0.value))" }
         diagnostics.append(
           Marker(
-            at: at, style: "event", label: diagnostic.event.name,
-            detail: "\(when)\(who)\n" + ([diagnostic.event.name] + details).joined(separator: " ")
-          ))
+            at: at, style: "event", label: safe(diagnostic.event.name),
+            detail: "\(heading)\n"
+              + ([safe(diagnostic.event.name)] + details).joined(separator: " ")))
       }
     }
 
-    mutating func add(_ action: ScriptAction, at: Int64, start: Int64) {
+    mutating func add(_ action: ScriptAction, at: Int64) {
       let when = SimulationTime.date(at).iso8601
       switch action {
       case .start(let phase):
@@ -167,8 +180,9 @@ extension Timeline {
         phases.append((at, "foreground", "relaunched"))
       case .logIn(let user):
         userMarks.append(
-          Marker(at: at, style: "login", label: "log in \(user)", detail: "\(when)\nlog in \(user)")
-        )
+          Marker(
+            at: at, style: "login", label: "log in \(safe(user))",
+            detail: "\(when)\nlog in \(safe(user))"))
       case .logOut:
         userMarks.append(
           Marker(
@@ -184,69 +198,80 @@ extension Timeline {
         let offset = ((SimulationTime.milliseconds(date) ?? at) - at) / 1000
         let text =
           offset == 0 ? "true time" : "device clock \(TextOutput.signedDuration(Int(offset)))"
-        clocks.append((at, text, "\(when)\nthe device's clock set to \(date.iso8601)"))
+        clocks.append((at, text, "the device's clock set to \(date.iso8601)"))
       case .refresh, .purchase, .restore, .sync, .check:
         break
       }
     }
 
-    func lanes(watched: Set<String>) -> [Lane] {
+    func lanes() -> [Lane] {
       var lanes: [Lane] = []
       for key in decisions.keys.sorted() {
         lanes.append(
           Lane(
-            title: key, kind: .access,
+            title: safe(key), kind: .access,
             bands: bands(
               (decisions[key] ?? []).map { at, user, decision in
                 let (state, reason) = DecisionOutput.codes(decision.state)
-                // High trust is the snapshot lane's to show: a band is one state.
                 let name = state.replacing("_", with: " ")
                 return (
                   at, state + (reason.map { ":" + $0 } ?? ""),
-                  name + (reason.map { ": " + $0 } ?? ""), SimulationOutput.summary(decision),
-                  user
+                  safe(name + (reason.map { ": " + $0 } ?? "")),
+                  safe(SimulationOutput.summary(decision), limit: 600), user
                 )
-              })))
+              }),
+            markers: checks[key] ?? []))
       }
-      lanes.append(
-        Lane(
-          title: "snapshot", kind: .freshness,
-          bands: bands(
-            freshness.map { at, user, decision in
-              let evidence = decision.evidence
-              let freshness = evidence.freshness?.rawValue ?? "none"
-              let origin =
-                if case .imported(let label, _)? = evidence.origin { "imported (\(label))" } else {
-                  ""
-                }
-              let verification = evidence.verification?.rawValue ?? ""
-              let label = [freshness, origin, verification].filter { !$0.isEmpty }
-                .joined(separator: ", ")
-              return (
-                at, freshness + (origin.isEmpty ? "" : ":imported"), label,
-                SimulationOutput.evidence(decision), user
-              )
-            })))
+      lanes.append(Lane(title: "snapshot", kind: .freshness, bands: bands(snapshots.map(snapshot))))
       lanes.append(
         Lane(
           title: "user", kind: .user,
-          bands: bands(users.map { ($0.0, "user", $0.1, "publishing \($0.1)'s state", $0.1) }),
+          bands: bands(
+            users.map { ($0.0, "user", safe($0.1), "publishing \(safe($0.1))'s state", $0.1) }),
           markers: userMarks))
       lanes.append(
         Lane(
           title: "app", kind: .phase,
           bands: bands(phases.map { ($0.0, $0.1, $0.1, $0.2, nil) }), markers: phaseMarks))
       if !clocks.isEmpty {
+        // Each offset is a state of its own: a clock set back after one set forward is a
+        // change, not more of the same.
         lanes.append(
           Lane(
             title: "device clock", kind: .clock,
             bands: bands(
-              clocks.map { ($0.0, $0.1 == "true time" ? "clock" : "clock-set", $0.1, $0.2, nil) })))
+              clocks.map {
+                ($0.0, $0.1 == "true time" ? "clock" : "clock-set:" + $0.1, $0.1, $0.2, nil)
+              })))
       }
       lanes.append(Lane(title: "network", kind: .network, markers: network))
       lanes.append(Lane(title: "purchases", kind: .purchases, markers: purchases))
       lanes.append(Lane(title: "events", kind: .diagnostics, markers: diagnostics))
       return lanes
+    }
+
+    /// The snapshot lane's change for a decision: its freshness, verification and trust, and
+    /// whether it is an import, as the decision's evidence says them.
+    private func snapshot(
+      _ change: (Int64, String?, AccessDecision)
+    ) -> (at: Int64, state: String, label: String, detail: String, user: String?) {
+      let (at, user, decision) = change
+      let evidence = decision.evidence
+      let freshness = evidence.freshness?.rawValue ?? "none"
+      let verification = evidence.verification?.rawValue ?? "none"
+      let trust = decision.isHighTrust ? "high-trust" : "not-high-trust"
+      var imported = ""
+      if case .imported(let label, _)? = evidence.origin { imported = "imported (\(safe(label)))" }
+      let label = [
+        freshness, verification == "none" ? "" : verification,
+        decision.isHighTrust ? "high trust" : "", imported,
+      ].filter { !$0.isEmpty }.joined(separator: ", ")
+      return (
+        at,
+        [freshness, verification, trust].joined(separator: ":")
+          + (imported.isEmpty ? "" : ":imported"),
+        label, safe(SimulationOutput.evidence(decision), limit: 600), user
+      )
     }
 
     /// Bands from a lane's changes in time order: each change starts a band that runs to the
@@ -264,12 +289,12 @@ extension Timeline {
           continue
         }
         if !bands.isEmpty { bands[bands.count - 1].end = change.at }
-        let when = SimulationTime.date(change.at).iso8601
-        let who = change.user.map { " (\($0))" } ?? ""
+        let heading =
+          SimulationTime.date(change.at).iso8601 + (change.user.map { " (\(safe($0)))" } ?? "")
         bands.append(
           Band(
             start: change.at, end: end, state: change.state, label: change.label,
-            detail: "\(when)\(who)\n\(change.detail)", user: change.user))
+            detail: "\(heading)\n\(change.detail)", user: change.user.map { safe($0) }))
       }
       return bands
     }

@@ -3,8 +3,9 @@
 /// attachment, offline, as it was written.
 package enum TimelinePage {
   /// The page of `timeline`, titled `title`, for a run of `eventCount` events.
-  package static func html(_ timeline: Timeline, title: String, eventCount: Int) -> String {
-    let svg = TimelineSVG(timeline: timeline)
+  package static func html(
+    _ timeline: Timeline, title: String, eventCount: Int, stopped: String? = nil
+  ) -> String {
     let span = TextOutput.signedDuration(Int((timeline.end - timeline.start) / 1000))
       .replacing("+", with: "")
     var page = """
@@ -13,11 +14,11 @@ package enum TimelinePage {
       <head>
       <meta charset="utf-8">
       <meta name="viewport" content="width=device-width, initial-scale=1">
-      <title>\(TimelineSVG.xml(title))</title>
+      <title>\(TimelineSVG.xml(Timeline.safe(title)))</title>
       <style>\(style)</style>
       </head>
       <body>
-      <h1>\(TimelineSVG.xml(title))</h1>
+      <h1>\(TimelineSVG.xml(Timeline.safe(title)))</h1>
       <p class="summary">From \(TimelineSVG.iso(timeline.start)) to \
       \(TimelineSVG.iso(timeline.end)) (\(span)) in virtual time, \(eventCount) \
       event\(eventCount == 1 ? "" : "s"), times in UTC. Where nothing happens for long, the \
@@ -25,10 +26,25 @@ package enum TimelinePage {
       instant and what decided it.</p>
 
       """
-    page += svg.render()
+    if let stopped { page += "<p class=\"stopped\">\(TimelineSVG.xml(stopped))</p>\n" }
+    page += picture(timeline)
     page += legend()
     page += "</body>\n</html>\n"
     return page
+  }
+
+  /// The largest page written: whatever the run, a page mails and opens quickly.
+  static let sizeLimit = 1_900_000
+
+  /// The picture, drawn finer first and coarser (bands merged over more pixels, marks
+  /// clustered over more) until it fits in ``sizeLimit`` with room for the rest of the page.
+  private static func picture(_ timeline: Timeline) -> String {
+    var svg = ""
+    for coarseness in [1.0, 2, 4, 8, 16, 32] {
+      svg = TimelineSVG(timeline: timeline, coarseness: coarseness).render()
+      if svg.utf8.count < sizeLimit - 40_000 { break }
+    }
+    return svg
   }
 
   private static func legend() -> String {
@@ -61,6 +77,7 @@ package enum TimelinePage {
     sans-serif; color: #1a1a1a; background: #fff; margin: 20px; }
     h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 18px 0 6px; }
     .summary { color: #444; margin: 0 0 10px; }
+    .stopped { color: #8A2E00; font-weight: 600; margin: 0 0 10px; }
     svg.timeline { display: block; max-width: 100%; height: auto; }
     svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", \
     sans-serif; }
@@ -102,6 +119,7 @@ package enum TimelinePage {
     .mark-login { fill: #0072B2; stroke: #0072B2; stroke-width: 1.6; }
     .mark-logout { fill: #CC79A7; stroke: #CC79A7; stroke-width: 1.6; }
     .mark-event { fill: #6B6B6B; }
+    .mark-check { stroke: #111; stroke-width: 2; }
     .cluster-ring { fill: #FFFFFF; stroke: #333; stroke-width: 1.4; }
     .cluster-count { font-size: 9px; font-weight: 700; fill: #111; }
     .marker:hover, .band:hover { opacity: 0.75; }

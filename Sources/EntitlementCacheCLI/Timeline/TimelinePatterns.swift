@@ -24,9 +24,9 @@ enum TimelinePatterns {
     <pattern id="p-background" width="8" height="8" patternUnits="userSpaceOnUse" \
     patternTransform="rotate(-45)"><rect width="8" height="8" fill="#E9E9E9"/>\
     <rect width="2" height="8" fill="#A9A9A9"/></pattern>
-    <pattern id="p-mixed" width="5" height="5" patternUnits="userSpaceOnUse">\
-    <rect width="5" height="5" fill="#CFCFCF"/><path d="M0 0L5 5M5 0L0 5" stroke="#555" \
-    stroke-width="0.9"/></pattern>
+    <pattern id="p-mixed" width="4" height="4" patternUnits="userSpaceOnUse">\
+    <rect width="4" height="4" fill="#D6D6D6"/><rect width="1.5" height="4" fill="#444"/>\
+    </pattern>
     </defs>
     """
 
@@ -42,7 +42,7 @@ enum TimelinePatterns {
     ("foreground", "app in the foreground", "yellow"),
     ("background", "app in the background", "grey stripes"),
     ("clock-set", "device clock set", "dark blue; the label gives how far from true time"),
-    ("mixed", "many changes", "grey cross-hatch: too many to draw apart here; hover for them"),
+    ("mixed", "many changes", "grey bars: too many to draw apart here; hover for them"),
   ]
 
   /// The marks the legend explains.
@@ -58,6 +58,7 @@ enum TimelinePatterns {
     ("login", "a log-in"),
     ("logout", "a log-out"),
     ("event", "a diagnostic the cache or the client told"),
+    ("check", "a check step read the entitlement (a tick above its band)"),
     ("cluster", "several marks too close to draw apart; hover for them"),
   ]
 
@@ -94,6 +95,9 @@ enum TimelinePatterns {
     case "login", "logout":
       return
         "<path class=\"mark-\(style)\" d=\"M\(at(0, 12))L\(at(0, -12))L\(at(9, -8))L\(at(0, -4))\"/>"
+    case "check":
+      // A tick at the top of the entitlement's band: where a `check` step read it.
+      return "<path class=\"mark-check\" d=\"M\(at(0, -14))L\(at(0, -6))\"/>"
     case "event":
       return "<rect class=\"mark-event\" x=\"\(TimelineSVG.number(x - 3.5))\" "
         + "y=\"\(TimelineSVG.number(y - 3.5))\" width=\"7\" height=\"7\"/>"

@@ -8,6 +8,9 @@
 /// per pixel of width, whatever the run.
 struct TimelineSVG {
   let timeline: Timeline
+  /// How many times wider than the finest a band must be to stand alone, and marks apart to
+  /// be drawn apart: 1, unless a run is so large that its page would not fit.
+  var coarseness = 1.0
   /// The width of the whole picture, in CSS pixels.
   var width = 1_280.0
 
@@ -55,7 +58,7 @@ struct TimelineSVG {
         "<rect class=\"lane-ground\" x=\"\(Self.number(Self.gutter))\" y=\"\(Self.number(y))\" "
       svg += "width=\"\(Self.number(axis.width))\" height=\"\(Self.number(height))\"/>"
       svg += "<text class=\"lane-title\" x=\"8\" y=\"\(Self.number(y + height / 2 + 4))\">"
-      svg += "\(Self.xml(Self.shortened(lane.title, to: 20)))</text>"
+      svg += "\(Self.xml(Self.shortened(lane.title, to: 17)))</text>"
       svg += drawBands(lane.bands, axis: axis, y: y, height: height)
       svg += drawMarkers(lane.markers, axis: axis, y: y, height: height)
       svg += "</g>\n"
@@ -88,27 +91,29 @@ struct TimelineSVG {
       let x = Self.number(axis.x(tick.at))
       svg +=
         "<line class=\"tick\" x1=\"\(x)\" y1=\"28\" x2=\"\(x)\" y2=\"\(Self.number(bottom))\"/>"
-      // Kept inside the picture at either end.
-      let at = axis.x(tick.at)
-      let anchor =
-        at > axis.left + axis.width - 40 ? "end" : at < axis.left + 30 ? "start" : "middle"
-      svg += "<text class=\"tick-label\" x=\"\(x)\" y=\"22\" text-anchor=\"\(anchor)\" "
+      svg += "<text class=\"tick-label\" x=\"\(x)\" y=\"22\" text-anchor=\"\(tick.anchor)\" "
       svg += "data-at=\"\(Self.iso(tick.at))\">\(Self.xml(tick.label))</text>"
     }
     return svg + "</g>\n"
   }
 
-  /// The ticks whose labels do not run into the one before, at about 6.5 pixels a character.
+  /// The ticks whose labels do not run into the one before, at about 6.5 pixels a character,
+  /// with each label's anchor: centred, or kept inside the picture at either end.
   private static func apart(
     _ ticks: [(at: Int64, label: String)], axis: TimeAxis
-  ) -> [(at: Int64, label: String)] {
-    var kept: [(at: Int64, label: String)] = []
+  ) -> [(at: Int64, label: String, anchor: String)] {
+    var kept: [(at: Int64, label: String, anchor: String)] = []
+    var lastRight = -Double.infinity
     for tick in ticks {
-      if let last = kept.last {
-        let room = Double(last.label.count + tick.label.count) * 3.25 + 10
-        guard axis.x(tick.at) - axis.x(last.at) >= room else { continue }
-      }
-      kept.append(tick)
+      let x = axis.x(tick.at)
+      let width = Double(tick.label.count) * 6.5
+      let anchor =
+        x > axis.left + axis.width - width / 2
+        ? "end" : x < axis.left + width / 2 ? "start" : "middle"
+      let left = anchor == "start" ? x : anchor == "end" ? x - width : x - width / 2
+      guard left >= lastRight + 8 else { continue }
+      kept.append((tick.at, tick.label, anchor))
+      lastRight = left + width
     }
     return kept
   }
@@ -147,7 +152,7 @@ struct TimelineSVG {
   }
 
   private func isNarrow(_ band: Timeline.Band, _ axis: TimeAxis) -> Bool {
-    axis.x(band.end) - axis.x(band.start) < Self.minimumBandWidth
+    axis.x(band.end) - axis.x(band.start) < Self.minimumBandWidth * coarseness
   }
 
   private func band(
@@ -187,9 +192,12 @@ struct TimelineSVG {
     var index = 0
     let middle = y + height / 2
     while index < sorted.count {
-      let first = axis.x(sorted[index].at)
+      // Drawn whole inside the lane; `data-at` keeps the exact instant.
+      let first = min(max(axis.x(sorted[index].at), axis.left + 6), axis.left + axis.width - 6)
       var last = index
-      while last + 1 < sorted.count, axis.x(sorted[last + 1].at) - first < Self.clusterDistance {
+      while last + 1 < sorted.count,
+        axis.x(sorted[last + 1].at) - first < Self.clusterDistance * coarseness
+      {
         last += 1
       }
       let group = sorted[index...last]
@@ -208,7 +216,7 @@ struct TimelineSVG {
         svg += "\(Self.iso(group[index].at)) to \(Self.iso(group[last].at))\n\n"
         svg += "\(Self.xml(shown + more))</title>"
         svg += "<circle class=\"cluster-ring\" cx=\"\(Self.number(first))\" "
-        svg += "cy=\"\(Self.number(middle))\" r=\"9\"/>"
+        svg += "cy=\"\(Self.number(middle))\" r=\"\(group.count > 99 ? 12 : 9)\"/>"
         svg += "<text class=\"cluster-count\" x=\"\(Self.number(first))\" "
         svg += "y=\"\(Self.number(middle + 3.5))\" text-anchor=\"middle\">"
         svg += "\(group.count > 999 ? "999+" : String(group.count))</text></g>"

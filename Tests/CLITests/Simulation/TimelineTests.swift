@@ -57,8 +57,8 @@ import Testing
     let check = try TimelineCheck(script: Scripts.afterImport, in: directory)
     try check.verify()
     let states = check.svg.bands(in: "snapshot").map(\.state)
-    #expect(states.first == "stale:imported", "\(states)")
-    #expect(states.contains("fresh"), "\(states)")
+    #expect(states.first == "stale:not_requested:not-high-trust:imported", "\(states)")
+    #expect(states.last == "fresh:verified:high-trust", "\(states)")
   }
 
   @Test("a year of a device: over 5,000 events, legible, and under 2 MB")
@@ -110,7 +110,11 @@ struct TimelineCheck {
     func snapshotKey(_ decision: [String: Any]) -> String {
       let evidence = decision["evidence"] as? [String: Any] ?? [:]
       let imported = evidence["origin"] as? String == "imported" ? ":imported" : ""
-      return (evidence["freshness"] as? String ?? "none") + imported
+      let trust = decision["isHighTrust"] as? Bool == true ? "high-trust" : "not-high-trust"
+      return [
+        evidence["freshness"] as? String ?? "none", evidence["verification"] as? String ?? "none",
+        trust,
+      ].joined(separator: ":") + imported
     }
     for line in lines {
       let at = line["at"] as? String ?? ""
