@@ -41,10 +41,10 @@ enum CLIArgumentsTarget {
     if raw.last?.isEmpty == true { raw.removeLast() }
     let allText = raw.allSatisfy(isUTF8)
     do throws(CLIError) {
-      let arguments = try ArgumentParser.text(of: raw, commands: commandSpecs)
+      let arguments = try CommandLineParser.text(of: raw, commands: commandSpecs)
       require(allText, "an argument that is not UTF-8 passed the check")
       require(arguments.map { Array($0.utf8) } == raw, "the check changed an argument")
-      switch try ArgumentParser.parse(arguments, commands: commandSpecs) {
+      switch try CommandLineParser.parse(arguments, commands: commandSpecs) {
       case .help(let text):
         require(!text.isEmpty && text.hasSuffix("\n"), "help text is empty or unterminated")
       case .run(let parsed):

@@ -6,7 +6,7 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// The library's ISO-8601 parser and formatter (`Support/ISO8601.swift`), on the input as text:
+/// The library's ISO-8601 parser and formatter (`Text/ISO8601.swift`), on the input as text:
 /// - the parser agrees with a plain reference reading of the same rules, written differently
 ///   (fields by position, days counted from year 0), on whether the text is a date and which
 ///   instant it is;

@@ -2,12 +2,12 @@
 /// (the exit statuses of the tool's manual, <doc:CommandLineTool>).
 ///
 /// The arguments are the process's bytes: each must be valid UTF-8, or the run ends with a
-/// usage error that names the flag (``ArgumentParser/text(of:commands:)``). Swift's own
+/// usage error that names the flag (``CommandLineParser/text(of:commands:)``). Swift's own
 /// `CommandLine.arguments` repairs invalid bytes into U+FFFD, which would make two different
 /// user IDs one scope.
 package func runTool(arguments: [[UInt8]]) -> ExitStatus {
   do {
-    return try run(ArgumentParser.text(of: arguments, commands: commandSpecs))
+    return try run(CommandLineParser.text(of: arguments, commands: commandSpecs))
   } catch {
     Console.error(error.message)
     return error.status
@@ -26,7 +26,7 @@ package func runTool(_ arguments: [String]) -> ExitStatus {
 }
 
 private func run(_ arguments: [String]) throws(CLIError) -> ExitStatus {
-  switch try ArgumentParser.parse(arguments, commands: commandSpecs) {
+  switch try CommandLineParser.parse(arguments, commands: commandSpecs) {
   case .help(let text):
     Console.out(text)
     return .success

@@ -5,7 +5,7 @@ import Foundation
 /// baseline writes byte-identical values without re-deriving them from the snapshot.
 ///
 /// Which value each parameter takes comes from the library's own parameter definitions
-/// (`ScopeSchema.swift`, the one place that numbers them), not numbered here: a baseline
+/// (`ScopeColumns.swift`, the one place that numbers them), not numbered here: a baseline
 /// bound by stale numbers would write the wrong columns or fail.
 struct TemplateRows {
   /// What one parameter of ``upsertSQL`` is bound to on each write.

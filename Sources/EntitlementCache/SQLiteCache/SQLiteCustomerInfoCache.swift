@@ -178,33 +178,3 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The schema version this build writes.
   package static var supportedSchemaVersion: Int { Migrator.embedded.latestVersion }
 }
-
-/// A read that could not use the file, or whose policy was out of range:
-/// ``SQLiteCustomerInfoCache/access(to:for:policy:)`` answered `offlineUnavailable` with
-/// `unreadable`, `storageUnavailable` or `newerSchema`, or
-/// ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)`` came back empty. Names no token, no raw identity and no bound value.
-public struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
-  /// The first hexadecimal digits of the scope's hash, as `entitlement-cache scopes` shows.
-  public var scopeHashPrefix: String
-  /// Why: ``CacheError/storage(_:_:)``, ``CacheError/unreadableSnapshot(_:)``,
-  /// ``CacheError/closed`` or ``CacheError/invalidConfiguration(field:problem:)``.
-  public var error: CacheError
-  /// The device time of the read.
-  public var at: Date
-
-  /// One line: the scope and the cause.
-  public var description: String { "read of scope \(scopeHashPrefix): \(error)" }
-}
-
-/// A damaged file found and moved aside.
-public struct DamageReport: Sendable, Hashable {
-  /// Where the damaged file now is. Nothing was erased.
-  public var movedTo: String
-  /// What SQLite reported.
-  public var cause: SQLiteError
-}
-
-extension Migrator {
-  /// The migrations compiled into this build from `Migrations/`.
-  static let embedded = Migrator(migrations: EmbeddedMigrations.all)
-}

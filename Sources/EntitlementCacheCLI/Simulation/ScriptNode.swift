@@ -95,7 +95,7 @@ struct ScriptObject: Sendable {
   /// nearest known one when it looks like a typo.
   func rejectingOthers(than known: [String]) throws(ScriptError) {
     guard let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) else { return }
-    let hint = ArgumentParser.nearest(unknown, in: known).map { "; did you mean \"\($0)\"?" }
+    let hint = CommandLineParser.nearest(unknown, in: known).map { "; did you mean \"\($0)\"?" }
     throw ScriptError(path: child(unknown), problem: "unknown field" + (hint ?? ""))
   }
 }

@@ -306,7 +306,7 @@ package enum ScriptParser {
     let doNode = try object.required("do")
     guard case .string(let name) = doNode.value else { throw doNode.error("not a string") }
     guard let fields = ScriptAction.fields.first(where: { $0.key == name })?.value else {
-      let hint = ArgumentParser.nearest(name, in: ScriptAction.fields.map(\.key)).map {
+      let hint = CommandLineParser.nearest(name, in: ScriptAction.fields.map(\.key)).map {
         "; did you mean \"\($0)\"?"
       }
       throw doNode.error("unknown action \"\(name)\"" + (hint ?? ""))

@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// Reading the store's rows and binding its parameters by name (`ScopeSchema.swift`): the one
+/// Reading the store's rows and binding its parameters by name (`ScopeColumns.swift`): the one
 /// place the store extends ``SQLiteStatement``, so a row reader never counts columns.
 extension SQLiteStatement {
   func int64(_ column: some ResultColumn) -> Int64 { int64(column.index) }

@@ -6,7 +6,7 @@ import CSQLite
   import Foundation
 #endif
 
-/// The store's statements, built from the column and parameter names of `ScopeSchema.swift`.
+/// The store's statements, built from the column and parameter names of `ScopeColumns.swift`.
 ///
 /// The write statements are `package` so the benchmark's raw-C baseline runs exactly the SQL
 /// the store runs.

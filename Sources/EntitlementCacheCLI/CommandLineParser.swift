@@ -61,7 +61,7 @@ package enum ParseOutcome: Sendable {
   case help(String)
 }
 
-package enum ArgumentParser {
+package enum CommandLineParser {
   static let toolName = "entitlement-cache"
 
   /// Parses `arguments` (without the program name).

@@ -8,7 +8,7 @@ import Testing
 /// The store's one view of its tables: every result list is contiguous from where it starts,
 /// and every statement built from the names prepares against a fresh file.
 @Suite("Scope schema: columns named once")
-struct ScopeSchemaTests {
+struct ScopeColumnsTests {
   static func indexes<Column: ResultColumn>(_: Column.Type) -> [Int32] {
     Column.allCases.map(\.index).sorted()
   }

@@ -14,7 +14,7 @@ import CSQLite
 // column's index in the statements that return it is computed: each group of columns starts
 // where the group before it in those statements ends, and a case's raw value is its place in
 // its group. A parameter's raw value is its bind index. The statements are generated from the
-// cases in order, so adding a column is one case and its name; `ScopeSchemaTests` prepares
+// cases in order, so adding a column is one case and its name; `ScopeColumnsTests` prepares
 // every statement and checks its column count.
 
 /// A group of result columns, which statements list in case order.

@@ -7,14 +7,6 @@ import EntitlementCacheTesting
   import Foundation
 #endif
 
-/// The kinds of read, each of which must count as a device time seen (the bookkeeping of
-/// `Sources/EntitlementCache/EntitlementCache.docc/Storage.md`).
-enum ContractRead: String, CaseIterable {
-  case decision = "access(to:)"
-  case keyListing = "activeEntitlementKeys"
-  case evaluatedView = "evaluatedCustomerInfo"
-}
-
 /// The clauses about time: re-evaluation, the clock set back, the boot clock.
 extension ContractContext {
   /// pro until T + 1 d, lifetime verified at T (so usable until T + 30 d offline).

@@ -1,0 +1,4 @@
+extension Migrator {
+  /// The migrations compiled into this build from `Migrations/`.
+  static let embedded = Migrator(migrations: EmbeddedMigrations.all)
+}

@@ -1,0 +1,30 @@
+/// When to ask SQLite whether another connection wrote: at most once per interval, measured on
+/// a coarse monotonic clock, so the hot read pays one clock read and one relaxed atomic load.
+///
+/// Kept outside the reads lock on purpose: the check asks the writer connection, and a read
+/// must not ask for the writer's lock while holding its own (see the lock order stated in
+/// ``SQLiteCustomerInfoCache``).
+///
+/// The time of the last check needs no ordering: it says only when to ask, and what the
+/// asking reads is ordered by the writer's lock.
+final class CrossConnectionWatch: Sendable {
+  /// Nanoseconds between checks.
+  let interval: UInt64
+  private let lastCheck: AtomicWord
+
+  /// - Parameter interval: Nanoseconds between checks; 0 checks on every read.
+  init(interval: UInt64) {
+    self.interval = interval
+    lastCheck = AtomicWord(MonotonicClock.nanoseconds())
+  }
+
+  /// Whether it is time to check.
+  @inline(__always) var isDue: Bool {
+    MonotonicClock.nanoseconds() &- lastCheck.load() >= interval
+  }
+
+  /// Records that a check ran now.
+  func checked() {
+    lastCheck.store(MonotonicClock.nanoseconds())
+  }
+}
