@@ -1,4 +1,5 @@
 import EntitlementCache
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -52,16 +53,11 @@ struct ScopeSequence {
   static let defaultLength = 1 << 16
 
   init(count: Int, seed: UInt64 = 0x5EED_CAFE_F00D_BEEF, length: Int = defaultLength) {
-    var state = seed
+    var random = SplitMix64(seed: seed)
     var indexes: [Int] = []
     indexes.reserveCapacity(length)
     for _ in 0..<length {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var mixed = state
-      mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-      mixed ^= mixed >> 31
-      indexes.append(Int(mixed % UInt64(count)))
+      indexes.append(Int(random.next() % UInt64(count)))
     }
     self.indexes = indexes
   }

@@ -199,31 +199,6 @@ public enum EntitlementEvaluator {
         clock: clock, policy: policy))
   }
 
-  /// The device time until the first boundary ahead that could change an evaluation with no
-  /// new data: a `validUntil` (expiry, grace, the lifetime window, device access, the snapshot's
-  /// age), the access context's expiry, `staleAfter`, `maxSnapshotAge`. Server-issued instants
-  /// are ahead of ``ClockReading/serverNow`` by the device time still to pass, since server time
-  /// advances with elapsed time.
-  static func timeToNextBoundary(
-    decisions: some Sequence<AccessDecision>, accessContext: AccessContext?,
-    freshness: Freshness, clock: ClockReading, policy: OfflinePolicy
-  ) -> TimeInterval? {
-    var soonest: TimeInterval?
-    func consider(_ wait: TimeInterval) {
-      guard wait > 0, wait.isFinite else { return }
-      soonest = soonest.map { min($0, wait) } ?? wait
-    }
-    for decision in decisions {
-      if let validUntil = decision.evidence.validUntil {
-        consider(validUntil.timeIntervalSince(clock.serverNow))
-      }
-    }
-    if let accessContext { consider(accessContext.expiresAt.timeIntervalSince(clock.serverNow)) }
-    if freshness == .fresh { consider(policy.staleAfter - clock.elapsed) }
-    if let maxSnapshotAge = policy.maxSnapshotAge { consider(maxSnapshotAge - clock.elapsed) }
-    return soonest
-  }
-
   /// The decision when nothing usable is stored.
   static func unavailable(
     _ key: String, _ reason: UnavailableReason, clock: ClockReading, pendingPurchase: Bool = false
@@ -406,73 +381,5 @@ public enum EntitlementEvaluator {
     case (let first?, nil): first
     case (nil, let second): second
     }
-  }
-}
-
-extension ScopeBookkeeping {
-  /// `serverTime` is the snapshot's `requestDate` (<doc:Storage#Bookkeeping>), which bounds
-  /// lifetime access without `verifiedAt`. Bookkeeping built by hand for a CustomerInfo held in
-  /// memory may omit it; without it that access would never end.
-  fileprivate func withServerTime(of info: CustomerInfo) -> ScopeBookkeeping {
-    guard serverTime == nil else { return self }
-    var filled = self
-    filled.serverTime = info.requestDate
-    return filled
-  }
-
-  /// The verification a decision shows for `snapshot`: the library's verdict or the body's
-  /// claim, except for an import, which is never verified whatever either says (the previous
-  /// cache's bytes carry no signature this library checked): `not_requested`, or `failed` when
-  /// the library found its rows edited.
-  func trustedVerification(_ snapshot: SnapshotFacts) -> OpenEnum<VerificationStatus> {
-    guard origin.importedAt != nil else { return snapshot.verification }
-    return trustedVerificationFailure(snapshot) == nil ? .known(.notRequested) : .known(.failed)
-  }
-
-  /// Why the library decided `failed`, as ``trustedVerification(_:)`` shows it: for an import,
-  /// only tampering, which is the library's own finding, never a body's claim.
-  func trustedVerificationFailure(_ snapshot: SnapshotFacts) -> VerificationFailure? {
-    guard origin.importedAt != nil else { return snapshot.verificationFailure }
-    return snapshot.verificationFailure == .tampered ? .tampered : nil
-  }
-}
-
-/// The keys a whole evaluation decides, laid out once: the decisions table with every key in
-/// place, and each key's position in it with its facts. An evaluation then fills the table's
-/// values in place, so no key is hashed on the way (a resident scope keeps its plan, so a read
-/// of the whole CustomerInfo from memory hashes nothing).
-struct EvaluationPlan {
-  /// Every key of the snapshot with a placeholder decision: what an evaluation copies and fills.
-  let decisions: [String: AccessDecision]
-  /// Every key, its place in ``decisions`` and its facts.
-  let entries: [Entry]
-
-  /// One key of the plan. A struct, not a tuple: a tuple's copies go through the runtime's
-  /// generic witnesses, which cost the evaluation more than its decisions.
-  struct Entry {
-    let index: Dictionary<String, AccessDecision>.Index
-    let key: String
-    /// Nil for a key the facts do not mention, which decides `notEntitled`.
-    let facts: EntitlementFacts?
-  }
-
-  init(keys: some Collection<String>, facts: [String: EntitlementFacts]) {
-    var decisions = [String: AccessDecision](minimumCapacity: keys.count)
-    let placeholder = AccessDecision(
-      entitlement: "", state: .offlineUnavailable(.noSnapshot), evidence: AccessEvidence())
-    for key in keys { decisions[key] = placeholder }
-    entries = decisions.indices.map { index in
-      let key = decisions.keys[index]
-      return Entry(index: index, key: key, facts: facts[key])
-    }
-    self.decisions = decisions
-  }
-}
-
-extension AccessState {
-  /// Denied because time passed a boundary of the entitlement's own: its expiry or grace end,
-  /// or the offline window of non-expiring access.
-  fileprivate var hasLapsed: Bool {
-    self == .denied(.expired) || self == .denied(.offlineWindowElapsed)
   }
 }

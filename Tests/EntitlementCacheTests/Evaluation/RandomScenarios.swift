@@ -1,23 +1,17 @@
 import Foundation
+import TestSupport
 
 @testable import EntitlementCache
 
-/// A SplitMix64 generator (Steele, Lea, Flood 2014): tiny, fast, and the same sequence on every platform,
-/// so a failing seed printed by a test reproduces anywhere.
+/// The scenarios' seeded generator (``SplitMix64``), with the draws they make.
 struct ScenarioRNG: RandomNumberGenerator {
-  private var state: UInt64
+  private var source: SplitMix64
 
   init(seed: UInt64) {
-    state = seed
+    source = SplitMix64(seed: seed)
   }
 
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
+  mutating func next() -> UInt64 { source.next() }
 
   mutating func chance(_ probability: Double) -> Bool {
     Double.random(in: 0..<1, using: &self) < probability

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -338,29 +339,5 @@ struct ISO8601Tests {
     #expect(Date(timeIntervalSinceReferenceDate: .infinity).unixMilliseconds == .max)
     #expect(Date(timeIntervalSinceReferenceDate: -.infinity).unixMilliseconds == .min)
     #expect(Date(timeIntervalSinceReferenceDate: 1e300).unixMilliseconds == .max)
-  }
-}
-
-/// A small seeded generator, so random tests are reproducible across runs and platforms.
-struct SplitMix64: RandomNumberGenerator {
-  /// The generator's state.
-  private var state: UInt64
-
-  /// Creates a generator that always produces the same sequence for `seed`.
-  ///
-  /// - Parameter seed: The starting state.
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  /// The next 64 random bits.
-  ///
-  /// - Returns: A pseudo-random value.
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = state
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return mixed ^ (mixed >> 31)
   }
 }

@@ -1,0 +1,66 @@
+import EntitlementCacheTesting
+import Foundation
+import TestSupport
+import Testing
+
+@testable import EntitlementCache
+
+extension TrustedTimePropertyTests {
+  /// A device clock's skew: 20 days behind most often (issue 9), 20 days ahead, minutes slow
+  /// or fast, anything within 20 days either way, or right.
+  static func skew(_ random: inout ScenarioRNG) -> TimeInterval {
+    switch Int.random(in: 0..<10, using: &random) {
+    case 0, 1, 2: -20 * Fixture.day
+    case 3: 20 * Fixture.day
+    case 4, 5: random.seconds((-15 * Fixture.minute)...(15 * Fixture.minute))
+    case 6: random.seconds((-20 * Fixture.day)...(20 * Fixture.day))
+    default: 0
+    }
+  }
+
+  /// What the server answers at true time `requestDate`: its boundaries around it, so reads
+  /// over the next weeks cross each of them.
+  static func snapshot(at requestDate: Date, _ random: inout ScenarioRNG) -> CustomerInfo {
+    func around(_ range: ClosedRange<TimeInterval>) -> Date {
+      requestDate.addingTimeInterval(random.seconds(range))
+    }
+    var entitlements: [String: EntitlementInfo] = [:]
+    if random.chance(0.9) {
+      entitlements["pro"] = EntitlementInfo(
+        status: .known(.active), expiresAt: around(-Fixture.hour...(25 * Fixture.day)),
+        verifiedAt: requestDate, productId: "pro_monthly", source: .known(.purchase))
+    }
+    if random.chance(0.7) {
+      entitlements["grace"] = EntitlementInfo(
+        status: .known(.grace), expiresAt: around((-2 * Fixture.day)...(5 * Fixture.day)),
+        gracePeriodExpiresAt: random.chance(0.7) ? around(-Fixture.hour...(16 * Fixture.day)) : nil,
+        verifiedAt: requestDate, productId: "pro_yearly", source: .known(.purchase))
+    }
+    if random.chance(0.8) {
+      entitlements["lifetime"] = EntitlementInfo(
+        status: .known(.active),
+        verifiedAt: random.chance(0.7) ? around((-35 * Fixture.day)...0) : nil,
+        productId: "lifetime", source: .known(.purchase))
+    }
+    if random.chance(0.4) {
+      let status = random.pick([EntitlementStatus.expired, .revoked, .billingRetry])
+      entitlements["ended"] = EntitlementInfo(
+        status: .known(status), expiresAt: around((-5 * Fixture.day)...(5 * Fixture.day)),
+        verifiedAt: requestDate, productId: "pro_monthly", source: .known(.purchase))
+    }
+    var deviceAccess: DeviceAccessInfo?
+    if random.chance(0.6) {
+      let blocked = random.chance(0.15)
+      deviceAccess = DeviceAccessInfo(
+        status: .known(blocked ? .blocked : .active),
+        reason: blocked ? .known(.deviceReplaced) : nil,
+        expiresAt: random.chance(0.8) ? around(-Fixture.hour...(20 * Fixture.day)) : nil)
+    }
+    return CustomerInfo(
+      requestDate: requestDate, verification: .known(.verified), entitlements: entitlements,
+      accessContext: random.chance(0.6)
+        ? AccessContext(token: AccessToken(rawValue: "tok"), expiresAt: around(0...Fixture.day))
+        : nil,
+      deviceAccess: deviceAccess)
+  }
+}
