@@ -9,17 +9,10 @@ import Testing
 struct RevenueCatAdoptionExampleTests {
   @Test("the article shows exactly the example this file compiles")
   func articleShowsTheExample() throws {
-    let here = URL(fileURLWithPath: #filePath)
     let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let example = try String(
-      contentsOf: here.deletingLastPathComponent().appending(
-        path: "RevenueCatAdoptionExample.swift"),
-      encoding: .utf8)
-    let begin = try #require(
-      example.range(of: "// AdoptingOnAnInstalledBase.md, RevenueCat: begin\n"))
-    let end = try #require(
-      example.range(of: "// AdoptingOnAnInstalledBase.md, RevenueCat: end\n"))
-    let code = example[begin.upperBound..<end.lowerBound]
+    let code = try Documentation.markedExample(
+      in: "Tests/EntitlementCacheImportTests/RevenueCatAdoptionExample.swift",
+      marker: "AdoptingOnAnInstalledBase.md, RevenueCat")
     #expect(
       article.contains("```swift\n" + code + "```\n"),
       "AdoptingOnAnInstalledBase.md's RevenueCat example drifted from this file")

@@ -17,6 +17,27 @@ public enum Documentation {
     try String(contentsOf: root.appending(path: articlePath(name)), encoding: .utf8)
   }
 
+  /// The code between the lines `// MARKER: begin` and `// MARKER: end` of the file at `path`
+  /// (relative to the root): an example a test compiles and runs, which an article shows byte
+  /// for byte, so it can be checked with `article.contains("```swift\n" + code + "```\n")`.
+  public static func markedExample(in path: String, marker: String) throws -> String {
+    let source = try String(contentsOf: root.appending(path: path), encoding: .utf8)
+    guard let begin = source.range(of: "// \(marker): begin\n"),
+      let end = source.range(of: "// \(marker): end\n", range: begin.upperBound..<source.endIndex)
+    else { throw MissingMarkers(path: path, marker: marker) }
+    return String(source[begin.upperBound..<end.lowerBound])
+  }
+
+  /// A file without the markers ``markedExample(in:marker:)`` looks for.
+  public struct MissingMarkers: Error, CustomStringConvertible {
+    /// The file.
+    public var path: String
+    /// The marker it lacks.
+    public var marker: String
+    /// The file and the marker.
+    public var description: String { "\(path): no \"// \(marker): begin\" and \"end\" lines" }
+  }
+
   /// The text of the README.
   public static func readme() throws -> String {
     try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)

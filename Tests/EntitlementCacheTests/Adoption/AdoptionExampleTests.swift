@@ -8,14 +8,10 @@ import Testing
 struct AdoptionExampleTests {
   @Test("the article shows exactly the example this file compiles")
   func articleShowsTheExample() throws {
-    let here = URL(fileURLWithPath: #filePath)
     let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let example = try String(
-      contentsOf: here.deletingLastPathComponent().appending(path: "AdoptionExample.swift"),
-      encoding: .utf8)
-    let begin = try #require(example.range(of: "// AdoptingOnAnInstalledBase.md: begin\n"))
-    let end = try #require(example.range(of: "// AdoptingOnAnInstalledBase.md: end\n"))
-    let code = example[begin.upperBound..<end.lowerBound]
+    let code = try Documentation.markedExample(
+      in: "Tests/EntitlementCacheTests/Adoption/AdoptionExample.swift",
+      marker: "AdoptingOnAnInstalledBase.md")
     #expect(
       article.contains("```swift\n" + code + "```\n"),
       "AdoptingOnAnInstalledBase.md's example drifted from AdoptionExample.swift")

@@ -2,7 +2,7 @@
 // the two markers below, byte for byte (RelocationExampleTests checks it), so the example
 // always compiles and does what the article says.
 
-// AdoptingOnAnInstalledBase.md: move begin
+// AdoptingOnAnInstalledBase.md, moving the file: begin
 import EntitlementCache
 import Foundation
 
@@ -33,4 +33,4 @@ func openSharedCache(
   }
   return cache
 }
-// AdoptingOnAnInstalledBase.md: move end
+// AdoptingOnAnInstalledBase.md, moving the file: end

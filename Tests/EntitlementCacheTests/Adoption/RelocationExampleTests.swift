@@ -8,14 +8,10 @@ import Testing
 struct RelocationExampleTests {
   @Test("the article shows exactly the move this file compiles")
   func articleShowsTheExample() throws {
-    let here = URL(fileURLWithPath: #filePath)
     let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let example = try String(
-      contentsOf: here.deletingLastPathComponent().appending(path: "RelocationExample.swift"),
-      encoding: .utf8)
-    let begin = try #require(example.range(of: "// AdoptingOnAnInstalledBase.md: move begin\n"))
-    let end = try #require(example.range(of: "// AdoptingOnAnInstalledBase.md: move end\n"))
-    let code = example[begin.upperBound..<end.lowerBound]
+    let code = try Documentation.markedExample(
+      in: "Tests/EntitlementCacheTests/Adoption/RelocationExample.swift",
+      marker: "AdoptingOnAnInstalledBase.md, moving the file")
     #expect(
       article.contains("```swift\n" + code + "```\n"),
       "AdoptingOnAnInstalledBase.md's move drifted from RelocationExample.swift")
