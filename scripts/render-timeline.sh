@@ -12,8 +12,13 @@ cd "$(dirname "$0")/.."
 
 if ! command -v chromium >/dev/null 2>&1; then
   echo "render-timeline: installing Debian's chromium" >&2
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  # The package lists an earlier install step fetched serve; only a machine without them
+  # fetches them first.
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2 ||
+    { $sudo apt-get update -qq >&2 &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2; }
 fi
 swift build --product entitlement-cache >&2
 cli="$(swift build --show-bin-path)/entitlement-cache"
