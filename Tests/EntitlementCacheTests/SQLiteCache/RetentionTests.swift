@@ -9,7 +9,6 @@ import Testing
 /// the retention period, then the least recently used beyond the cap.
 @Suite("Retention")
 struct RetentionTests {
-  static let day: TimeInterval = 86_400
   static let start = Fixture.requestDate
 
   static func scope(_ name: String) -> CacheScope { Fixture.scope(user: name) }
@@ -32,7 +31,7 @@ struct RetentionTests {
     configure: (inout CacheConfiguration) -> Void = { _ in }
   ) throws -> SQLiteCustomerInfoCache {
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.retention = 10 * day
+      $0.retention = 10 * Fixture.day
       configure(&$0)
     }
     try cache.store(
@@ -42,7 +41,7 @@ struct RetentionTests {
     try cache.recordRefreshFailure(for: scope("failed-old"), reason: nil)
     try cache.store(try StoreTest.snapshot(status: "revoked"), for: scope("revoked-old"))
     try cache.store(try StoreTest.snapshot(expiresAt: nil), for: scope("lifetime-old"))
-    clock.advance(by: .seconds(2 * day))
+    clock.advance(by: .seconds(2 * Fixture.day))
     try cache.store(
       try StoreTest.snapshot(
         requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z"),
@@ -55,7 +54,7 @@ struct RetentionTests {
     let clock = ManualClock(Self.start)
     let cache = try Self.populated(directory, clock: clock)
 
-    clock.set(Self.start.addingTimeInterval(11 * Self.day))
+    clock.set(Self.start.addingTimeInterval(11 * Fixture.day))
     let report = try cache.prune()
     #expect(report == PruneReport(expired: 3, overCap: 0))
     #expect(
@@ -73,7 +72,7 @@ struct RetentionTests {
     let cache = try Self.populated(directory, clock: clock)
     // `expired-recent` was last used at start + 2 days: exactly 10 days later it is kept, and
     // one millisecond after that it goes.
-    clock.set(Self.start.addingTimeInterval(12 * Self.day))
+    clock.set(Self.start.addingTimeInterval(12 * Fixture.day))
     #expect(try cache.prune().expired == 3)
     #expect(try Self.remaining(cache).contains(Self.scope("expired-recent").key))
     clock.advance(by: .seconds(0.001))
@@ -85,9 +84,9 @@ struct RetentionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Self.start)
     let cache = try Self.populated(directory, clock: clock)
-    clock.set(Self.start.addingTimeInterval(5 * Self.day))
+    clock.set(Self.start.addingTimeInterval(5 * Fixture.day))
     #expect(cache.access(to: "pro", for: Self.scope("expired-old")).state == .denied(.expired))
-    clock.set(Self.start.addingTimeInterval(11 * Self.day))
+    clock.set(Self.start.addingTimeInterval(11 * Fixture.day))
     // The read is in memory only; prune persists it in its own transaction before judging.
     #expect(try cache.prune().expired == 2)
     #expect(try Self.remaining(cache).contains(Self.scope("expired-old").key))
@@ -161,9 +160,9 @@ struct RetentionTests {
     do {
       _ = try Self.populated(directory, clock: clock)
     }
-    clock.set(Self.start.addingTimeInterval(11 * Self.day))
+    clock.set(Self.start.addingTimeInterval(11 * Fixture.day))
     let reopened = try Fixture.cache(in: directory, clock: clock) {
-      $0.retention = 10 * Self.day
+      $0.retention = 10 * Fixture.day
       $0.maxScopes = 2
       $0.pruneOnOpen = true
     }
@@ -179,7 +178,7 @@ struct RetentionTests {
     do {
       _ = try Self.populated(directory, clock: clock)
     }
-    clock.set(Self.start.addingTimeInterval(100 * Self.day))
+    clock.set(Self.start.addingTimeInterval(100 * Fixture.day))
     let reopened = try Fixture.cache(in: directory, clock: clock) { $0.maxScopes = 1 }
     #expect(try Self.remaining(reopened).count == 6)
   }

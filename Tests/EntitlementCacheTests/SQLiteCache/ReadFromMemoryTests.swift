@@ -8,8 +8,8 @@ import Testing
 /// Every read answers from what memory holds for a scope: the facts that decide each key, and
 /// the body, decoded once per stored snapshot. `evaluatedCustomerInfo` and `load` agree with
 /// `access(to:)` because they read the same thing, not because two readers happen to agree.
-@Suite("One read model: every read from what memory holds, the body decoded once")
-struct OneReadModelTests {
+@Suite("Every read from what memory holds, the body decoded once")
+struct ReadFromMemoryTests {
   let clock = ManualClock(Fixture.requestDate.addingTimeInterval(1), bootSession: "boot-1")
 
   func cache(
