@@ -25,7 +25,7 @@ enum SnapshotVariants {
        "family": {"status": "active", "expiresAt": "2026-12-02T12:00:00+02:00",
                   "productId": "family", "source": "family_shared"},
        "gold": {"status": "grace", "productId": "gold", "source": "gift"},
-       "lifetime": {"status": "paused", "productId": "lifetime", "source": "purchase"}},
+       "lifetime": {"status": "not_a_status_yet", "productId": "lifetime", "source": "purchase"}},
      "unclaimedPurchases": [
        {"purchaseId": "tx_7", "productId": "gold_yearly", "entitlements": ["gold", "plus"],
         "claimHint": "login_required"},

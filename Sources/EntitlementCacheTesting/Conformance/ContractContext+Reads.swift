@@ -17,7 +17,8 @@ extension ContractContext {
       requestDate: T.start,
       entitlements: [
         ContractEntitlement(key: "pro", status: "active", expiresAt: T.at(30 * T.day)),
-        ContractEntitlement(key: "mystery", status: "paused", expiresAt: T.at(30 * T.day)),
+        ContractEntitlement(
+          key: "mystery", status: "not_a_status_yet", expiresAt: T.at(30 * T.day)),
         ContractEntitlement(key: "gone", status: "revoked", expiresAt: T.at(30 * T.day)),
         ContractEntitlement(key: "retry", status: "billing_retry", expiresAt: T.at(30 * T.day)),
         ContractEntitlement(key: "old", status: "expired", expiresAt: T.at(-T.day)),
@@ -217,7 +218,8 @@ extension ContractContext {
         ContractEntitlement(key: "retry", status: "billing_retry", expiresAt: T.at(10 * T.day)),
         ContractEntitlement(key: "old", status: "expired", expiresAt: T.at(-5 * T.day)),
         ContractEntitlement(key: "gone", status: "revoked"),
-        ContractEntitlement(key: "mystery", status: "paused", expiresAt: T.at(10 * T.day)),
+        ContractEntitlement(
+          key: "mystery", status: "not_a_status_yet", expiresAt: T.at(10 * T.day)),
         ContractEntitlement(
           key: "family", status: "active", expiresAt: T.at(10 * T.day), verifiedAt: T.start,
           source: "family_shared"),

@@ -77,7 +77,8 @@ struct EvaluatedReadsTests {
       "lifetime": Fixture.entitlement(.active),
       "monthly": Fixture.monthly,
       "revoked": Fixture.entitlement(.revoked),
-      "paused": Fixture.entitlement(.unknown("paused"), expiresAt: Fixture.at(Fixture.minute)),
+      "paused": Fixture.entitlement(
+        .unknown("not_a_status_yet"), expiresAt: Fixture.at(Fixture.minute)),
     ],
     accessContext: AccessContext(
       token: AccessToken(rawValue: "SECRET"), expiresAt: Fixture.at(Fixture.hour)))
@@ -96,7 +97,7 @@ struct EvaluatedReadsTests {
     #expect(statuses["lifetime"] == .known(.active))
     #expect(statuses["monthly"] == .known(.active))
     #expect(statuses["revoked"] == .known(.revoked))
-    #expect(statuses["paused"] == .unknown("paused"))
+    #expect(statuses["paused"] == .unknown("not_a_status_yet"))
     #expect(later.customerInfo.accessContext == nil)
     #expect(later.activeEntitlementKeys == ["lifetime", "monthly"])
     // Only the status changes: the server's other facts stay as they were.

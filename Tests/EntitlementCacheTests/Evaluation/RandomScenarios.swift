@@ -103,7 +103,7 @@ struct Scenario: CustomStringConvertible {
   private static func entitlement(_ random: inout ScenarioRNG) -> EntitlementInfo {
     let statuses: [OpenEnum<EntitlementStatus>] =
       [.known(.active), .known(.active), .known(.active), .known(.grace), .known(.grace)]
-      + EntitlementStatus.allCases.map { .known($0) } + [.unknown("paused")]
+      + EntitlementStatus.allCases.map { .known($0) } + [.unknown("not_a_status_yet")]
     let status = random.pick(statuses)
     let expiresAt = random.chance(0.65) ? random.date(-5 * Fixture.day...(40 * Fixture.day)) : nil
     let graceChance = status == .known(.grace) ? 0.6 : 0.15

@@ -14,7 +14,7 @@ struct RecoveryAndTrustTests {
     "revoked": Fixture.entitlement(.revoked),
     "billing": Fixture.entitlement(.billingRetry),
     "window": Fixture.entitlement(.active, verifiedAt: Fixture.at(-31 * Fixture.day)),
-    "unknown": Fixture.entitlement(.unknown("paused")),
+    "unknown": Fixture.entitlement(.unknown("not_a_status_yet")),
     "shared": Fixture.entitlement(
       .active, expiresAt: Fixture.at(Fixture.day), source: .known(.familyShared)),
   ]

@@ -27,7 +27,7 @@ enum ModelFixture {
           "renewals": 7
         },
         "legacy": {
-          "status": "paused",
+          "status": "not_a_status_yet",
           "expiresAt": null,
           "verifiedAt": "2026-11-30T12:00:00-05:30",
           "source": "partner_bundle"
