@@ -51,9 +51,9 @@ struct SnapshotFacts: Sendable, Hashable {
   var deviceAccess: DeviceAccessInfo?
 }
 
-// The initializers live in an extension so the struct keeps its memberwise initializer, which
-// ``init(normalized:accessContextExpiresAt:deviceAccess:)`` builds through: an initializer that
-// assigns the stored properties one by one copied the facts once more and destroyed the first.
+// Initializers in an extension, so the memberwise one stays for
+// ``init(normalized:accessContextExpiresAt:deviceAccess:)`` to build through (Architecture,
+// "Initializers of values on the read path").
 extension SnapshotFacts {
   /// Facts in normalized form, from facts as a snapshot holds them.
   init(

@@ -15,7 +15,7 @@ struct EvaluationPlan {
   let entries: [Entry]
 
   /// One key of the plan. A struct, not a tuple: a tuple's copies go through the runtime's
-  /// generic witnesses, which cost the evaluation more than its decisions.
+  /// generic witnesses, on every evaluation of every key.
   struct Entry {
     let index: Dictionary<String, AccessDecision>.Index
     let key: String

@@ -25,9 +25,9 @@ public struct DeviceAccessInfo: Sendable, Hashable, JSONModel {
   public var unknownFields: [String: JSONValue] = [:]
 }
 
-// The initializers live in an extension so the struct keeps its memberwise initializer
-// (every property but the status defaulted), which the read-through builds through: one that
-// assigns the properties one by one copied the whole value once more.
+// Initializers in an extension, so the memberwise one (every property but the status
+// defaulted) stays for the read-through to build through (Architecture, "Initializers of values
+// on the read path").
 extension DeviceAccessInfo {
   init(json: JSONValue, path: String) throws(SnapshotError) {
     var reader = try JSONObjectReader(json, path: path)

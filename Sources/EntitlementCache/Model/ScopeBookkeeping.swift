@@ -40,9 +40,8 @@ public struct ScopeBookkeeping: Sendable, Hashable {
   public var origin: SnapshotOrigin = .refresh
 }
 
-// The initializers live in an extension so the struct keeps its memberwise initializer, which
-// the SQLite cache's row reader builds through: an initializer that assigns the stored
-// properties one by one copied the bookkeeping once more and destroyed the first.
+// Initializers in an extension, so the memberwise one stays for the SQLite cache's row reader
+// to build through (Architecture, "Initializers of values on the read path").
 extension ScopeBookkeeping {
   /// Creates bookkeeping; for a snapshot evaluated in memory, `storedAt` is the device time it
   /// arrived.

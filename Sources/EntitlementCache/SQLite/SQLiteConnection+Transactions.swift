@@ -10,8 +10,8 @@ extension SQLiteConnection {
   ///
   /// Validate input before calling: the body should only fail for storage reasons.
   ///
-  /// `BEGIN` and `COMMIT` run as cached prepared statements: through `sqlite3_exec` each was
-  /// parsed again on every write, a tenth of a snapshot write's instructions.
+  /// `BEGIN` and `COMMIT` run as cached prepared statements, so a write does not parse them
+  /// again as `sqlite3_exec` would.
   func writeTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
     try transaction(beginning: "BEGIN IMMEDIATE", body)
   }

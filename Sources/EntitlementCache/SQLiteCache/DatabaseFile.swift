@@ -121,8 +121,8 @@ enum DatabaseFile {
   /// see the tables without the version between them. Reading them also finds a file that is
   /// not a database, or whose first pages are damaged. For a version this build knows, which
   /// of the cache's tables and identity columns it has is then asked of SQLite's parsed
-  /// schema, by preparing statements that name them: a query of the schema table's
-  /// definitions cost a cold open twice as much.
+  /// schema, by preparing statements that name them, which SQLite answers from the schema it
+  /// parsed already, where a query of the schema table's definitions reads and compares text.
   static func schema(on connection: SQLiteConnection) throws(SQLiteError) -> FileSchema {
     let sql =
       "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)"
@@ -139,7 +139,7 @@ enum DatabaseFile {
     let identity = "SELECT \(scopeIdentityColumns.joined(separator: ", ")) FROM scope"
     let tables = tablesSinceVersion.filter { $0.version <= file.version }.map(\.table)
     // One statement names all of it, as a healthy file has it; only a file that fails it is
-    // asked part by part. Preparing it costs a cold open about 20 µs (Benchmarks/README.md).
+    // asked part by part, so a cold open prepares one statement more, not one per table.
     let whole = identity + ", " + tables.filter { $0 != "scope" }.joined(separator: ", ")
     if try prepares(whole, on: connection) {
       file.hasScopeIdentity = true

@@ -290,7 +290,7 @@ extension SQLiteCustomerInfoCache {
       }
     }
     // Busy or not, the attempt counts: retrying on every read while a write holds the lock
-    // cost each read a failed try-lock, a system call, for as long as the write lasted. The
+    // would cost each read a failed try-lock, a system call, for as long as the write lasts. The
     // write is this cache's own, whose result memory holds; another process's commit meanwhile
     // is seen at the next check, one interval later.
     watch.checked()

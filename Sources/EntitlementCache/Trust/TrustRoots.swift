@@ -5,7 +5,7 @@ public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {
   package let publicKeys: [[UInt8]]
   /// Certificates already found certified by these roots. A server signs with one
   /// intermediate for months, so every read from disk would otherwise check the same root
-  /// signature again: half of its verification cost.
+  /// signature again, one of the two signatures it checks.
   private let certified = CertifiedIntermediates()
 
   /// Roots of `publicKeys`, each 32 raw bytes.

@@ -7,9 +7,9 @@
 /// Parses JSON text (RFC 8259) into a ``JSONValue``, in one pass over the bytes.
 ///
 /// Foundation's `JSONDecoder` reaches a `JSONValue` only by trying each type in turn, and every
-/// miss throws a `DecodingError` that builds its coding path: decoding a stored snapshot that way
-/// cost about 3.4 million instructions, most of a client's start-up. This parser does the same job
-/// in a small fraction of that, and is stricter where strictness protects a cache:
+/// miss throws a `DecodingError` that builds its coding path, which made decoding a stored
+/// snapshot most of a client's start-up. This parser reads the bytes once, throws only for a
+/// real error, and is stricter where strictness protects a cache:
 /// - Trailing commas, control characters in strings, lone surrogates, invalid UTF-8, numbers out
 ///   of `Double`'s range and anything after the value are errors.
 /// - A key repeated in one object is an error: two readers of the same bytes (the server that
@@ -185,8 +185,8 @@ package struct JSONParser {
   }
 
   /// A string: the common case (no escapes) is one validated copy of its bytes, and one
-  /// without validation when every byte is ASCII, which is always valid UTF-8: the generic
-  /// validating initializer cost a fifth of a snapshot's parse.
+  /// without validation when every byte is ASCII, which is always valid UTF-8, so the
+  /// generic validating initializer runs only on strings that need it.
   private mutating func parseString() throws(SyntaxError) -> String {
     index += 1
     let start = index

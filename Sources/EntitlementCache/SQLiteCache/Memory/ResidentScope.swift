@@ -122,7 +122,7 @@ final class ResidentScope {
   /// Makes `key` the recent key when it has been read; false when it has not.
   ///
   /// The caller then passes ``recentFacts`` straight to the evaluator: returning the facts as
-  /// an optional copied them and destroyed the copy through the generic optional witnesses.
+  /// an optional would copy them, and destroy the copy, through the generic optional witnesses.
   func makeRecent(_ key: String) -> Bool {
     if recentKey == key { return true }
     guard let facts = entitlements[key] else { return false }

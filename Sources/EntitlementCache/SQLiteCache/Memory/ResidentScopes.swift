@@ -80,9 +80,9 @@ struct ResidentScopes {
 /// The resident scopes by scope key: open addressing with linear probing, each key placed by
 /// its first 64 bits.
 ///
-/// A scope key is a SHA-256 digest, so its bits are already spread evenly. `Dictionary` hashes
-/// every key again with seeded SipHash, which on the hot read cost more than all of the
-/// evaluation's comparisons; here a lookup is a mask, a load and a 32-byte compare. Keys come
+/// A scope key is a SHA-256 digest, so its bits are already spread evenly. `Dictionary` would
+/// hash every key again with seeded SipHash on the hot read; here a lookup is a mask, a load
+/// and a 32-byte compare. Keys come
 /// from hashing identities the app chooses, so a caller could only crowd one slot by searching
 /// for SHA-256 prefixes, and retention keeps at most a few hundred scopes: probing stays short.
 ///

@@ -2,7 +2,7 @@
 /// most one entitlement row (``ScopeSQL/pointRead``), mapped straight into a resident.
 ///
 /// The statement is held here rather than looked up in the connection's statement cache,
-/// whose key is the SQL text: hashing those 700 characters cost a tenth of the read. It is
+/// whose key is the SQL text: the read-through would hash those 700 characters every time. It is
 /// dropped after a failure, as the cache evicts a failed statement. Used only under the reads
 /// lock, so its variables are `@exclusivity(unchecked)` (as ``ScopeReader``'s are).
 final class PointReader {

@@ -34,9 +34,8 @@ struct ScopeRow: Sendable {
   var lastUsedAt: Date
 }
 
-// The initializers live in an extension so the struct keeps its memberwise initializer, which
-// ``init(row:)`` builds through: an initializer that assigns the stored properties one by one
-// copied the whole scope row once more at its end and destroyed the original, part by part.
+// Initializers in an extension, so the memberwise one stays for ``init(row:)`` to build through
+// (Architecture, "Initializers of values on the read path").
 extension ScopeRow {
   private init(
     version: RowVersion?, bookkeeping: ScopeBookkeeping, facts: SnapshotFacts?,

@@ -240,7 +240,7 @@ struct ParsedBody {
 
 /// The bodies a cache has decoded, by SHA-256: a scope is read from disk again after every
 /// failed refresh and every write another process makes (to any scope), and its body is then
-/// usually the one already decoded, which cost a third of a checked read. Facts are a pure
+/// usually the one already decoded, so it is not decoded again. Facts are a pure
 /// function of the bytes, and the digest is of the bytes just read, so a hit proves the same
 /// as decoding them again. Few and small, so an edited or hostile file cannot grow it.
 /// Used only under the reads lock.
