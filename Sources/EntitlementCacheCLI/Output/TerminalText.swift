@@ -49,9 +49,9 @@ enum TerminalText {
   /// error, not a 100 KB one.
   static let excerptLength = 80
 
-  /// `text`, or its first ``excerptLength`` characters and `…`.
-  static func excerpt(_ text: String) -> String {
-    text.count <= excerptLength ? text : text.prefix(excerptLength) + "…"
+  /// `text`, or its first `limit` (by default ``excerptLength``) characters and `…`.
+  static func excerpt(_ text: String, limit: Int = excerptLength) -> String {
+    text.count <= limit ? text : text.prefix(limit) + "…"
   }
 
   /// `text` with every unsafe character but the newline written as `\u{HEX}`: for whole

@@ -87,7 +87,7 @@ extension Timeline {
   /// format and bidirectional characters written out as the text output writes them (so a
   /// label cannot start a line of its own, or turn text around), and cut to `limit`.
   static func safe(_ text: String, limit: Int = TerminalText.excerptLength) -> String {
-    TerminalText.field(text.count <= limit ? text : text.prefix(limit) + "…")
+    TerminalText.field(TerminalText.excerpt(text, limit: limit))
   }
 
   /// Collects the lanes' changes, in the order they happened.

@@ -67,7 +67,6 @@ import Testing
 
   @Test("a forged answer, then a valid one: the snapshot lane shows the verification change")
   func verificationChange() throws {
-    try directory.write("forged.json", Scripts.forged)
     let check = try TimelineCheck(script: Scripts.forged)
     let states = check.svg.bands(in: "snapshot").map(\.state)
     #expect(states.contains { $0.hasPrefix("fresh:failed:") }, "\(states)")
