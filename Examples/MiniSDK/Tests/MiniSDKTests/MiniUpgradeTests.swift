@@ -46,6 +46,7 @@ import Testing
   /// The app gains a widget, and its cache moves into the shared container: the snapshot keeps
   /// its age, the purchase queued offline before the move is posted once, and the next launch
   /// finds nothing to move.
+  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test func aMoveIntoTheSharedContainerKeepsTheStateAndPostsTheQueuedPurchaseOnce() async throws {
     let device = try MiniDevice()
     let sdk = try device.open()
