@@ -4,17 +4,6 @@
   import Foundation
 #endif
 
-/// What a conditional store compares an answer with: the stored snapshot's claims, read in
-/// the same transaction (or under the same lock) as the write they decide.
-struct StoredAnswer: Sendable {
-  /// The stored snapshot's `requestDate`.
-  var requestDate: Date
-  /// The stored snapshot's verification status, as the cache records it.
-  var verification: OpenEnum<VerificationStatus>
-  /// Whether the library itself verified the stored snapshot (with trust roots).
-  var isVerifiedByTrustRoots: Bool
-}
-
 /// The one rule book of a conditional store: never an older answer over a newer one (unless
 /// the stored date is one no server gave, ``implausibleLead``), never a failed verification
 /// over a verified snapshot. Every cache of the package decides with it,

@@ -45,12 +45,9 @@ extension StoreOutcome {
   ) -> StoreOutcome {
     let claims = stored.flatMap { stored -> StoredAnswer? in
       guard let info = stored.snapshot?.customerInfo else { return nil }
-      // An import is never verified, whatever its body claims: any answer may replace it.
-      let imported = stored.bookkeeping.origin.importedAt != nil
       return StoredAnswer(
-        requestDate: info.requestDate,
-        verification: imported ? .known(.notRequested) : info.verification,
-        isVerifiedByTrustRoots: stored.verdict == .verified)
+        requestDate: info.requestDate, claimed: info.verification, writerVerdict: stored.verdict,
+        isImported: stored.bookkeeping.origin.importedAt != nil)
     }
     // A cache reports a verdict only when it has trust roots.
     return ConditionalStore.refusal(

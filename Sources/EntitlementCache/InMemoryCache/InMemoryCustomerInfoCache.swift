@@ -189,9 +189,8 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
         current.snapshot.map { stored in
           StoredAnswer(
             requestDate: stored.snapshot.customerInfo.requestDate,
-            // An import is never verified, whatever its body says: any answer replaces it.
-            verification: current.bookkeeping.trustedVerification(stored.facts),
-            isVerifiedByTrustRoots: stored.verdict == .verified)
+            claimed: stored.facts.verification, writerVerdict: stored.verdict,
+            isImported: current.bookkeeping.origin.importedAt != nil)
         }
       }
       if let refusal = ConditionalStore.refusal(

@@ -113,7 +113,7 @@ extension SQLiteCustomerInfoCache {
   /// The claimed attempt, under the writer's lock: opens the file into `connection`, and
   /// returns what the opener found; nil when another caller opened it, or it was closed.
   private func openClaimed(
-    _ connection: inout SQLiteConnection?
+    _ connection: inout StoreWriter?
   ) -> Result<DatabaseOpener.Opened, FailedOpen>? {
     // Opened by another caller, or closed, while this one waited for the lock.
     guard connection == nil, awaitingStorage.withLock({ $0 != nil }) else { return nil }

@@ -42,12 +42,8 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
     }
     let policy = configuration.policy
     var outcome = ImportOutcome.imported
-    try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
-      let row = try connection.withStatement(ScopeSQL.scopeRowRead) {
-        statement throws(SQLiteError) in
-        try statement.bind(scope.key.bytes, at: 1)
-        return try statement.step() ? ScopeRow(row: statement) : nil
-      }
+    try write(.store, scope: scope) { store, marks throws(SQLiteError) in
+      let row = try store.scopeRow(for: scope)
       guard row?.hasSnapshot != true else {
         outcome = .scopeAlreadyFilled
         return { _ in }
@@ -66,7 +62,8 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
         trust: StoredTrust(signature: nil, requestNonce: nil, checkedAt: nil, writerVerdict: nil),
         deviceBlock: deviceBlock, writtenAt: bookkeeping.deviceHighWaterMark, boot: nil,
         imported: (bookkeeping.storedAt ?? bookkeeping.deviceHighWaterMark, bookkeeping.origin))
-      return try writeSnapshotRows(rows, for: scope, on: connection, marks: marks)
+      let written = try store.writeSnapshot(rows, for: scope)
+      return installing(rows, written: written, for: scope, marks: marks)
     }
     return outcome
   }

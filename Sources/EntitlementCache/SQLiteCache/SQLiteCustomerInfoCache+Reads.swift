@@ -277,16 +277,16 @@ extension SQLiteCustomerInfoCache {
   /// takes the reads lock, never while holding it: that is the lock order.
   func otherConnectionsVersion() -> (dataVersion: Int64?, writer: UInt64)? {
     guard watch.isDue else { return nil }
-    let asked = writer.withLockIfAvailable { connection -> (Int64?, UInt64)? in
-      guard let connection else { return nil }
+    let asked = writer.withLockIfAvailable { store -> (Int64?, UInt64)? in
+      guard let store else { return nil }
       do throws(SQLiteError) {
-        return (try connection.scalarInt("PRAGMA data_version"), connection.serial)
+        return (try store.dataVersion(), store.serial)
       } catch let error where error.storageFailureKind == .unavailable {
         // Refused, as a locked device refuses: nothing says the file changed, so what memory
         // holds still answers; the next check asks again.
         return nil
       } catch {
-        return (nil, connection.serial)
+        return (nil, store.serial)
       }
     }
     // Busy or not, the attempt counts: retrying on every read while a write holds the lock

@@ -74,8 +74,8 @@ extension SQLiteCustomerInfoCache {
     var summary = RelocationSummary()
     // On disk before the old file goes, whatever the configured durability: a purchase token
     // lost with an unsynced commit could not be fetched again.
-    try write(.relocate, scope: nil, durable: true) { connection, _ throws(SQLiteError) in
-      summary = try move.merge(into: connection, at: now, roots: roots)
+    try write(.relocate, scope: nil, durable: true) { store, _ throws(SQLiteError) in
+      summary = try move.merge(into: store, at: now, roots: roots)
       // Any scope may have changed: each is read from the file again.
       return { path in path.residents.dropAll() }
     }

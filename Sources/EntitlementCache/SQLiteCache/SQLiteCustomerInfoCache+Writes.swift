@@ -68,16 +68,17 @@ extension SQLiteCustomerInfoCache {
       throw .invalidSnapshot(error)
     }
     let hasTrustRoots = configuration.trustRoots != nil
-    try write(.store, scope: scope) { connection, marks throws(SQLiteError) in
+    try write(.store, scope: scope) { store, marks throws(SQLiteError) in
       if conditional || verdict?.failure != nil {
-        let claims = try ScopeSQL.storedAnswer(scope, on: connection).map { row in
+        let claims = try store.storedAnswer(for: scope).map { answer, revision in
           // The row's record says verified; what a check from disk found at that very
           // revision overrules it, so a fresh answer may replace a snapshot the file was
           // edited under.
-          let overruled = stored?.revision == row.revision && stored?.verdict != .verified
-          return StoredAnswer(
-            requestDate: row.requestDate, verification: row.verification,
-            isVerifiedByTrustRoots: row.isVerifiedByTrustRoots && !overruled)
+          var answer = answer
+          if stored?.revision == revision, stored?.verdict != .verified {
+            answer.isVerifiedByTrustRoots = false
+          }
+          return answer
         }
         if let refused = ConditionalStore.refusal(
           of: snapshot, verdict: verdict, over: claims, hasTrustRoots: hasTrustRoots,
@@ -87,17 +88,50 @@ extension SQLiteCustomerInfoCache {
           return { _ in }
         }
       }
-      return try writeSnapshotRows(
-        SnapshotRows(
-          snapshot: snapshot, digest: digest, entitlements: entitlements, facts: facts,
-          trust: StoredTrust(snapshot, verdict: verdict, checkedAt: checkedAt),
-          deviceBlock: deviceBlock, writtenAt: now, boot: boot),
-        for: scope, on: connection, marks: marks)
+      let rows = SnapshotRows(
+        snapshot: snapshot, digest: digest, entitlements: entitlements, facts: facts,
+        trust: StoredTrust(snapshot, verdict: verdict, checkedAt: checkedAt),
+        deviceBlock: deviceBlock, writtenAt: now, boot: boot)
+      let written = try store.writeSnapshot(rows, for: scope)
+      return installing(rows, written: written, for: scope, marks: marks)
     }
     if let failure = verdict?.failure {
       tell(.snapshotUnverified(failure, stored: refusal == nil), scope: scope)
     }
     return refusal ?? .stored
+  }
+
+  /// Refuses a snapshot over ``CacheConfiguration/snapshotSizeLimit`` before anything is
+  /// hashed, verified or written.
+  func refuseOversized(_ snapshot: CustomerInfoSnapshot) throws(CacheError) {
+    let limit = configuration.snapshotSizeLimit
+    guard snapshot.jsonData.count <= limit else {
+      throw .invalidSnapshot(
+        SnapshotError(path: "", problem: .tooLarge(size: snapshot.jsonData.count, limit: limit)))
+    }
+  }
+
+  /// What installs `scope` in memory after `rows` were written as `written`: the resident a
+  /// read of the rows now would install, without the read (see ``ScopeRow``).
+  func installing(
+    _ rows: SnapshotRows, written: WrittenSnapshot, for scope: CacheScope,
+    marks: [ScopeKey: ReadMarks]
+  ) -> (ScopeReader) -> Void {
+    let now = rows.writtenAt
+    let scopeRow = ScopeRow(
+      writtenAt: now, rowID: written.rowID, revision: written.revision,
+      requestDate: rows.snapshot.customerInfo.requestDate, boot: rows.boot, facts: rows.facts,
+      lastUsedAt: max(now, marks[scope.key]?.lastUsedAt ?? now),
+      pendingPurchase: written.pendingPurchase, imported: rows.imported)
+    let details = ScopeDetails(
+      written: rows.snapshot, at: rows.imported?.savedAt ?? now, digest: rows.digest)
+    let entitlements = rows.entitlements
+    return { path in
+      path.residents.install(
+        ResidentScope(
+          scopeRow: scopeRow, entitlements: entitlements, isComplete: true, details: details),
+        for: scope.key)
+    }
   }
 
   /// With trust roots, the verdict on `snapshot` arriving for `scope`, the trusted server time
@@ -136,17 +170,8 @@ extension SQLiteCustomerInfoCache {
   {
     let now = clock.now().truncatedToMilliseconds
     let boot = clock.bootInstant()
-    try write(.recordRefreshFailure, scope: scope) { connection, _ throws(SQLiteError) in
-      let revision = try ScopeSQL.takeRevision(on: connection)
-      let mark = try ScopeSQL.attemptMark(for: scope, at: now, boot: boot, on: connection)
-      try connection.withStatement(ScopeSQL.upsertRefreshFailure) { statement throws(SQLiteError) in
-        try ScopeSQL.bindScope(scope, to: statement)
-        try statement.bind(now, to: RefreshFailureParameter.failedAt)
-        try statement.bind(mark, to: RefreshFailureParameter.markAt)
-        try statement.bind(reason, to: RefreshFailureParameter.reason)
-        try statement.bind(revision, to: RefreshFailureParameter.revision)
-        try statement.run()
-      }
+    try write(.recordRefreshFailure, scope: scope) { store, _ throws(SQLiteError) in
+      try store.recordRefreshFailure(for: scope, at: now, boot: boot, reason: reason)
       // The next read re-reads the row, which now carries the failure.
       return { path in path.residents.markForReread(scope.key) }
     }
@@ -154,11 +179,8 @@ extension SQLiteCustomerInfoCache {
 
   /// Deletes everything stored for `scope`.
   public func remove(_ scope: CacheScope) throws(CacheError) {
-    try write(.remove, scope: scope) { connection, _ throws(SQLiteError) in
-      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
-        try statement.bind(scope.key.bytes, at: 1)
-        try statement.run()
-      }
+    try write(.remove, scope: scope) { store, _ throws(SQLiteError) in
+      try store.deleteScope(storedKey: scope.key.bytes)
       return { path in path.residents.forget(scope.key) }
     }
   }
@@ -192,7 +214,7 @@ extension SQLiteCustomerInfoCache {
   func write(
     _ operation: CacheOperation, scope: CacheScope?, onlyReadMarks: Bool = false,
     durable: Bool = false,
-    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
+    _ body: (StoreWriter, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
     var seen = WriteSeen()
     // Told after every lock is released, as observers are, in the order seen under the lock.
@@ -228,7 +250,7 @@ extension SQLiteCustomerInfoCache {
 
   private func writeTransaction(
     _ operation: CacheOperation, onlyReadMarks: Bool, durable: Bool, seen: inout WriteSeen,
-    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
+    _ body: (StoreWriter, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(CacheError) {
     // After the lock is released, failed or not: an observer reads the cache. Not for a write
     // refused before it touched anything, the file not being open: observers would only wake
@@ -285,10 +307,10 @@ extension SQLiteCustomerInfoCache {
 
   /// The refusal of a newer build's file, when `connection`'s file is now at a schema version
   /// this build does not write; nil while it is at this build's.
-  private func migratedByANewerBuild(_ connection: SQLiteConnection) -> SQLiteCacheError? {
+  private func migratedByANewerBuild(_ store: StoreWriter) -> SQLiteCacheError? {
     let supported = Migrator.embedded.latestVersion
     // A version that cannot be read says nothing newer: the failure stays the damage it is.
-    guard let found = try? connection.scalarInt("PRAGMA user_version"), found > supported else {
+    guard let found = store.schemaVersion(), found > supported else {
       return nil
     }
     return .newerSchema(path: path, found: Int(clamping: found), supported: supported)
@@ -297,8 +319,8 @@ extension SQLiteCustomerInfoCache {
   /// - Returns: Whether a transaction committed: false for a flush with nothing to persist.
   @discardableResult
   func attemptWrite(
-    on connection: SQLiteConnection, onlyReadMarks: Bool = false, durable: Bool = false,
-    _ body: (SQLiteConnection, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
+    on store: StoreWriter, onlyReadMarks: Bool = false, durable: Bool = false,
+    _ body: (StoreWriter, [ScopeKey: ReadMarks]) throws(SQLiteError) -> (ScopeReader) -> Void
   ) throws(SQLiteError) -> Bool {
     // What reads learned goes to the file only when the configuration says so: an inspection
     // tool reading with a clock of its own must not move the app's device time.
@@ -307,14 +329,11 @@ extension SQLiteCustomerInfoCache {
       ? reads.withLock { $0.residents.unpersistedMarks() } : [:]
     // Releasing a cache that only read must not wait for another process's write lock.
     if onlyReadMarks, marks.isEmpty { return false }
-    // In WAL mode `NORMAL` syncs the log only at a checkpoint; `FULL` syncs it at this commit.
-    let raisesDurability = durable && configuration.durability != .full
-    if raisesDurability { try connection.execute("PRAGMA synchronous = FULL") }
-    // Not set back, commits are only slower, never less durable.
-    defer { if raisesDurability { try? connection.execute("PRAGMA synchronous = NORMAL") } }
-    let apply = try connection.writeTransaction { () throws(SQLiteError) -> (ScopeReader) -> Void in
-      try ReadMarks.persist(marks, on: connection)
-      return try body(connection, marks)
+    let apply = try store.transaction(
+      durable: durable, raisingFromNormal: configuration.durability != .full
+    ) { () throws(SQLiteError) -> (ScopeReader) -> Void in
+      try store.persist(marks)
+      return try body(store, marks)
     }
     reads.withLock { path in
       path.residents.markPersisted(marks)
@@ -328,18 +347,19 @@ extension SQLiteCustomerInfoCache {
   /// Closes both connections to the damaged file, keeping its log unmerged, moves it aside and
   /// installs connections to a new, empty database. Called with the writer lock held.
   private func replaceDamagedFile(
-    _ writerConnection: inout SQLiteConnection, cause: SQLiteError
+    _ writerConnection: inout StoreWriter, cause: SQLiteError
   ) throws(CacheError) {
     try reads.withLock { state throws(CacheError) in
       // The old connections must be closed before the files move, or their close would find
       // the new file's companions under the same names. In-memory placeholders stand in for
       // them meanwhile; no other thread can see them, both locks are held.
-      let placeholder: (writer: SQLiteConnection, reader: SQLiteConnection)
+      let placeholder: (writer: StoreWriter, reader: StoreReader)
       do throws(SQLiteError) {
         try writerConnection.skipCheckpointOnClose()
         try state.reader?.skipCheckpointOnClose()
         placeholder = (
-          try SQLiteConnection(path: ":memory:"), try SQLiteConnection(path: ":memory:")
+          StoreWriter(try SQLiteConnection(path: ":memory:")),
+          StoreReader(try SQLiteConnection(path: ":memory:"))
         )
       } catch {
         throw .sqlite(.open, error)
@@ -367,10 +387,9 @@ extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
   public func changeMark() -> UInt64? {
     openAwaitedStorage(waitingForWrites: false)
     let own = committedWrites.withLock { $0 }
-    let asked = writer.withLockIfAvailable { connection -> (Int64, UInt64)? in
-      guard let connection, let version = try? connection.scalarInt("PRAGMA data_version")
-      else { return nil }
-      return (version, connection.serial)
+    let asked = writer.withLockIfAvailable { store -> (Int64, UInt64)? in
+      guard let store, let version = try? store.dataVersion() else { return nil }
+      return (version, store.serial)
     }
     guard let asked, let (external, serial) = asked else { return nil }
     // What memory holds must answer for the version this mark names: a reader told of another

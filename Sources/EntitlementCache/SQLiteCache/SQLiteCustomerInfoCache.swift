@@ -48,8 +48,8 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   // `otherConnectionsVersion()`), so no interleaving of reads and writes can deadlock.
   // `damage`, `readFailure`, `awaitingStorage` and `readOnlySchema` are leaves: nothing is
   // locked while they are held.
-  /// The writer connection; nil once the cache is closed.
-  let writer: Locked<SQLiteConnection?>
+  /// The store's writer connection; nil once the cache is closed.
+  let writer: Locked<StoreWriter?>
   /// The read path: the reader connection and everything resident in memory.
   let reads: Locked<ScopeReader>
   let damage: Locked<DamageReport?>

@@ -15,7 +15,7 @@ struct StoreTestingSeam {
   func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
     try cache.writer.withLock { connection -> Result<T, any Error> in
       guard let connection else { return .failure(CacheError.closed) }
-      return Result { try body(connection) }
+      return Result { try body(connection.connection) }
     }.get()
   }
 
@@ -23,7 +23,7 @@ struct StoreTestingSeam {
   func withReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
     try cache.reads.withLock { path -> Result<T, any Error> in
       guard let reader = path.reader else { return .failure(CacheError.closed) }
-      return Result { try body(reader) }
+      return Result { try body(reader.connection) }
     }.get()
   }
 

@@ -37,7 +37,16 @@ public enum TrustVerdict: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The verdict a writer with trust roots records as the pair of `verification` and
-  /// `verification_failure` columns; nil for any other pair, which no writer records.
+  /// `verification_failure` columns, with the time it checked at (`trust_checked_at`); nil
+  /// without that time (no writer with trust roots decided) and for any other pair, which no
+  /// writer records: the row was edited, and matches no check.
+  init?(recordedAs verification: String?, failure: String?, checkedAt: Date?) {
+    guard checkedAt != nil else { return nil }
+    self.init(recordedAs: verification, failure: failure)
+  }
+
+  /// The verdict the pair of `verification` and `verification_failure` columns records, for
+  /// a row a writer with trust roots checked; nil for any pair no writer records.
   init?(recordedAs verification: String?, failure: String?) {
     switch (verification, failure.map(VerificationFailure.init(rawValue:))) {
     case ("verified"?, nil): self = .verified

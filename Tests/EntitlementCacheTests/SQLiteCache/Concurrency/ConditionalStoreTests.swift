@@ -66,7 +66,7 @@ struct ConditionalStoreTests {
         conditional: true, now: start)
     }
     let stored = StoredAnswer(
-      requestDate: start, verification: .known(.verified), isVerifiedByTrustRoots: false)
+      requestDate: start, claimed: .known(.verified), writerVerdict: nil, isImported: false)
     let older = try Self.answer(at: start.addingTimeInterval(-1))
     let same = try Self.answer(at: start)
     #expect(refusal(of: older, verdict: nil, over: stored) == .discardedOlder)
@@ -80,14 +80,14 @@ struct ConditionalStoreTests {
     let lead = ConditionalStore.implausibleLead
     for (ahead, outcome) in [(lead, StoreOutcome?.some(.discardedOlder)), (lead + 1, nil)] {
       let future = StoredAnswer(
-        requestDate: start.addingTimeInterval(ahead), verification: .known(.verified),
-        isVerifiedByTrustRoots: false)
+        requestDate: start.addingTimeInterval(ahead), claimed: .known(.verified),
+        writerVerdict: nil, isImported: false)
       #expect(refusal(of: same, verdict: nil, over: future) == outcome, "\(ahead) s ahead")
     }
     // A snapshot that does not hold back (failed with trust roots) keeps nothing out.
     #expect(refusal(of: older, verdict: nil, over: stored, hasTrustRoots: true) == nil)
     let verifiedByRoots = StoredAnswer(
-      requestDate: start, verification: .known(.verified), isVerifiedByTrustRoots: true)
+      requestDate: start, claimed: .known(.verified), writerVerdict: .verified, isImported: false)
     let later = try Self.answer(at: start.addingTimeInterval(1))
     #expect(
       refusal(

@@ -17,8 +17,8 @@ struct DatabaseOpener {
   /// Both connections, and the writer's `data_version` when they opened, so a write by
   /// another connection before the first check is noticed too.
   struct Opened {
-    var writer: SQLiteConnection
-    var reader: SQLiteConnection
+    var writer: StoreWriter
+    var reader: StoreReader
     var dataVersion: Int64
     var damage: DamageReport?
     /// Set when the file is from a newer schema that this build can still read: every
@@ -147,8 +147,9 @@ struct DatabaseOpener {
       let reader = try SQLiteConnection(path: path, options: options)
       // The reader only reads; query_only turns a stray write into an error.
       try reader.execute("PRAGMA query_only = 1")
-      let version = try writer.scalarInt("PRAGMA data_version")
-      return .success(Opened(writer: writer, reader: reader, dataVersion: version))
+      let store = StoreWriter(writer)
+      return .success(
+        Opened(writer: store, reader: StoreReader(reader), dataVersion: try store.dataVersion()))
     } catch {
       return .failure(classify(error, .open))
     }
@@ -182,9 +183,11 @@ struct DatabaseOpener {
       let reader = try SQLiteConnection(path: path, options: options)
       try reader.execute("PRAGMA query_only = 1")
       leaveUntouchedOnClose(reader)
-      let version = try writer.scalarInt("PRAGMA data_version")
+      let store = StoreWriter(writer)
       return .success(
-        Opened(writer: writer, reader: reader, dataVersion: version, readOnly: newer))
+        Opened(
+          writer: store, reader: StoreReader(reader), dataVersion: try store.dataVersion(),
+          readOnly: newer))
     } catch {
       return .failure(.other(.sqlite(.open, error)))
     }

@@ -4,8 +4,9 @@
   import Foundation
 #endif
 
-/// Everything the read path touches, behind the reads lock: the reader connection, the scopes
-/// resident in memory, and the point reader. It routes each read to memory or to the file.
+/// The read path, behind the reads lock: the scopes resident in memory, the change check's
+/// last answer, and the store's reader (``StoreReader``), which it asks when memory cannot
+/// answer. It routes each read to memory or to the file, and runs no SQL of its own.
 ///
 /// A class so the lock's closure mutates it in place; it is only ever used inside
 /// `SQLiteCustomerInfoCache.reads`, which serializes all access.
@@ -15,12 +16,11 @@
 /// and remove on every access.
 final class ScopeReader {
   /// Nil once the cache is closed, or while the file cannot be opened yet.
-  @exclusivity(unchecked) private(set) var reader: SQLiteConnection?
+  @exclusivity(unchecked) private(set) var reader: StoreReader?
   /// The cache's record of a file it waits for: why there is no reader though the cache is
   /// not closed. A leaf lock, taken only on a read that has no reader.
   private let awaitingStorage: Locked<AwaitingStorage?>
   @exclusivity(unchecked) var residents = ResidentScopes()
-  private let pointReader = PointReader()
   /// The writer's `data_version` at the last check; nil when unknown.
   @exclusivity(unchecked) private var dataVersion: Int64?
   /// The ``SQLiteConnection/serial`` of the writer that `dataVersion` belongs to: a version
@@ -51,7 +51,7 @@ final class ScopeReader {
   ///   - awaitingStorage: The cache's record of a file it waits for.
   ///   - storageHealth: Whether the cache last told its storage unavailable.
   init(
-    reader: SQLiteConnection?, dataVersion: Int64?, writerSerial: UInt64?,
+    reader: StoreReader?, dataVersion: Int64?, writerSerial: UInt64?,
     trustRoots: TrustRoots?, awaitingStorage: Locked<AwaitingStorage?>,
     storageHealth: StorageHealth
   ) {
@@ -61,11 +61,6 @@ final class ScopeReader {
     self.dataVersion = dataVersion
     self.writerSerial = writerSerial
     self.trustRoots = trustRoots
-  }
-
-  deinit {
-    // Finalize before the connection the statement belongs to closes.
-    pointReader.reset()
   }
 
   // MARK: Cross-connection invalidation
@@ -91,9 +86,8 @@ final class ScopeReader {
   /// not be opened before), or on none (the cache closed): nothing resident, marked or
   /// prepared belongs to it.
   func replaceReader(
-    with reader: SQLiteConnection?, dataVersion version: Int64?, writerSerial serial: UInt64?
+    with reader: StoreReader?, dataVersion version: Int64?, writerSerial serial: UInt64?
   ) {
-    pointReader.reset()
     self.reader = reader
     residents.removeAll()
     parsedBodies.removeAll()
@@ -231,8 +225,8 @@ final class ScopeReader {
     let pendingWithoutRow: Bool
     do {
       if whole || trustRoots != nil {
-        var wholeRead = try WholeScopeRead(
-          scope, on: reader, checking: trustRoots != nil, parsed: &parsedBodies)
+        var wholeRead = try reader.wholeScope(
+          scope, checking: trustRoots != nil, parsed: &parsedBodies)
         if let trustRoots {
           wholeRead.verify(for: scope, roots: trustRoots)
           if let row = wholeRead.scopeRow, row.snapshotFacts.decidedVerdict == .failed(.tampered) {
@@ -246,10 +240,9 @@ final class ScopeReader {
         read = (wholeRead.scopeRow, wholeRead.entitlements)
         details = wholeRead.details
       } else {
-        read = try ScopeSQL.readScope(scope.key.bytes, on: reader)
+        read = try reader.scope(scope)
       }
-      pendingWithoutRow =
-        read.scopeRow == nil ? try PurchaseQueueSQL.scopeHasUnsentEntry(scope, on: reader) : false
+      pendingWithoutRow = read.scopeRow == nil ? try reader.hasUnsentPurchase(scope) : false
     } catch {
       throw .storage(error)
     }
@@ -296,7 +289,7 @@ final class ScopeReader {
     _ key: String, scope: CacheScope, resident: ResidentScope?
   ) throws(ReadFailure) -> ResidentScope {
     guard let reader else { throw noReaderFailure }
-    let read = try pointReader.read(key, of: scope, matching: resident, on: reader)
+    let read = try reader.point(key, of: scope, matching: resident)
     noteFileRead(scope.key)
     switch read {
     case .matched(let resident):

@@ -37,22 +37,3 @@ struct ReadMarks: Sendable, Hashable {
     other.highWaterMark <= highWaterMark && other.lastUsedAt <= lastUsedAt
   }
 }
-
-extension ReadMarks {
-  /// Writes `marks` to the file in the caller's transaction (see ``ScopeSQL/persistReadMarks``).
-  static func persist(
-    _ marks: [ScopeKey: ReadMarks], on connection: SQLiteConnection
-  ) throws(SQLiteError) {
-    guard !marks.isEmpty else { return }
-    try connection.withStatement(ScopeSQL.persistReadMarks) { statement throws(SQLiteError) in
-      for (key, scopeMarks) in marks {
-        try statement.bind(key.bytes, to: ReadMarksParameter.scopeKey)
-        try statement.bind(scopeMarks.highWaterMark, to: ReadMarksParameter.highWaterMark)
-        try statement.bind(scopeMarks.lastUsedAt, to: ReadMarksParameter.lastUsedAt)
-        try statement.bind(scopeMarks.refreshRevision, to: ReadMarksParameter.refreshRevision)
-        try statement.run()
-        statement.reset()
-      }
-    }
-  }
-}

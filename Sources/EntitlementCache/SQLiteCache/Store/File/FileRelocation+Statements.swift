@@ -2,22 +2,37 @@ import CSQLite
 
 /// The statements of a move, built from the columns the target's schema has.
 extension FileRelocation {
-  /// Where the old file's scope rows put what the merge reads itself; the copied columns
-  /// follow, from ``copied``.
-  enum SourceColumn {
-    static let id: Int32 = 0
-    static let scopeKey: Int32 = 1
-    static let highWaterMark: Int32 = 2
-    static let lastUsedAt: Int32 = 3
-    static let hasSnapshot: Int32 = 4
-    static let requestDate: Int32 = 5
-    static let verification: Int32 = 6
-    static let verifiedByTrustRoots: Int32 = 7
-    static let sdkKeyHash: Int32 = 8
-    static let installationHash: Int32 = 9
-    static let userHash: Int32 = 10
-    static let environment: Int32 = 11
-    static let copied: Int32 = 12
+  /// What the merge reads itself of the old file's scope rows, after the snapshot's claims
+  /// (``StoredAnswerColumn``); the copied columns follow, from ``copied``.
+  enum SourceColumn: Int32, ResultColumn {
+    case id, scopeKey, highWaterMark, lastUsedAt, sdkKeyHash, installationHash, userHash
+    case environment
+
+    static let first = StoredAnswerColumn.end
+    /// Where the columns copied as they are start.
+    static let copied = end
+
+    var expression: String {
+      switch self {
+      case .id: "s.id"
+      case .scopeKey: "s.scope_key"
+      case .highWaterMark: "s.high_water_mark"
+      case .lastUsedAt: "s.last_used_at"
+      case .sdkKeyHash: "s.sdk_key_hash"
+      case .installationHash: "s.installation_hash"
+      case .userHash: "s.user_hash"
+      case .environment: "s.environment"
+      }
+    }
+  }
+
+  /// The target's row for a scope: its ID after the snapshot's claims.
+  enum TargetColumn: Int32, ResultColumn {
+    case id
+
+    static let first = StoredAnswerColumn.end
+
+    var expression: String { "s.id" }
   }
 
   /// The target's row for a scope, and what a conditional store compares with.
@@ -27,19 +42,14 @@ extension FileRelocation {
     var claims: StoredAnswer?
 
     init(_ row: SQLiteStatement) {
-      id = row.int64(0)
-      claims = row.date(2).flatMap { requestDate in
-        guard row.int64(1) != 0 else { return nil }
-        return StoredAnswer(
-          requestDate: requestDate, verification: OpenEnum(rawValue: row.string(3) ?? ""),
-          isVerifiedByTrustRoots: row.int64(4) != 0)
-      }
+      id = row.int64(TargetColumn.id)
+      claims = StoredAnswer(row: row)
     }
   }
 
   static let targetRow = """
-    SELECT id, snapshot IS NOT NULL, server_time, verification, \(ScopeSQL.verifiedByTrustRoots)
-    FROM scope WHERE scope_key = ?1
+    SELECT \(StoredAnswerColumn.selectList), \(TargetColumn.selectList)
+    FROM scope s WHERE s.scope_key = ?1
     """
 
   /// A scope whose snapshot the target keeps: only its later marks come across.
@@ -108,10 +118,9 @@ extension FileRelocation {
       let copied = scope.map(Self.quoted)
       let values = copied.indices.map { "?\($0 + 6)" }
       let sourceRows = """
-        SELECT id, scope_key, high_water_mark, last_used_at, snapshot IS NOT NULL, server_time,
-          verification, \(ScopeSQL.verifiedByTrustRoots), sdk_key_hash, installation_hash,
-          user_hash, environment, \(copied.joined(separator: ", "))
-        FROM scope ORDER BY id
+        SELECT \(StoredAnswerColumn.selectList), \(SourceColumn.selectList),
+          \(copied.map { "s.\($0)" }.joined(separator: ", "))
+        FROM scope s ORDER BY s.id
         """
       // A new row counts the purchases the target queued for its scope before; those the
       // move brings are counted by the queue's triggers as they come.

@@ -79,7 +79,8 @@ package struct CacheInspector: Sendable {
     do {
       summaries = try reads.withLock { path throws(SQLiteError) -> [ScopeSummary]? in
         guard let reader = path.reader else { return nil }
-        return try reader.withStatement(ScopeSQL.scopeSummaries) { statement throws(SQLiteError) in
+        return try reader.connection.withStatement(ScopeSQL.scopeSummaries) {
+          statement throws(SQLiteError) in
           var summaries: [ScopeSummary] = []
           while try statement.step() {
             guard let keyBytes = statement.data(BookkeepingColumn.scopeKey),
@@ -155,8 +156,9 @@ package struct CacheInspector: Sendable {
   package func purchaseQueue() throws(CacheError) -> (
     entries: [QueuedPurchaseSummary], unreadable: Int
   ) {
-    try cache.readQueue(.readPurchases) { connection throws(SQLiteError) in
-      try connection.withStatement(PurchaseQueueSQL.listing) { statement throws(SQLiteError) in
+    try cache.readQueue(.readPurchases) { store throws(SQLiteError) in
+      try store.connection.withStatement(PurchaseQueueSQL.listing) {
+        statement throws(SQLiteError) in
         var entries: [QueuedPurchaseSummary] = []
         var unreadable = 0
         while try statement.step() {
@@ -205,11 +207,8 @@ package enum InspectionError: Error, Sendable, Hashable, CustomStringConvertible
 extension SQLiteCustomerInfoCache {
   /// Deletes the scope with the full key `key`.
   func remove(_ key: ScopeKey) throws(CacheError) {
-    try write(.remove, scope: nil) { connection, _ throws(SQLiteError) in
-      try connection.withStatement(ScopeSQL.deleteScope) { statement throws(SQLiteError) in
-        try statement.bind(key.bytes, at: 1)
-        try statement.run()
-      }
+    try write(.remove, scope: nil) { store, _ throws(SQLiteError) in
+      try store.deleteScope(storedKey: key.bytes)
       return { path in path.residents.forget(key) }
     }
   }
@@ -314,20 +313,22 @@ extension SQLiteCustomerInfoCache {
     on connection: SQLiteConnection, explained: (SQLiteError) -> Bool
   ) throws(SQLiteError) -> [TrustVerdict?: Int]? {
     let sql = """
-      SELECT trust_checked_at IS NOT NULL, verification, verification_failure, count(*)
-      FROM scope WHERE snapshot IS NOT NULL GROUP BY 1, 2, 3
+      SELECT \(RecordedVerdictColumn.selectList)
+      FROM scope s WHERE s.snapshot IS NOT NULL GROUP BY 1, 2, 3
       """
     do throws(SQLiteError) {
       return try connection.withStatement(sql) { statement throws(SQLiteError) in
         var counts: [TrustVerdict?: Int] = [:]
         while try statement.step() {
           var verdict: TrustVerdict?
-          if statement.int64(0) != 0 {
+          if statement.int64(RecordedVerdictColumn.isChecked) != 0 {
             verdict =
-              TrustVerdict(recordedAs: statement.string(1), failure: statement.string(2))
+              TrustVerdict(
+                recordedAs: statement.string(RecordedVerdictColumn.verification),
+                failure: statement.string(RecordedVerdictColumn.verificationFailure))
               ?? .failed(.tampered)
           }
-          counts[verdict, default: 0] += Int(statement.int64(3))
+          counts[verdict, default: 0] += Int(statement.int64(RecordedVerdictColumn.count))
         }
         return counts
       }

@@ -107,23 +107,6 @@ package enum ScopeSQL {
     SELECT \(ScopeRowColumn.selectList) FROM scope s WHERE s.scope_key = ?1
     """
 
-  /// The device time a refresh attempt at `now` raises the scope's mark to: the one a read at
-  /// that moment decides with (``EntitlementEvaluator/effectiveDeviceTime(now:bookkeeping:bootInstant:policy:)``,
-  /// as the in-memory cache asks it), from the bookkeeping the file holds inside the write.
-  static func attemptMark(
-    for scope: CacheScope, at now: Date, boot: BootInstant?, on connection: SQLiteConnection
-  ) throws(SQLiteError) -> Date {
-    // Without a boot clock the answer is `now` or the mark, which the upsert keeps anyway.
-    guard boot != nil else { return now }
-    let bookkeeping = try connection.withStatement(scopeRowRead) { statement throws(SQLiteError) in
-      try statement.bind(scope.key.bytes, at: 1)
-      return try statement.step() ? ScopeRow(row: statement).bookkeeping : nil
-    }
-    return EntitlementEvaluator.effectiveDeviceTime(
-      now: now, bookkeeping: bookkeeping, bootInstant: boot
-    ).truncatedToMilliseconds
-  }
-
   /// An INSERT of a scope row with its identity and `assignments`, which on a conflict with
   /// the scope's existing row updates each assigned column to the new value, except that
   /// `raising` columns and the last use only ever move forward.
@@ -151,9 +134,7 @@ package enum ScopeSQL {
       VALUES (\(values.joined(separator: ", ")))
       ON CONFLICT (scope_key) DO UPDATE SET \(updates.joined(separator: ", "))
       """
-        // The row's ID and its unsent purchases, so the resident the write installs says
-        // whether one is pending without a read of its own.
-        + (returningID ? " RETURNING id, unsent_purchases" : "")
+        + (returningID ? " RETURNING \(UpsertReturnColumn.selectList)" : "")
   }
 
   /// The revision for the write in progress: the file-wide counter, moved on by one (see
@@ -172,28 +153,6 @@ package enum ScopeSQL {
     INSERT OR IGNORE INTO revision_counter (id, value)
     SELECT 1, coalesce(max(revision), 0) FROM scope
     """
-
-  /// Runs ``nextRevision`` on `connection`.
-  ///
-  /// A missing counter row is restored rather than reported: the file is otherwise sound,
-  /// and calling it damaged would move every scope aside for one row another tool deleted.
-  static func takeRevision(on connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
-    for _ in 0..<2 {
-      let revision = try connection.withStatement(nextRevision) {
-        statement throws(SQLiteError) -> Int64? in
-        try statement.step() ? statement.int64(0) : nil
-      }
-      if let revision { return revision }
-      try connection.withStatement(restoreRevisionCounter) { statement throws(SQLiteError) in
-        try statement.run()
-      }
-    }
-    throw SQLiteError(
-      operation: "revision", extendedResultCode: SQLITE_ERROR,
-      message: "the revision counter holds no integer below 2^63 - 1, or its row cannot be "
-        + "restored; nothing was written",
-      sql: nextRevision)
-  }
 
   package static let deleteEntitlements = "DELETE FROM entitlement WHERE scope_id = ?1"
 
@@ -216,40 +175,12 @@ package enum ScopeSQL {
     WHERE scope_key = ?\(ReadMarksParameter.scopeKey.rawValue)
     """
 
-  /// What a conditional store compares an answer with: the stored snapshot's `requestDate`,
-  /// its recorded verification, the row's revision, and whether a writer with trust roots
-  /// recorded it `verified`. No row when the scope has no snapshot.
+  /// What a conditional store compares an answer with (``StoredAnswerColumn``). No row when
+  /// the scope has no snapshot.
   static let storedAnswerQuery = """
-    SELECT server_time, verification, revision, \(verifiedByTrustRoots)
-    FROM scope WHERE scope_key = ?1 AND snapshot IS NOT NULL
+    SELECT \(StoredAnswerColumn.selectList) FROM scope s
+    WHERE s.scope_key = ?1 AND s.snapshot IS NOT NULL
     """
-
-  /// Whether a writer with trust roots recorded the row's snapshot `verified`: what holds a
-  /// later answer back when the cache has trust roots.
-  static let verifiedByTrustRoots = "verification = 'verified' AND trust_checked_at IS NOT NULL"
-
-  /// The scope's stored snapshot as ``storedAnswerQuery`` reads it.
-  struct StoredAnswerRow {
-    var requestDate: Date
-    var verification: OpenEnum<VerificationStatus>
-    var revision: Int64
-    var isVerifiedByTrustRoots: Bool
-  }
-
-  /// Runs ``storedAnswerQuery``: inside a write, so no other write lands between the answer
-  /// and the write it decides. Nil when the scope has no snapshot.
-  static func storedAnswer(
-    _ scope: CacheScope, on connection: SQLiteConnection
-  ) throws(SQLiteError) -> StoredAnswerRow? {
-    try connection.withStatement(storedAnswerQuery) { statement throws(SQLiteError) in
-      try statement.bind(scope.key.bytes, at: 1)
-      guard try statement.step(), let requestDate = statement.date(0) else { return nil }
-      return StoredAnswerRow(
-        requestDate: requestDate,
-        verification: OpenEnum(rawValue: statement.string(1) ?? ""),
-        revision: statement.int64(2), isVerifiedByTrustRoots: statement.int64(3) != 0)
-    }
-  }
 
   /// Binds the signed material and the writer's verdict to the snapshot upsert.
   static func bindTrust(_ trust: StoredTrust, to statement: SQLiteStatement) throws(SQLiteError) {

@@ -189,17 +189,84 @@ extension StoredTrust {
         scopeHash: row.bytes(SignedMaterialColumn.scopeHash) ?? [])
     }
     let checkedAt = row.date(SignedMaterialColumn.checkedAt)
-    // Only the pairs a writer records; anything else was edited and matches no recheck.
-    let verdict =
-      checkedAt == nil
-      ? nil
-      : TrustVerdict(
-        recordedAs: verification?.rawValue,
-        failure: row.string(SignedMaterialColumn.verificationFailure))
     self.init(
       signature: signature, requestNonce: row.bytes(SignedMaterialColumn.requestNonce),
       checkedAt: checkedAt,
-      writerVerdict: verdict)
+      writerVerdict: TrustVerdict(
+        recordedAs: verification?.rawValue,
+        failure: row.string(SignedMaterialColumn.verificationFailure), checkedAt: checkedAt))
+  }
+}
+
+/// What a conditional store reads of the stored snapshot, inside the write it decides
+/// (``ScopeSQL/storedAnswerQuery``): its `requestDate`, its verification as recorded, what a
+/// writer with trust roots recorded, whether it was imported, and the row's revision.
+enum StoredAnswerColumn: Int32, ResultColumn {
+  case hasSnapshot, requestDate, verification, trustCheckedAt, verificationFailure, importedAt
+  case revision
+
+  static let first: Int32 = 0
+
+  var expression: String {
+    switch self {
+    case .hasSnapshot: "s.snapshot IS NOT NULL"
+    case .requestDate: "s.server_time"
+    case .verification: "s.verification"
+    case .trustCheckedAt: "s.trust_checked_at"
+    case .verificationFailure: "s.verification_failure"
+    case .importedAt: "s.imported_at"
+    case .revision: "s.revision"
+    }
+  }
+}
+
+/// What the snapshot upsert returns (``ScopeSQL/upsertSnapshot``): the row's ID and its unsent
+/// purchases, so the resident the write installs says whether one is pending without a read
+/// of its own.
+enum UpsertReturnColumn: Int32, ResultColumn {
+  case rowID, unsentPurchases
+
+  static let first: Int32 = 0
+
+  var expression: String {
+    switch self {
+    case .rowID: "id"
+    case .unsentPurchases: "unsent_purchases"
+    }
+  }
+}
+
+/// The recorded verdicts the support tool's health check counts (``CacheInspector``), grouped
+/// by the columns a verdict is recorded in.
+enum RecordedVerdictColumn: Int32, ResultColumn {
+  case isChecked, verification, verificationFailure, count
+
+  static let first: Int32 = 0
+
+  var expression: String {
+    switch self {
+    case .isChecked: "s.trust_checked_at IS NOT NULL"
+    case .verification: "s.verification"
+    case .verificationFailure: "s.verification_failure"
+    case .count: "count(*)"
+    }
+  }
+}
+
+extension StoredAnswer {
+  /// The ``StoredAnswerColumn``s of a row; nil when the row holds no snapshot (a failed
+  /// refresh, or read marks, recorded alone).
+  init?(row: SQLiteStatement) {
+    guard row.int64(StoredAnswerColumn.hasSnapshot) != 0,
+      let requestDate = row.date(StoredAnswerColumn.requestDate)
+    else { return nil }
+    let verification = row.string(StoredAnswerColumn.verification)
+    self.init(
+      requestDate: requestDate, claimed: OpenEnum(rawValue: verification ?? ""),
+      writerVerdict: TrustVerdict(
+        recordedAs: verification, failure: row.string(StoredAnswerColumn.verificationFailure),
+        checkedAt: row.date(StoredAnswerColumn.trustCheckedAt)),
+      isImported: row.date(StoredAnswerColumn.importedAt) != nil)
   }
 }
 

@@ -44,7 +44,7 @@ struct FileRelocation {
     self.path = path
     vfsName = configuration.vfsName
     fileNumber = DatabaseFile.fileNumber(path)
-    let source = opened.writer
+    let source = opened.writer.connection
     self.source = source
     do {
       identity = try source.writeTransaction { () throws(SQLiteError) -> [UInt8] in
@@ -79,10 +79,11 @@ struct FileRelocation {
   /// Per scope, the newer snapshot wins by the rule book of a move
   /// (``ConditionalStore/moveReplaces(_:with:hasTrustRoots:now:)``); the row that loses is
   /// dropped whole, and the high-water mark and last use of both are kept, whichever is later.
-  func merge(into target: SQLiteConnection, at now: Date, roots: TrustRoots?)
+  func merge(into store: StoreWriter, at now: Date, roots: TrustRoots?)
     throws(SQLiteError) -> RelocationSummary
   {
-    try source.readTransaction { () throws(SQLiteError) -> RelocationSummary in
+    let target = store.connection
+    return try source.readTransaction { () throws(SQLiteError) -> RelocationSummary in
       var summary = RelocationSummary()
       let merged = try target.withStatement(Self.mergedBefore) { statement throws(SQLiteError) in
         try statement.bind(identity, at: 1)
@@ -93,7 +94,7 @@ struct FileRelocation {
         return summary
       }
       let columns = try Columns(target: target, source: source)
-      try mergeScopes(into: target, columns: columns, at: now, roots: roots, &summary)
+      try mergeScopes(into: store, columns: columns, at: now, roots: roots, &summary)
       try mergePurchases(into: target, columns: columns, &summary)
       try target.withStatement(Self.recordMerge) { statement throws(SQLiteError) in
         try statement.bind(identity, at: 1)
@@ -105,9 +106,10 @@ struct FileRelocation {
   }
 
   private func mergeScopes(
-    into target: SQLiteConnection, columns: Columns, at now: Date, roots: TrustRoots?,
+    into store: StoreWriter, columns: Columns, at now: Date, roots: TrustRoots?,
     _ summary: inout RelocationSummary
   ) throws(SQLiteError) {
+    let target = store.connection
     let statements = columns.scopeStatements
     try source.withStatement(statements.sourceRows) { old throws(SQLiteError) in
       while try old.step() {
@@ -116,12 +118,12 @@ struct FileRelocation {
           try row.bind(key, at: 1)
           return try row.step() ? TargetRow(row) : nil
         }
-        let hasSnapshot = old.int64(SourceColumn.hasSnapshot) != 0
+        let hasSnapshot = old.int64(StoredAnswerColumn.hasSnapshot) != 0
         var wins = hasSnapshot
         if hasSnapshot, let storedClaims = stored?.claims {
           wins = try replaces(storedClaims, with: old, in: target, roots: roots, at: now)
         }
-        let revision = try ScopeSQL.takeRevision(on: target)
+        let revision = try store.takeRevision()
         // Copied whole when the old row is new to the target or wins; otherwise only its
         // later marks come across.
         let copies = stored == nil || wins
@@ -135,8 +137,8 @@ struct FileRelocation {
           }
           try statement.bind(revision, at: 2)
           try statement.bind(hasSnapshot ? revision : nil, at: 3)
-          try statement.bind(columnOf: old, SourceColumn.highWaterMark, at: 4)
-          try statement.bind(columnOf: old, SourceColumn.lastUsedAt, at: 5)
+          try statement.bind(columnOf: old, SourceColumn.highWaterMark.index, at: 4)
+          try statement.bind(columnOf: old, SourceColumn.lastUsedAt.index, at: 5)
           if copies {
             for index in 0..<Int32(clamping: columns.scope.count) {
               try statement.bind(columnOf: old, SourceColumn.copied + index, at: 6 + index)
@@ -173,11 +175,7 @@ struct FileRelocation {
     _ stored: StoredAnswer, with old: SQLiteStatement, in target: SQLiteConnection,
     roots: TrustRoots?, at now: Date
   ) throws(SQLiteError) -> Bool {
-    guard let requestDate = old.date(SourceColumn.requestDate) else { return false }
-    var moving = StoredAnswer(
-      requestDate: requestDate,
-      verification: OpenEnum(rawValue: old.string(SourceColumn.verification) ?? ""),
-      isVerifiedByTrustRoots: old.int64(SourceColumn.verifiedByTrustRoots) != 0)
+    guard var moving = StoredAnswer(row: old) else { return false }
     var stored = stored
     if let roots {
       guard
@@ -210,8 +208,9 @@ struct FileRelocation {
     guard let row = read.scopeRow, row.hasSnapshot, let requestDate = row.bookkeeping.serverTime
     else { return nil }
     return StoredAnswer(
-      requestDate: requestDate, verification: row.snapshotFacts.verification,
-      isVerifiedByTrustRoots: row.snapshotFacts.verdict == .verified)
+      requestDate: requestDate, claimed: row.snapshotFacts.verification,
+      writerVerdict: row.snapshotFacts.verdict,
+      isImported: row.bookkeeping.origin.importedAt != nil)
   }
 
   private func moveEntitlements(
