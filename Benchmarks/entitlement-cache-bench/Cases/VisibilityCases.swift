@@ -18,13 +18,14 @@ import Foundation
 struct VisibilityCases {
   let runs: Int
 
-  /// A cache's read in the other process: seen once ``CacheConfiguration/crossProcessCheckInterval``
+  /// A cache's read in the other process: seen once ``CacheConfiguration/changeCheckInterval``
   /// has passed since its last check, on the coarse monotonic clock.
   func cacheRead(in directory: String) throws -> CaseResult {
     let (writer, scope) = try Self.pair(in: directory, name: "cache_read")
     let reader = try SQLiteCustomerInfoCache(
       path: writer.path, configuration: Self.configuration, clock: .fixed(Workload.now))
-    let interval = CacheConfiguration().crossProcessCheckInterval
+    let (seconds, attoseconds) = CacheConfiguration().changeCheckInterval.components
+    let interval = Double(seconds) + Double(attoseconds) / 1e18
     let latencies = try (0..<runs).map { run in
       try Self.flip(writer, scope, run: run, waitingUpTo: interval) { granted in
         reader.access(to: Workload.entitlement, for: scope).isGranted == granted

@@ -78,10 +78,19 @@ public struct CacheConfiguration: Sendable {
   /// tools that read with an overridden clock set it false, so a what-if read at a future
   /// time never moves the file's trusted time (which would expire access for the real app).
   package var persistsReadTimeBookkeeping = true
-  /// How often a read checks whether another connection or process wrote to the file, in
-  /// seconds. Default 0.05 s: such a write is seen within about 50 ms (the figure measured is
-  /// in the Storage article); 0 checks on every read.
-  public var crossProcessCheckInterval: TimeInterval = 0.05
+  /// How often a read asks whether another connection or process wrote to the file: the
+  /// change check of <doc:Storage#Writes-by-another-process>, which ``SQLiteCustomerInfoCache/changeMark()``
+  /// asks too. Default 50 ms: such a write is seen by this cache's reads within about 50 ms
+  /// (the latency measured is in that article, beside the client's
+  /// ``ClientConfiguration/changeCheckInterval``); zero checks on every read. At most a day.
+  public var changeCheckInterval: Duration = .milliseconds(50)
+
+  /// ``changeCheckInterval`` in seconds.
+  @available(*, deprecated, renamed: "changeCheckInterval")
+  public var crossProcessCheckInterval: TimeInterval {
+    get { changeCheckInterval.seconds }
+    set { changeCheckInterval = .clampedSeconds(newValue) }
+  }
   /// The largest snapshot ``SQLiteCustomerInfoCache/store(_:for:)`` accepts. Default
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.
   public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit
@@ -117,9 +126,10 @@ public struct CacheConfiguration: Sendable {
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)``.
   package func validate() throws(CacheError) {
     try Self.check("busyTimeout", busyTimeout, within: 0...Self.longestBusyTimeout)
-    try Self.check(
-      "crossProcessCheckInterval", crossProcessCheckInterval,
-      within: 0...Self.longestCheckInterval)
+    guard changeCheckInterval >= .zero, changeCheckInterval <= Self.longestCheckInterval else {
+      throw .invalidConfiguration(
+        field: "changeCheckInterval", problem: "must be at least 0 s and at most 86400 s")
+    }
     try Self.check("retention", retention, within: 0...Double.greatestFiniteMagnitude)
     guard maxScopes >= 0 else {
       throw .invalidConfiguration(field: "maxScopes", problem: "must not be negative")
@@ -137,7 +147,7 @@ public struct CacheConfiguration: Sendable {
   static let longestBusyTimeout = TimeInterval(Int32.max / 1000)
   /// A day: longer would mean another process's writes are never seen in practice, and the
   /// interval is converted to nanoseconds.
-  static let longestCheckInterval: TimeInterval = 86_400
+  static let longestCheckInterval = Duration.seconds(86_400)
 
   static func check(
     _ field: String, _ value: TimeInterval, within range: ClosedRange<TimeInterval>

@@ -266,17 +266,18 @@ extension SQLiteCustomerInfoCache {
     }
   }
 
-  /// Asks the writer connection whether another connection committed, at most once per
-  /// ``CacheConfiguration/crossProcessCheckInterval``, with the serial of the writer asked: nil
-  /// when no check is due, a write holds the writer right now (the next check asks) or the
-  /// cache is closed; a nil `dataVersion` when the file could not be asked, which trusts
-  /// nothing resident.
+  /// The change check, due or not: the one way this cache learns of another connection's
+  /// write, for its reads (at most once per ``CacheConfiguration/changeCheckInterval``, through
+  /// ``otherConnectionsVersion()``) and for ``changeMark()``, which a client's periodic check
+  /// asks. Asks the store's writer for its `data_version` with the serial of the writer asked:
+  /// nil when a write holds the writer right now (the next check asks), the storage refuses it
+  /// for now, or the cache is closed; a nil `dataVersion` when the file could not be asked,
+  /// which trusts nothing resident.
   ///
-  /// The writer connection is used because its `data_version` ignores this cache's own
-  /// commits, whose results are already installed in memory. It is asked before the read
-  /// takes the reads lock, never while holding it: that is the lock order.
-  func otherConnectionsVersion() -> (dataVersion: Int64?, writer: UInt64)? {
-    guard watch.isDue else { return nil }
+  /// The writer is asked because its `data_version` ignores this cache's own commits, whose
+  /// results are already installed in memory. It is asked before the read takes the reads
+  /// lock, never while holding it: that is the lock order.
+  func checkForOtherWrites() -> (dataVersion: Int64?, writer: UInt64)? {
     let asked = writer.withLockIfAvailable { store -> (Int64?, UInt64)? in
       guard let store else { return nil }
       do throws(SQLiteError) {
@@ -296,6 +297,12 @@ extension SQLiteCustomerInfoCache {
     watch.checked()
     guard let asked, let answer = asked else { return nil }
     return answer
+  }
+
+  /// ``checkForOtherWrites()`` when one is due; nil otherwise.
+  func otherConnectionsVersion() -> (dataVersion: Int64?, writer: UInt64)? {
+    guard watch.isDue else { return nil }
+    return checkForOtherWrites()
   }
 
   /// Keeps why a read failed for ``lastReadFailure`` and, when the reader said to

@@ -378,20 +378,19 @@ extension SQLiteCustomerInfoCache {
 }
 
 extension SQLiteCustomerInfoCache: CustomerInfoChangeSignaling {
-  /// This instance's writes, and `PRAGMA data_version` of its writer connection, which moves
-  /// with every commit of another connection (another instance, another process) and ignores
-  /// this one's own: one statement step, no read of any row. Nil while this instance is
-  /// writing (its writer is busy), while it waits for its file, and once it is closed. A
-  /// cache waiting for its file tries to open it here too, at most every two seconds, so a
-  /// client's periodic check notices the device's unlock.
+  /// This instance's writes, and the change check's answer (the writer's `data_version`),
+  /// which moves with every commit of another connection (another instance, another process)
+  /// and ignores this one's own: one statement step, no read of any row. The same check a
+  /// read makes, asked now whether or not one is due, so memory drops what another process
+  /// wrote over before the client reads. Nil while this instance is writing (its writer is
+  /// busy), while it waits for its file, and once it is closed. A cache waiting for its file
+  /// tries to open it here too, at most every two seconds, so a client's periodic check
+  /// notices the device's unlock.
   public func changeMark() -> UInt64? {
     openAwaitedStorage(waitingForWrites: false)
     let own = committedWrites.withLock { $0 }
-    let asked = writer.withLockIfAvailable { store -> (Int64, UInt64)? in
-      guard let store, let version = try? store.dataVersion() else { return nil }
-      return (version, store.serial)
-    }
-    guard let asked, let (external, serial) = asked else { return nil }
+    guard let asked = checkForOtherWrites(), let external = asked.dataVersion else { return nil }
+    let serial = asked.writer
     // What memory holds must answer for the version this mark names: a reader told of another
     // connection's write drops what it wrote over, rather than waiting for the read's own
     // check. Asked before the reads lock, as every check is.

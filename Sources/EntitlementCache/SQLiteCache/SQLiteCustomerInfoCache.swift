@@ -23,9 +23,8 @@ import CSQLite
 /// Concurrency: one writer connection and one reader connection, each behind its own lock.
 /// Reads never wait for a write to commit (WAL), and the hot path takes one uncontended lock,
 /// with no actor hop and no dispatch queue. Another process's or cache instance's write is seen
-/// once ``CacheConfiguration/crossProcessCheckInterval`` has passed since the last check
-/// (within about 50 ms with the default, as measured in <doc:Storage>) through
-/// `PRAGMA data_version`.
+/// once ``CacheConfiguration/changeCheckInterval`` has passed since the last check (within
+/// about 50 ms with the default, as measured in <doc:Storage>) through `PRAGMA data_version`.
 public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// The database file.
   package let path: String
@@ -45,7 +44,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   // its whole transaction and takes `reads` inside it, briefly, to collect read marks and to
   // install its result. Nothing takes `writer` while holding `reads`: the cross-process check
   // asks the writer connection, with a try-lock, before a read takes `reads` (see
-  // `otherConnectionsVersion()`), so no interleaving of reads and writes can deadlock.
+  // `checkForOtherWrites()`), so no interleaving of reads and writes can deadlock.
   // `damage`, `readFailure`, `awaitingStorage` and `readOnlySchema` are leaves: nothing is
   // locked while they are held.
   /// The store's writer connection; nil once the cache is closed.
@@ -98,8 +97,7 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
     self.path = path
     self.configuration = configuration
     self.clock = clock
-    // Validated above: finite, 0...86,400 s, so the nanoseconds fit.
-    watch = CrossConnectionWatch(interval: UInt64(configuration.crossProcessCheckInterval * 1e9))
+    watch = CrossConnectionWatch(interval: configuration.changeCheckInterval)
     let storageHealth = StorageHealth()
     self.storageHealth = storageHealth
     let opened: DatabaseOpener.Opened

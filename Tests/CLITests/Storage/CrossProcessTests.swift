@@ -15,7 +15,7 @@ import Testing
   private func openCache(at time: String) throws -> (SQLiteCustomerInfoCache, ManualClock) {
     let clock = ManualClock(try #require(Date(iso8601: time)))
     var configuration = CacheConfiguration()
-    configuration.crossProcessCheckInterval = 0
+    configuration.changeCheckInterval = .zero
     configuration.pruneOnOpen = false
     let cache = try SQLiteCustomerInfoCache(
       path: workspace.db, configuration: configuration, clock: clock.cacheClock)

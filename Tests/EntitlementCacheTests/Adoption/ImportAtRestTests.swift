@@ -23,7 +23,7 @@ struct ImportAtRestTests {
     configuration.policy = policy
     configuration.pruneOnOpen = false
     configuration.trustRoots = try TestSigner.roots()
-    configuration.crossProcessCheckInterval = 0
+    configuration.changeCheckInterval = .zero
     let told = told
     configuration.onDiagnostic = { diagnostic in told.withLock { $0.append(diagnostic.event.name) }
     }

@@ -53,7 +53,7 @@ final class ImportTests {
       configuration.policy = policy
       configuration.pruneOnOpen = false
       configuration.trustRoots = try TestSigner.roots()
-      configuration.crossProcessCheckInterval = 0
+      configuration.changeCheckInterval = .zero
       files += 1
       return try SQLiteCustomerInfoCache(
         path: directory.path("cache-\(files).sqlite"), configuration: configuration,

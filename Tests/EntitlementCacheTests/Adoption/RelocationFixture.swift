@@ -77,7 +77,7 @@ struct RelocationFixture {
   ) throws -> SQLiteCustomerInfoCache {
     var configuration = CacheConfiguration()
     configuration.pruneOnOpen = false
-    configuration.crossProcessCheckInterval = 0
+    configuration.changeCheckInterval = .zero
     configure(&configuration)
     return try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)

@@ -381,7 +381,7 @@ enum CacheKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
       configuration.pruneOnOpen = false
       // The cache's own check for other connections' writes runs on the real monotonic clock;
       // the client's runs on the simulated one. Checking on every read leaves only the client's.
-      configuration.crossProcessCheckInterval = 0
+      configuration.changeCheckInterval = .zero
       return try SQLiteCustomerInfoCache(
         path: directory.path("cache.sqlite"), configuration: configuration, clock: clock)
     }

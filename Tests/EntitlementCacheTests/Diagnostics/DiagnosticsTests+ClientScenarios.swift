@@ -18,7 +18,7 @@ extension DiagnosticsTests {
       configure: { $0.onDiagnostic = journal.handler }, posts: posts,
       cache: { clock, directory in
         var configuration = CacheConfiguration()
-        configuration.crossProcessCheckInterval = 0
+        configuration.changeCheckInterval = .zero
         configuration.onDiagnostic = journal.handler
         configuration.vfsName = vfs?.name
         return try SQLiteCustomerInfoCache(

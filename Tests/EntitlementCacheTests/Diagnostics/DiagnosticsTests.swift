@@ -63,7 +63,7 @@ struct DiagnosticsTests {
     let journal = DiagnosticJournal()
     var configuration = CacheConfiguration()
     configuration.vfsName = vfs.name
-    configuration.crossProcessCheckInterval = 0
+    configuration.changeCheckInterval = .zero
     configuration.onDiagnostic = journal.handler
     let cache = try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)
@@ -239,7 +239,7 @@ struct DiagnosticsTests {
     func cache() throws -> SQLiteCustomerInfoCache {
       try Fixture.cache(in: directory, clock: clock) { configuration in
         configuration.trustRoots = roots
-        configuration.crossProcessCheckInterval = 0
+        configuration.changeCheckInterval = .zero
         configuration.onDiagnostic = journal.handler
       }
     }

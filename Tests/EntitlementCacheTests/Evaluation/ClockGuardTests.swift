@@ -185,9 +185,9 @@ struct ClockGuardTests {
 
   @Test("the mark survives another instance's write to the file")
   func markSurvivesCrossInstanceInvalidation() throws {
-    let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
+    let harness = try CacheHarness { $0.changeCheckInterval = .zero }
     try harness.store(Self.info)
-    let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
+    let other = try harness.secondInstance { $0.changeCheckInterval = .zero }
     harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
@@ -206,14 +206,14 @@ struct ClockGuardTests {
   /// undo the reset, in the file or in the first instance's memory.
   @Test("a mark raised before another instance's refresh does not outlive that refresh")
   func markRaisedBeforeAnotherRefreshIsDropped() throws {
-    let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
+    let harness = try CacheHarness { $0.changeCheckInterval = .zero }
     try harness.store(Self.info)
     harness.clock.set(Fixture.at(2 * Fixture.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // The clock is put right and another process refreshes: the server says T + 1 h, and pro
     // now runs for a day.
-    let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
+    let other = try harness.secondInstance { $0.changeCheckInterval = .zero }
     var renewed = Fixture.info([
       "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(25 * Fixture.hour))
     ])
@@ -242,9 +242,9 @@ struct ClockGuardTests {
 
   @Test("evaluatedCustomerInfo after another instance's write still sees the raised mark")
   func evaluatedSeesTheMarkAfterInvalidation() throws {
-    let harness = try CacheHarness { $0.crossProcessCheckInterval = 0 }
+    let harness = try CacheHarness { $0.changeCheckInterval = .zero }
     try harness.store(Self.info)
-    let other = try harness.secondInstance { $0.crossProcessCheckInterval = 0 }
+    let other = try harness.secondInstance { $0.changeCheckInterval = .zero }
     harness.clock.set(Fixture.at(2 * Fixture.hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)

@@ -60,7 +60,7 @@ extension TrustedTimePropertyTests {
     static func openCache(
       in directory: TemporaryDirectory, clock: ManualClock
     ) throws -> SQLiteCustomerInfoCache {
-      try Fixture.cache(in: directory, clock: clock) { $0.crossProcessCheckInterval = 0 }
+      try Fixture.cache(in: directory, clock: clock) { $0.changeCheckInterval = .zero }
     }
 
     /// About 45 steps: time passes, and the device reads, refreshes, fails to, is reopened,

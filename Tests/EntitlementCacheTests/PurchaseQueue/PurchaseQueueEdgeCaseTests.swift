@@ -148,7 +148,7 @@ struct PurchaseQueueEdgeCaseTests {
     let poster = HandAnsweredPoster()
     var configuration = CacheConfiguration()
     configuration.pruneOnOpen = false
-    configuration.crossProcessCheckInterval = 0
+    configuration.changeCheckInterval = .zero
     let cache = try SQLiteCustomerInfoCache(
       path: directory.path("cache.sqlite"), configuration: configuration, clock: runtime.clock)
     // Alice bought offline, then logged out; the app was killed; this launch is the guest's.

@@ -278,7 +278,7 @@ struct PurchaseQueueFileTests {
   func otherConnectionsQueueChanges() throws {
     let caches = try QueueCaches()
     let reader = try Fixture.cache(in: caches.directory, clock: caches.clock) {
-      $0.crossProcessCheckInterval = 0
+      $0.changeCheckInterval = .zero
     }
     let writer = try caches.make(.sqlite)
     try writer.store(Fixture.snapshot(PurchaseFixture.notEntitledJSON()), for: Fixture.scopeA)

@@ -29,7 +29,7 @@ struct StorageUnavailableTests {
     var configuration = CacheConfiguration()
     configuration.vfsName = vfs.name
     configuration.pruneOnOpen = false
-    configuration.crossProcessCheckInterval = 0
+    configuration.changeCheckInterval = .zero
     configure(&configuration)
     return try SQLiteCustomerInfoCache(
       path: path, configuration: configuration, clock: clock.cacheClock)
@@ -186,7 +186,7 @@ struct StorageUnavailableClientTests {
       vfs.armFault(.open, at: 1, persistent: true)
       var configuration = CacheConfiguration()
       configuration.vfsName = vfs.name
-      configuration.crossProcessCheckInterval = 0
+      configuration.changeCheckInterval = .zero
       let cache = try SQLiteCustomerInfoCache(
         path: path, configuration: configuration, clock: clock)
       opened.withLock { $0 = cache }

@@ -17,7 +17,7 @@ struct ReadFromMemoryTests {
   ) throws -> SQLiteCustomerInfoCache {
     trusted
       ? try TrustFixture.cache(in: directory, clock: clock, checkInterval: 3_600)
-      : try Fixture.cache(in: directory, clock: clock) { $0.crossProcessCheckInterval = 3_600 }
+      : try Fixture.cache(in: directory, clock: clock) { $0.changeCheckInterval = .seconds(3_600) }
   }
 
   @Test(

@@ -46,7 +46,7 @@ enum TrustFixture {
     return try Fixture.cache(in: directory, clock: clock) { configuration in
       configuration.trustRoots = roots
       configuration.policy.requireVerified = requireVerified
-      configuration.crossProcessCheckInterval = checkInterval
+      configuration.changeCheckInterval = .seconds(checkInterval)
     }
   }
 

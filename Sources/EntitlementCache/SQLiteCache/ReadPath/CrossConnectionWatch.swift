@@ -12,9 +12,15 @@ final class CrossConnectionWatch: Sendable {
   let interval: UInt64
   private let lastCheck: AtomicWord
 
-  /// - Parameter interval: Nanoseconds between checks; 0 checks on every read.
-  init(interval: UInt64) {
-    self.interval = interval
+  /// - Parameter interval: The time between checks, validated to lie within a day; zero
+  ///   checks on every read.
+  init(interval: Duration) {
+    let (seconds, attoseconds) = interval.components
+    // Within 0...86,400 s (validated with the configuration), so the nanoseconds fit; a
+    // value outside is clamped rather than trapped on.
+    self.interval =
+      UInt64(clamping: max(0, min(seconds, 86_400))) * 1_000_000_000
+      + UInt64(clamping: max(0, attoseconds / 1_000_000_000))
     lastCheck = AtomicWord(MonotonicClock.nanoseconds())
   }
 

@@ -25,7 +25,7 @@ struct PurchaseBackoffTests {
     func openCache() throws -> SQLiteCustomerInfoCache {
       var configuration = CacheConfiguration()
       configuration.pruneOnOpen = false
-      configuration.crossProcessCheckInterval = 0
+      configuration.changeCheckInterval = .zero
       return try SQLiteCustomerInfoCache(
         path: directory.path("cache.sqlite"), configuration: configuration,
         clock: runtime.clock)

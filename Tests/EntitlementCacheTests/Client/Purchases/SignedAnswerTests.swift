@@ -21,7 +21,7 @@ struct SignedAnswerTests {
         case .sqlite:
           var configuration = CacheConfiguration()
           configuration.pruneOnOpen = false
-          configuration.crossProcessCheckInterval = 0
+          configuration.changeCheckInterval = .zero
           configuration.trustRoots = roots
           return try SQLiteCustomerInfoCache(
             path: directory.path("cache.sqlite"), configuration: configuration, clock: clock)

@@ -13,10 +13,10 @@ struct SecondConnectionTests {
     _ directory: TemporaryDirectory, clock: ManualClock, interval: TimeInterval
   ) throws -> (SQLiteCustomerInfoCache, SQLiteCustomerInfoCache) {
     let first = try Fixture.cache(in: directory, clock: clock) {
-      $0.crossProcessCheckInterval = interval
+      $0.changeCheckInterval = .seconds(interval)
     }
     let second = try Fixture.cache(in: directory, clock: clock) {
-      $0.crossProcessCheckInterval = interval
+      $0.changeCheckInterval = .seconds(interval)
     }
     return (first, second)
   }
@@ -187,7 +187,7 @@ struct SecondConnectionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.crossProcessCheckInterval = 3_600
+      $0.changeCheckInterval = .seconds(3_600)
     }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     cache.dropResidentState(for: Fixture.scopeA)
@@ -209,7 +209,7 @@ struct SecondConnectionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.crossProcessCheckInterval = 3_600
+      $0.changeCheckInterval = .seconds(3_600)
     }
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
@@ -244,7 +244,7 @@ struct CrossConnectionInvalidationTests {
     _ directory: TemporaryDirectory, checkInterval: TimeInterval = 3_600
   ) throws -> (SQLiteCustomerInfoCache, baseline: Int64) {
     let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate)) {
-      $0.crossProcessCheckInterval = checkInterval
+      $0.changeCheckInterval = .seconds(checkInterval)
     }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let baseline = try cache.testingSeam.withWriter { try $0.scalarInt("PRAGMA data_version") }
@@ -303,7 +303,7 @@ struct CrossConnectionInvalidationTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.crossProcessCheckInterval = 3_600
+      $0.changeCheckInterval = .seconds(3_600)
     }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let seam = cache.testingSeam

@@ -24,7 +24,7 @@ struct StoreConcurrencyTests {
     let clock = ManualClock(Fixture.requestDate)
     let writer = try Fixture.cache(in: directory, clock: clock)
     let other = try Fixture.cache(in: directory, clock: clock) {
-      $0.crossProcessCheckInterval = 0
+      $0.changeCheckInterval = .zero
     }
     let granted = try Self.pair(active: true)
     let revoked = try Self.pair(active: false)

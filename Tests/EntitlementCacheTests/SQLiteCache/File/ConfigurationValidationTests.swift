@@ -20,9 +20,9 @@ struct ConfigurationValidationTests {
     BadValue(field: "busyTimeout") { $0.busyTimeout = -1 },
     BadValue(field: "busyTimeout") { $0.busyTimeout = .nan },
     BadValue(field: "busyTimeout") { $0.busyTimeout = 1e12 },
-    BadValue(field: "crossProcessCheckInterval") { $0.crossProcessCheckInterval = .infinity },
-    BadValue(field: "crossProcessCheckInterval") { $0.crossProcessCheckInterval = 1e300 },
-    BadValue(field: "crossProcessCheckInterval") { $0.crossProcessCheckInterval = -0.5 },
+    BadValue(field: "changeCheckInterval") { $0.changeCheckInterval = .seconds(86_401) },
+    BadValue(field: "changeCheckInterval") { $0.changeCheckInterval = .seconds(Int64.max) },
+    BadValue(field: "changeCheckInterval") { $0.changeCheckInterval = .milliseconds(-500) },
     BadValue(field: "retention") { $0.retention = -.infinity },
     BadValue(field: "maxScopes") { $0.maxScopes = -1 },
     BadValue(field: "snapshotSizeLimit") { $0.snapshotSizeLimit = 0 },
@@ -53,13 +53,27 @@ struct ConfigurationValidationTests {
     var configuration = CacheConfiguration()
     try configuration.validate()
     configuration.busyTimeout = 0
-    configuration.crossProcessCheckInterval = 86_400
+    configuration.changeCheckInterval = .seconds(86_400)
     configuration.retention = 0
     configuration.maxScopes = 0
     configuration.snapshotSizeLimit = 1
     configuration.policy.maxSnapshotAge = 0
     _ = try SQLiteCustomerInfoCache(
       path: directory.path("cache.sqlite"), configuration: configuration)
+  }
+
+  /// What the deprecated `crossProcessCheckInterval` setter does with any `Double`: a value
+  /// validation refuses, never a trap.
+  @Test("an interval in seconds becomes a duration without trapping, whatever the Double")
+  func secondsBecomeADurationWithoutTrapping() {
+    #expect(Duration.clampedSeconds(0.05) == .milliseconds(50))
+    #expect(Duration.clampedSeconds(0) == .zero)
+    for refused in [-0.5, -.infinity, .nan] {
+      #expect(Duration.clampedSeconds(refused) < .zero, "\(refused)")
+    }
+    for huge in [1e300, .infinity] {
+      #expect(Duration.clampedSeconds(huge) > CacheConfiguration.longestCheckInterval, "\(huge)")
+    }
   }
 
   @Test("the message names the field and the problem")
