@@ -1,7 +1,8 @@
 /// A failure of a cache's storage: what kind of trouble it is, which a caller can act on
 /// without knowing the storage, and the storage's own error, for logs.
 ///
-/// A custom cache wraps its own errors in one; the SQLite cache wraps a ``SQLiteCacheError``.
+/// A custom cache wraps its own errors in one; the SQLite cache's names the file and the failed
+/// SQLite call.
 /// Two failures are equal when their kinds and descriptions are: the underlying error need
 /// not be equatable.
 public struct StorageFailure: Error, Sendable, Hashable, CustomStringConvertible {
@@ -32,7 +33,7 @@ public struct StorageFailure: Error, Sendable, Hashable, CustomStringConvertible
 
   /// What kind of trouble this is.
   public var kind: Kind
-  /// The storage's own error, such as a ``SQLiteCacheError``. Like every error the cache
+  /// The storage's own error, for its description. Like every error the cache
   /// throws, it must not contain tokens, raw identities or stored values.
   public var underlying: any Error & Sendable
 

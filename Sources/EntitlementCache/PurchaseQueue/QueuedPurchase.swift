@@ -39,7 +39,7 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
   /// The store's product ID.
   public var productID: String
   /// The scope that first observed it, by its hash: the one it is posted as.
-  public var observer: ScopeKey
+  package var observer: ScopeKey
   /// The observer's store environment.
   public var environment: StoreEnvironment
   /// The store's proof of purchase.
@@ -69,8 +69,23 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
   /// observer. The SQLite cache prunes when it opens.
   public static let retentionAge: TimeInterval = 30 * 86_400
 
-  /// An entry as a cache of an SDK's own stores and returns it.
+  /// An entry as a cache of an SDK's own stores and returns it: `scope` is the one that
+  /// observed it, which a store keys its entries by (``CacheScope/id``).
   public init(
+    transactionID: String, productID: String, observedBy scope: CacheScope,
+    token: PurchaseToken, state: PurchaseState, attempts: Int, nextAttemptAt: Date?,
+    firstObservedAt: Date, stateChangedAt: Date, lastFailure: FetchFailure?,
+    resolution: ClaimHint?
+  ) {
+    self.init(
+      transactionID: transactionID, productID: productID, observer: scope.key,
+      environment: scope.environment, token: token, state: state, attempts: attempts,
+      nextAttemptAt: nextAttemptAt, firstObservedAt: firstObservedAt,
+      stateChangedAt: stateChangedAt, lastFailure: lastFailure, resolution: resolution)
+  }
+
+  /// An entry as the SQLite cache reads it back, by the key of the scope that observed it.
+  package init(
     transactionID: String, productID: String, observer: ScopeKey, environment: StoreEnvironment,
     token: PurchaseToken, state: PurchaseState, attempts: Int, nextAttemptAt: Date?,
     firstObservedAt: Date, stateChangedAt: Date, lastFailure: FetchFailure?,
@@ -90,8 +105,9 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
     self.resolution = resolution
   }
 
-  /// A new `pending` entry of `purchase` observed by `scope` at `now`.
-  init(_ purchase: ObservedPurchase, observedBy scope: CacheScope, at now: Date) {
+  /// A new `pending` entry of `purchase` observed by `scope` at `now`: what
+  /// ``PurchaseQueueStore/enqueue(_:observedBy:)`` queues.
+  public init(_ purchase: ObservedPurchase, observedBy scope: CacheScope, at now: Date) {
     self.init(
       transactionID: purchase.transactionID, productID: purchase.productID, observer: scope.key,
       environment: scope.environment, token: purchase.token, state: .pending, attempts: 0,

@@ -6,7 +6,7 @@ import CSQLite
 ///
 /// Bound values are never part of an error: they may hold hashes of identities or snapshot
 /// bytes, and errors end up in logs.
-public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What the library was doing, such as `"open"`, `"prepare"` or `"step"`.
   package var operation: String
   /// The primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...).
@@ -54,7 +54,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// One line: the operation, SQLite's message and code, and the SQL text.
-  public var description: String {
+  package var description: String {
     var text = "\(operation) failed: \(message) (code \(extendedResultCode))"
     if let statement = statementExcerpt { text += " in `\(statement)`" }
     return text

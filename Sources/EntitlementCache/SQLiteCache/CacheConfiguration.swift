@@ -108,8 +108,9 @@ public struct CacheConfiguration: Sendable {
   /// that failed verification, a read that failed. Give the refresh client the same handler
   /// (``ClientConfiguration/onDiagnostic``): it tells only the client's own events, never
   /// these. Called with none of the cache's locks held; what
-  /// happens at open is told before the initializer returns. Default none;
-  /// ``SQLiteCustomerInfoCache/lastReadFailure`` keeps the latest failed read either way.
+  /// happens at open is told before the initializer returns. Default none: it is the one
+  /// channel through which the cache says why a read answered `unreadable`, or that it moved
+  /// a damaged file aside.
   public var onDiagnostic: DiagnosticHandler?
 
   /// The registered SQLite VFS both connections open the file through; nil for the default.

@@ -1,7 +1,7 @@
 /// A damaged file found and moved aside.
-public struct DamageReport: Sendable, Hashable {
+package struct DamageReport: Sendable, Hashable {
   /// Where the damaged file now is. Nothing was erased.
-  public var movedTo: String
+  package var movedTo: String
   /// What SQLite reported.
-  public var cause: SQLiteError
+  package var cause: SQLiteError
 }

@@ -8,15 +8,15 @@
 /// ``SQLiteCustomerInfoCache/access(to:for:policy:)`` answered `offlineUnavailable` with
 /// `unreadable`, `storageUnavailable` or `newerSchema`, or
 /// ``SQLiteCustomerInfoCache/activeEntitlementKeys(for:policy:)`` came back empty. Names no token, no raw identity and no bound value.
-public struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
+package struct ReadFailureReport: Sendable, Hashable, CustomStringConvertible {
   /// The first hexadecimal digits of the scope's hash, as `entitlement-cache scopes` shows.
-  public var scopeHashPrefix: String
+  package var scopeHashPrefix: String
   /// Why: ``CacheError/storage(_:_:)``, ``CacheError/unreadableSnapshot(_:)``,
   /// ``CacheError/closed`` or ``CacheError/invalidConfiguration(field:problem:)``.
-  public var error: CacheError
+  package var error: CacheError
   /// The device time of the read.
-  public var at: Date
+  package var at: Date
 
   /// One line: the scope and the cause.
-  public var description: String { "read of scope \(scopeHashPrefix): \(error)" }
+  package var description: String { "read of scope \(scopeHashPrefix): \(error)" }
 }

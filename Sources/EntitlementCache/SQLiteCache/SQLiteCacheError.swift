@@ -4,7 +4,7 @@ import CSQLite
 /// ``CacheError/storage(_:_:)`` that ``SQLiteCustomerInfoCache`` throws.
 ///
 /// Paths are the database's own, never an identity; SQL text never includes bound values.
-public enum SQLiteCacheError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SQLiteCacheError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A SQLite call failed.
   case sqlite(SQLiteError)
   /// The file was written by a newer schema than this build knows; it was left untouched.
@@ -29,7 +29,7 @@ public enum SQLiteCacheError: Error, Sendable, Hashable, CustomStringConvertible
   }
 
   /// One line naming the file or the SQLite call and the problem.
-  public var description: String {
+  package var description: String {
     switch self {
     case .sqlite(let error):
       return error.description

@@ -31,14 +31,14 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   /// How the cache was opened.
   package let configuration: CacheConfiguration
   /// Set when the file was found damaged, at open or by a later write, and moved aside.
-  public var damageReport: DamageReport? { damage.withLock { $0 } }
+  package var damageReport: DamageReport? { damage.withLock { $0 } }
   /// The clock every read and write uses.
   public let clock: CacheClock
 
   /// The most recent read that could not use the file, why, and when: what explains an
   /// `unreadable`, `storageUnavailable` or `newerSchema` answer. Told to
   /// ``CacheConfiguration/onDiagnostic`` too, when it differs from the last one told.
-  public var lastReadFailure: ReadFailureReport? { readFailure.withLock { $0 } }
+  package var lastReadFailure: ReadFailureReport? { readFailure.withLock { $0 } }
 
   // Lock order: `writer`, then `reads`; never the other way round. A write holds `writer` for
   // its whole transaction and takes `reads` inside it, briefly, to collect read marks and to
@@ -84,11 +84,11 @@ public final class SQLiteCustomerInfoCache: CustomerInfoCache {
   ///
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a configuration value
   ///   out of range, before the file is touched;
-  ///   otherwise ``CacheError/storage(_:_:)`` with a ``SQLiteCacheError`` inside:
-  ///   ``SQLiteCacheError/damaged(path:movedTo:cause:)`` for a
-  ///   damaged file that a support tool opened without moving it aside,
-  ///   ``SQLiteCacheError/missing(path:)`` when the file does not exist and
-  ///   ``CacheConfiguration/createIfMissing`` is false, and failed SQLite or file-system calls.
+  ///   otherwise ``CacheError/storage(_:_:)``, whose ``StorageFailure/kind`` is
+  ///   ``StorageFailure/Kind/damaged`` for a damaged file that a support tool opened without
+  ///   moving it aside, ``StorageFailure/Kind/missing`` when the file does not exist and
+  ///   ``CacheConfiguration/createIfMissing`` is false, and another kind for a failed SQLite
+  ///   or file-system call; its description names the file or the call.
   public init(
     path: String, configuration: CacheConfiguration = CacheConfiguration(),
     clock: CacheClock = .system

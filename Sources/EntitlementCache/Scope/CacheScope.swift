@@ -33,11 +33,16 @@ public enum StoreEnvironment: String, Sendable, Hashable, CaseIterable {
 /// nil) and refused when it does not decode. Decoding it lossily, as `String(decoding:as:)`
 /// does, turns every invalid sequence into U+FFFD, so two different byte strings could become
 /// one ID and one user could read another's cached access.
-public struct CacheScope: Sendable, Hashable, CustomStringConvertible {
+public struct CacheScope: Sendable, Hashable, Identifiable, CustomStringConvertible {
   /// The store environment.
   public let environment: StoreEnvironment
   /// The identity of the scope in the file: a hash of all four parts.
-  public let key: ScopeKey
+  package let key: ScopeKey
+
+  /// The scope's identity as text: 64 hexadecimal digits of a hash of all four parts, the same
+  /// in every process and launch, and never the identities themselves. A cache or a queue of
+  /// your own keys what it stores by it; `entitlement-cache scopes` lists scopes by it.
+  public var id: String { key.hex }
   // Held as fixed-size digests, not arrays, so a scope is a plain value: passing one to every
   // read copies 129 bytes instead of retaining and releasing three heap arrays.
   private let userDigest: ScopeKey

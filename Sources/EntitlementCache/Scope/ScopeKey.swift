@@ -1,6 +1,6 @@
 /// The 32-byte SHA-256 that identifies a scope in the file, held as four words so that the
 /// in-memory lookup on every read compares and hashes integers, not arrays.
-public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
+package struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
   private let words: (UInt64, UInt64, UInt64, UInt64)
 
   /// Reads a 32-byte digest; nil for any other length.
@@ -35,7 +35,7 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The whole hash in lowercase hexadecimal.
-  public var hex: String {
+  package var hex: String {
     bytes.map { String($0 >> 4, radix: 16) + String($0 & 0xF, radix: 16) }.joined()
   }
 
@@ -43,15 +43,15 @@ public struct ScopeKey: Sendable, Hashable, CustomStringConvertible {
   package var hexPrefix: String { String(hex.prefix(12)) }
 
   /// The full hexadecimal hash.
-  public var description: String { hex }
+  package var description: String { hex }
 
   /// Compares all four words.
-  public static func == (lhs: ScopeKey, rhs: ScopeKey) -> Bool {
+  package static func == (lhs: ScopeKey, rhs: ScopeKey) -> Bool {
     lhs.words == rhs.words
   }
 
   /// A digest is already uniformly distributed: one word is as good a hash as four.
-  public func hash(into hasher: inout Hasher) {
+  package func hash(into hasher: inout Hasher) {
     hasher.combine(words.0)
   }
 }

@@ -19,7 +19,9 @@ public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible,
   public var intermediate: [UInt8]
   /// The nonce the server signed: the request's 16 bytes, or empty when it sent none.
   public var nonce: [UInt8]
-  /// The scope hash the server signed: the ``CacheScope/key`` of the scope it answered for.
+  /// The scope hash the server signed: the 32 bytes of the scope it answered for, whose
+  /// hexadecimal form is the scope's ``CacheScope/id`` (<doc:TrustedSnapshots> says how a
+  /// server computes it).
   public var scopeHash: [UInt8]
 
   /// Signed material as the server sent it.

@@ -222,7 +222,7 @@ final class MiniDevice {
     let vectorScope = try CacheScope(
       sdkKey: "sdk_test_key", installationID: "install-1", environment: .production,
       appUserID: "alice")
-    #expect(vectorScope.key.hex == readmeVector.scopeHash)
+    #expect(vectorScope.id == readmeVector.scopeHash)
 
     let signature = ResponseSignature(
       signature: hex(readmeVector.signature), intermediate: hex(readmeVector.intermediate),

@@ -55,7 +55,7 @@ public struct PurchaseConflict: Sendable, Hashable {
 ///
 /// Every observer's changes are told, each with its observer's app-user ID, so an app shows a
 /// user only the updates whose ``appUserID`` is theirs: the same UTF-8 bytes, as the cache
-/// compares users (`purchase.observer` against the user's scope says the same), not Swift's
+/// compares users (the scope a purchase is bound to says the same), not Swift's
 /// `==`, which calls an ID equal to the same text in another Unicode form.
 public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible,
   CustomDebugStringConvertible, CustomReflectable
