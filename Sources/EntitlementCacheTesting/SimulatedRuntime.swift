@@ -12,7 +12,7 @@ import EntitlementCache
 ///
 /// ```swift
 /// let runtime = SimulatedRuntime(start: date, bootSession: "boot-1")
-/// let cache = InMemoryCustomerInfoCache(clock: runtime.clock)
+/// let cache = inMemoryCustomerInfoCache(clock: runtime.clock)
 /// let client = try EntitlementClient(cache: cache, fetcher: fetcher, identity: alice, runtime: runtime)
 /// client.start()
 /// runtime.runUntilIdle()          // every task has run as far as it can

@@ -30,7 +30,7 @@ public struct SnapshotImport: Sendable, Hashable {
   }
 
   /// The longest label, in bytes of UTF-8.
-  public static let labelLimit = 64
+  package static let labelLimit = 64
 
   /// The bookkeeping an import at `now` writes, or why it is refused (thrown): the one rule every cache
   /// applies, so a cache of your own calls this inside its write.
@@ -44,7 +44,7 @@ public struct SnapshotImport: Sendable, Hashable {
   ///
   /// - Throws: ``ImportRefusal/savedAfterNow`` when the save is ahead of `now` by more than
   ///   the tolerance (a clock set back since the save would re-grant what lapsed), and
-  ///   ``ImportRefusal/invalidLabel`` for a label that is empty, over ``labelLimit`` bytes or
+  ///   ``ImportRefusal/invalidLabel`` for a label that is empty, over 64 bytes or
   ///   holds a control or format character (such as a bidirectional override).
   public func bookkeeping(at now: Date, policy: OfflinePolicy) throws(ImportRefusal)
     -> ScopeBookkeeping
@@ -106,7 +106,7 @@ public enum ImportRefusal: String, Error, Sendable, Hashable, CaseIterable,
   /// The save time is ahead of the device's clock by more than the policy's rollback
   /// tolerance: trusting it would let a clock set back since the save re-grant what lapsed.
   case savedAfterNow = "saved_after_now"
-  /// The label is empty, over ``SnapshotImport/labelLimit`` bytes, or holds a control or
+  /// The label is empty, over 64 bytes, or holds a control or
   /// format character.
   case invalidLabel = "invalid_label"
 

@@ -41,7 +41,7 @@ public final class WriteObservation: Sendable {
 
   /// An observation that observes nothing, for a cache whose writes are found through its
   /// change mark alone.
-  public init() {
+  package init() {
     cancellation = nil
   }
 

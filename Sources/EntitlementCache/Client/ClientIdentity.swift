@@ -1,7 +1,7 @@
 /// Who the client fetches for: the SDK key, installation and store environment of the app, and
 /// the current app-user ID.
 public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The SDK key.
   package let sdkKey: String
@@ -40,9 +40,6 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible,
 
   /// The scope only: never the SDK key, the installation ID or the app-user ID.
   public var description: String { "ClientIdentity(\(scope))" }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// The scope, with the SDK key, the installation ID and the app-user ID redacted, so `dump`
   /// and debuggers show none of them.

@@ -7,7 +7,7 @@
 /// Where the refresh client waits, runs its tasks and draws random numbers. It reads the time
 /// from its cache's ``CustomerInfoCache/clock``, never from here.
 ///
-/// Apps use ``SystemClientRuntime``. Tests and `entitlement-cache simulate` use the
+/// Apps use the system's runtime, the default of ``EntitlementClient``'s initializers. Tests and `entitlement-cache simulate` use the
 /// `SimulatedRuntime` of the `EntitlementCacheTesting` product: a virtual clock that moves
 /// only when told (give it to the cache), and an executor that runs the client's tasks one at a time, so a run is the
 /// same byte for byte every time and no test sleeps on the real clock.
@@ -58,21 +58,17 @@ extension ClientRuntime {
 
 /// The runtime of an app: the system clocks, `ContinuousClock` for waits (it counts across
 /// sleep), the global executor and the system's cryptographic random number generator.
-public struct SystemClientRuntime: ClientRuntime {
+package struct SystemClientRuntime: ClientRuntime {
   /// The system runtime.
-  public init() {}
+  package init() {}
 
   /// Sleeps on `ContinuousClock`.
-  public func sleep(for duration: Duration) async throws {
+  package func sleep(for duration: Duration) async throws {
     try await Task.sleep(for: duration, clock: .continuous)
   }
 
-  /// Nil: the global concurrent executor.
-  @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-  public var taskExecutor: (any TaskExecutor)? { nil }
-
   /// A value from `SystemRandomNumberGenerator`, which is cryptographically secure.
-  public func nextRandom() -> UInt64 {
+  package func nextRandom() -> UInt64 {
     var generator = SystemRandomNumberGenerator()
     return generator.next()
   }

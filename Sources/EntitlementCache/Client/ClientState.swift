@@ -1,6 +1,6 @@
 /// What the client publishes: the current identity's cached state, re-evaluated.
 public struct ClientState: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The app-user ID the state is for.
   public var appUserID: String
@@ -17,7 +17,7 @@ public struct ClientState: Sendable, Hashable, CustomStringConvertible,
   }
 
   /// The keys usable now, offline included.
-  public var activeEntitlementKeys: Set<String> {
+  package var activeEntitlementKeys: Set<String> {
     customerInfo?.activeEntitlementKeys ?? []
   }
 
@@ -29,9 +29,6 @@ public struct ClientState: Sendable, Hashable, CustomStringConvertible,
     let cached = customerInfo == nil ? "nothing cached" : "cached"
     return "ClientState(\(([cached] + states).joined(separator: ", ")))"
   }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// The cached CustomerInfo and the decisions, with the app-user ID redacted, so `dump` and
   /// debuggers show no app-user ID either.
@@ -104,7 +101,7 @@ extension EvaluatedCustomerInfo {
 
 /// One delivery of ``EntitlementClient/accessUpdates(to:)``: a decision and the user it is for.
 public struct AccessUpdate: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The app-user ID the decision is for: the identity current when it was published.
   public var appUserID: String
@@ -119,9 +116,6 @@ public struct AccessUpdate: Sendable, Hashable, CustomStringConvertible,
 
   /// `AccessUpdate(granted)`: the decision's state, never the app-user ID.
   public var description: String { "AccessUpdate(\(decision.state))" }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// The decision, with the app-user ID redacted.
   public var customMirror: Mirror {

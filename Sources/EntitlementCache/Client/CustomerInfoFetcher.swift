@@ -27,7 +27,7 @@ public protocol CustomerInfoFetcher: Sendable {
 
 /// One request for CustomerInfo, as the refresh client makes it.
 public struct FetchRequest: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The scope the answer will be stored under: the one current when the request started.
   public var scope: CacheScope
@@ -49,9 +49,6 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible,
   /// The scope and flow only: never the app-user ID or the nonce.
   public var description: String { "FetchRequest(\(scope), flow: \(flow.rawValue))" }
 
-  /// As ``description``.
-  public var debugDescription: String { description }
-
   /// What ``description`` shows, the app-user ID and the nonce redacted, so `dump` and
   /// debuggers show neither.
   public var customMirror: Mirror {
@@ -66,7 +63,7 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible,
 
 /// The server's answer.
 public struct FetchedCustomerInfo: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The response body, exactly as received: a CustomerInfo snapshot (<doc:SnapshotFormat>).
   public var body: Data
@@ -86,9 +83,6 @@ public struct FetchedCustomerInfo: Sendable, Hashable, CustomStringConvertible,
   public var description: String {
     "FetchedCustomerInfo(\(body.count) bytes, \(signature == nil ? "unsigned" : "signed"))"
   }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// The body's size and the signature's own redacted mirror.
   public var customMirror: Mirror {

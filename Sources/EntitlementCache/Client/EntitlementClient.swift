@@ -12,7 +12,7 @@
 /// ```swift
 /// let client = try EntitlementClient(
 ///   cache: cache, fetcher: BackendFetcher(), identity: identity,
-///   configuration: configuration, runtime: SystemClientRuntime())
+///   configuration: configuration)
 /// client.start()                                  // publishes the cached state, then refreshes
 /// for await update in client.accessUpdates(to: "pro") { show(update.decision.isGranted) }
 /// ```
@@ -67,16 +67,17 @@ public final class EntitlementClient: Sendable {
   public convenience init(
     cache: any CustomerInfoCache, fetcher: any CustomerInfoFetcher, identity: ClientIdentity,
     configuration: ClientConfiguration = ClientConfiguration(),
-    runtime: any ClientRuntime = SystemClientRuntime()
+    runtime: (any ClientRuntime)? = nil
   ) throws(CacheError) {
     try self.init(
       cache: cache, queue: nil, poster: nil, fetcher: fetcher, identity: identity,
-      configuration: configuration, runtime: runtime)
+      configuration: configuration, runtime: runtime ?? SystemClientRuntime())
   }
 
   /// A client for `identity` that posts the purchase queue `cache` keeps through `poster`;
   /// nothing happens until ``start(in:)``. A poster needs a cache that keeps a queue
-  /// (``SQLiteCustomerInfoCache`` and ``InMemoryCustomerInfoCache`` do): with any other, this
+  /// (``SQLiteCustomerInfoCache`` and the in-memory cache of
+  /// ``inMemoryCustomerInfoCache(policy:snapshotSizeLimit:clock:trustRoots:)`` do): with any other, this
   /// initializer does not compile.
   ///
   /// - Parameters:
@@ -91,11 +92,11 @@ public final class EntitlementClient: Sendable {
   public convenience init(
     cache: any CustomerInfoCache & PurchaseQueueStore, fetcher: any CustomerInfoFetcher,
     identity: ClientIdentity, configuration: ClientConfiguration = ClientConfiguration(),
-    runtime: any ClientRuntime = SystemClientRuntime(), poster: any PurchasePoster
+    runtime: (any ClientRuntime)? = nil, poster: any PurchasePoster
   ) throws(CacheError) {
     try self.init(
       cache: cache, queue: cache, poster: poster, fetcher: fetcher, identity: identity,
-      configuration: configuration, runtime: runtime)
+      configuration: configuration, runtime: runtime ?? SystemClientRuntime())
   }
 
   private init(
@@ -224,7 +225,7 @@ public final class EntitlementClient: Sendable {
   }
 
   /// How each fetch ends, for diagnostics: no replay. Ends at ``stop()``.
-  public var refreshReports: AsyncStream<RefreshReport> {
+  package var refreshReports: AsyncStream<RefreshReport> {
     let (stream, continuation) = AsyncStream<RefreshReport>.makeStream()
     let id = core.withLock { core in
       let id = core.nextSubscriberID()

@@ -1,5 +1,5 @@
-/// The flow that asked for a refresh (<doc:RefreshClient>); the fetcher sees it, and each
-/// ``RefreshReport`` names it.
+/// The flow that asked for a refresh (<doc:RefreshClient>); the fetcher sees it, and a failed
+/// refresh's diagnostic names it.
 public enum RefreshFlow: String, Sendable, Hashable, CaseIterable {
   /// ``EntitlementClient/start(in:)``: the configure flow.
   case start

@@ -52,26 +52,23 @@ public enum RefreshOutcome: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What a fetch did, for diagnostics: ``EntitlementClient/refreshReports``.
-public struct RefreshReport: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+package struct RefreshReport: Sendable, Hashable, CustomStringConvertible,
+  CustomReflectable
 {
   /// The app-user ID the request was for (the SDK's own; never printed by ``description``).
-  public var appUserID: String
+  package var appUserID: String
   /// The scope the request was for.
-  public var scope: CacheScope
+  package var scope: CacheScope
   /// The flow that started the fetch.
-  public var flow: RefreshFlow
+  package var flow: RefreshFlow
   /// How it ended.
-  public var outcome: RefreshOutcome
+  package var outcome: RefreshOutcome
 
   /// The scope, flow and outcome; never the app-user ID.
-  public var description: String { "\(scope) \(flow.rawValue): \(outcome)" }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
+  package var description: String { "\(scope) \(flow.rawValue): \(outcome)" }
 
   /// The scope, flow and outcome, with the app-user ID redacted.
-  public var customMirror: Mirror {
+  package var customMirror: Mirror {
     Mirror(
       self,
       children: [

@@ -305,9 +305,10 @@ public enum EntitlementEvaluator {
         evidence.validUntil = earliest(earliest(boundary, snapshotBoundary), acceptanceBoundary)
         return AccessDecision(
           entitlement: key, state: .deviceBlocked(device.reason), evidence: evidence,
-          device: DeviceBlockDetails(
-            reason: device.reason, nextAllowedAt: device.nextAllowedAt,
-            changeBudget: device.changeBudget, devices: device.devices))
+          device: DeviceAccessInfo(
+            status: device.status, reason: device.reason, expiresAt: device.expiresAt,
+            nextAllowedAt: device.nextAllowedAt, changeBudget: device.changeBudget,
+            devices: device.devices))
       }
       if let expiresAt = device.expiresAt, now >= expiresAt {
         return AccessDecision(

@@ -59,7 +59,7 @@ public struct OfflinePolicy: Sendable, Hashable {
   public var acceptsImportedSnapshotsFor: TimeInterval? = nil
 
   /// Creates a policy; every omitted knob takes its default.
-  public init(
+  package init(
     staleAfter: TimeInterval = 5 * 60,
     nonExpiringMaxOfflineAge: TimeInterval = 30 * 86_400,
     maxSnapshotAge: TimeInterval? = nil,

@@ -5,7 +5,7 @@ extension InMemoryCustomerInfoCache: CustomerInfoImporting {
   ///
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over the size limit or
   ///   its device access cannot be kept; nothing changed.
-  public func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
+  package func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
     -> ImportOutcome
   {
     let size = request.snapshot.jsonData.count

@@ -38,7 +38,7 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
   /// scope, is left as it is.
   ///
   /// - Throws: ``CacheError/invalidPurchase(field:problem:)``; nothing is kept then.
-  public func enqueue(
+  package func enqueue(
     _ purchase: ObservedPurchase, observedBy scope: CacheScope
   ) throws(CacheError) -> EnqueueOutcome {
     try purchase.validate()
@@ -62,13 +62,14 @@ extension InMemoryCustomerInfoCache: PurchaseQueueStore {
   }
 
   /// Every entry `scope` observed, in observation order.
-  public func queuedPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase] {
+  package func queuedPurchases(observedBy scope: CacheScope) throws(CacheError) -> [QueuedPurchase]
+  {
     scopes.withLock { state in state.purchases.entries.filter { $0.observer == scope.key } }
   }
 
   /// Applies `change` to the entry `scope` observed, by the rules of
   /// ``QueuedPurchase/applying(_:at:)``.
-  public func updatePurchase(
+  package func updatePurchase(
     _ transactionID: String, observedBy scope: CacheScope, to change: PurchaseStateChange
   ) throws(CacheError) -> QueuedPurchase? {
     let now = clock.now().truncatedToMilliseconds

@@ -36,14 +36,14 @@
 ///
 /// Concurrency: every call takes one lock around a dictionary of scopes, and reads the clocks
 /// before taking it, so a clock never runs under the lock.
-public final class InMemoryCustomerInfoCache: CustomerInfoCache {
+package final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// The policy reads use when they do not pass one.
   package let policy: OfflinePolicy
   /// The largest snapshot ``store(_:for:)`` accepts, in bytes, as
   /// ``CacheConfiguration/snapshotSizeLimit`` is for the SQLite cache.
   package let snapshotSizeLimit: Int
   /// The clock every read and write uses.
-  public let clock: CacheClock
+  package let clock: CacheClock
   /// The pinned roots, as ``CacheConfiguration/trustRoots`` is for the SQLite cache: with them
   /// the library decides each snapshot's verification when it is stored. Nothing is read back
   /// from a file here, so nothing is checked again.
@@ -74,7 +74,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///     ``CacheClock/system``. Pass a `ManualClock`'s `cacheClock` in tests.
   ///   - trustRoots: The pinned roots; by default none, as ``CacheConfiguration/trustRoots``.
   ///     A policy that requires verified snapshots without them fails every read that uses it.
-  public init(
+  package init(
     policy: OfflinePolicy = .conservative,
     snapshotSizeLimit: Int = CustomerInfoSnapshot.defaultSizeLimit,
     clock: CacheClock = .system,
@@ -130,7 +130,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///   device access cannot be kept; the previous snapshot is then still readable.
   ///   With trust roots, ``CacheError/unverifiedSnapshot(_:)`` when it failed verification
   ///   and the stored snapshot is verified.
-  public func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
+  package func store(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope) throws(CacheError) {
     if case .refusedUnverified(let failure?) = try write(snapshot, for: scope, conditional: false) {
       throw .unverifiedSnapshot(failure)
     }
@@ -142,7 +142,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
   ///   the size limit given at ``init(policy:snapshotSizeLimit:clock:trustRoots:)`` or its
   ///   device access cannot be kept; the previous snapshot is then still readable.
-  public func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope)
+  package func storeAnswer(_ snapshot: CustomerInfoSnapshot, for scope: CacheScope)
     throws(CacheError) -> StoreOutcome
   {
     try write(snapshot, for: scope, conditional: true)
@@ -214,7 +214,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Parameters:
   ///   - scope: The scope the failed request was for.
   ///   - reason: A short note for support engineers. Do not pass tokens or user IDs.
-  public func recordRefreshFailure(for scope: CacheScope, reason: String? = nil)
+  package func recordRefreshFailure(for scope: CacheScope, reason: String? = nil)
     throws(CacheError)
   {
     let now = clock.now().truncatedToMilliseconds
@@ -247,7 +247,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// Deletes everything stored for `scope`, its high-water mark included.
   ///
   /// - Parameter scope: The scope to forget.
-  public func remove(_ scope: CacheScope) throws(CacheError) {
+  package func remove(_ scope: CacheScope) throws(CacheError) {
     defer { writeObservers.notify() }
     scopes.withLock { scopes in
       scopes.removeValue(forKey: scope.key)
@@ -265,7 +265,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Parameter scope: The scope to read.
   /// - Throws: Nothing here: with no file, nothing stored can become unreadable. The protocol
   ///   lets other caches throw.
-  public func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
+  package func load(_ scope: CacheScope) throws(CacheError) -> CachedCustomerInfo? {
     guard let stored = scopes.withLock({ $0[scope.key] }) else { return nil }
     guard let snapshot = stored.snapshot else {
       return CachedCustomerInfo(snapshot: nil, bookkeeping: stored.bookkeeping)
@@ -284,7 +284,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Returns: `offlineUnavailable(.noSnapshot)` when nothing is stored, and
   ///   `offlineUnavailable(.unreadable)` when the policy is out of range: fail-closed, and
   ///   distinct from `denied`.
-  public func access(
+  package func access(
     to entitlement: String, for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> AccessDecision {
     let now = clock.now()
@@ -312,7 +312,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   /// - Parameters:
   ///   - scope: The scope to read.
   ///   - policy: The policy for this read; nil for the cache's own policy.
-  public func activeEntitlementKeys(
+  package func activeEntitlementKeys(
     for scope: CacheScope, policy: OfflinePolicy? = nil
   ) -> Set<String> {
     let now = clock.now()
@@ -340,7 +340,7 @@ public final class InMemoryCustomerInfoCache: CustomerInfoCache {
   ///   - scope: The scope to read.
   ///   - policy: The policy for this read; nil for the cache's own policy.
   /// - Throws: ``CacheError/invalidConfiguration(field:problem:)`` for a policy out of range.
-  public func evaluatedCustomerInfo(
+  package func evaluatedCustomerInfo(
     for scope: CacheScope, policy: OfflinePolicy? = nil
   ) throws(CacheError) -> EvaluatedCustomerInfo? {
     let now = clock.now()
@@ -376,13 +376,26 @@ private typealias ViewInput = (
 extension InMemoryCustomerInfoCache: CustomerInfoChangeSignaling {
   /// The number of writes so far: a snapshot stored, a failed refresh, a removal, a purchase
   /// queued or changed. This cache is one process's memory, so nothing else writes it.
-  public func changeMark() -> UInt64? {
+  package func changeMark() -> UInt64? {
     scopes.withLock { $0.writes }
   }
 
   /// Calls `observer` after every write: a snapshot stored, a failed refresh recorded, a
   /// removal, a purchase queued or changed.
-  public func observeWrites(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {
+  package func observeWrites(_ observer: @escaping @Sendable () -> Void) -> WriteObservation {
     writeObservers.add(observer)
   }
+}
+
+/// An empty cache kept in memory: the rules of ``SQLiteCustomerInfoCache`` with memory as its
+/// only storage, for an SDK's unit tests and SwiftUI previews. It keeps the purchase queue,
+/// imports, and signals its writes, like the SQLite cache.
+public func inMemoryCustomerInfoCache(
+  policy: OfflinePolicy = .conservative,
+  snapshotSizeLimit: Int = CustomerInfoSnapshot.defaultSizeLimit,
+  clock: CacheClock = .system,
+  trustRoots: TrustRoots? = nil
+) -> some CustomerInfoImporting & PurchaseQueueStore & CustomerInfoChangeSignaling {
+  InMemoryCustomerInfoCache(
+    policy: policy, snapshotSizeLimit: snapshotSizeLimit, clock: clock, trustRoots: trustRoots)
 }

@@ -8,15 +8,13 @@
 ///
 /// It expires independently of entitlements; the evaluator removes it from the evaluated
 /// CustomerInfo once `expiresAt` has passed.
-public struct AccessContext: Sendable, Hashable, JSONModel, CustomStringConvertible,
-  CustomDebugStringConvertible
-{
+public struct AccessContext: Sendable, Hashable, JSONModel, CustomStringConvertible {
   /// The opaque token. Redacted from every description.
   public var token: AccessToken
   /// When the token stops being valid.
   public var expiresAt: Date
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates an access context.
   package init(token: AccessToken, expiresAt: Date, unknownFields: [String: JSONValue] = [:]) {
@@ -27,9 +25,6 @@ public struct AccessContext: Sendable, Hashable, JSONModel, CustomStringConverti
 
   /// `AccessContext(expires 2026-11-30T12:15:00Z)`: never the token.
   public var description: String { "AccessContext(expires \(ISO8601.format(expiresAt)))" }
-
-  /// As ``description``. Its mirror is the default one: the token's own shows it redacted.
-  public var debugDescription: String { description }
 
   init(json: JSONValue, path: String) throws(SnapshotError) {
     var reader = try JSONObjectReader(json, path: path)

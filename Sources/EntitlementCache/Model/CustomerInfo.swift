@@ -25,7 +25,7 @@ public struct CustomerInfo: Sendable, Hashable, JSONModel {
   /// Whether this installation may use the access.
   public var deviceAccess: DeviceAccessInfo?
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates a CustomerInfo.
   package init(

@@ -15,7 +15,7 @@
 /// _ = try cache.storeAnswer(snapshot, for: scope)  // never over a newer answer
 /// ```
 public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The largest payload accepted by default: 1 MiB, far above a real CustomerInfo (a
   /// 1,000-entitlement snapshot is about 250 KiB) and small enough that a runaway server
@@ -93,9 +93,6 @@ public struct CustomerInfoSnapshot: Sendable, Hashable, CustomStringConvertible,
     return
       "CustomerInfoSnapshot(\(jsonData.count) B, requestDate: \(ISO8601.format(customerInfo.requestDate)), entitlements: [\(keys)], signed: \(signature != nil))"
   }
-
-  /// What ``description`` shows.
-  public var debugDescription: String { description }
 
   /// What ``description`` shows, so `dump` and debuggers print no token or signature either.
   public var customMirror: Mirror {

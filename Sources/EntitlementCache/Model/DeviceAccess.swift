@@ -22,7 +22,7 @@ public struct DeviceAccessInfo: Sendable, Hashable, JSONModel {
   /// The customer's activations, redacted by the server to an ID, a label and a time.
   public var devices: [DeviceSummary] = []
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue] = [:]
+  package var unknownFields: [String: JSONValue] = [:]
 }
 
 // Initializers in an extension, so the memberwise one (every property but the status
@@ -64,7 +64,7 @@ public struct DeviceChangeBudget: Sendable, Hashable, JSONModel {
   /// The window's length in days.
   public var windowDays: Int
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates a change budget.
   package init(
@@ -102,7 +102,7 @@ public struct DeviceSummary: Sendable, Hashable, JSONModel {
   /// When the server last saw the device.
   public var lastSeenAt: Date?
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates a device summary.
   package init(

@@ -24,7 +24,7 @@ public struct EntitlementInfo: Sendable, Hashable, JSONModel {
   /// Whether the subscription renews.
   public var willRenew: Bool?
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates an entitlement.
   package init(

@@ -18,7 +18,7 @@ where Known: RawRepresentable<String> & Sendable & Hashable {
   case unknown(String)
 
   /// Classifies `rawValue`.
-  public init(rawValue: String) {
+  package init(rawValue: String) {
     self = Known(rawValue: rawValue).map(Self.known) ?? .unknown(rawValue)
   }
 
@@ -31,7 +31,7 @@ where Known: RawRepresentable<String> & Sendable & Hashable {
   }
 
   /// The known value, or nil when the server sent one this build does not know.
-  public var knownValue: Known? {
+  package var knownValue: Known? {
     if case .known(let value) = self { value } else { nil }
   }
 }

@@ -23,7 +23,7 @@ public struct PurchaseInfo: Sendable, Hashable, JSONModel {
   /// Whether it is bound to another app user.
   public var conflict: Bool?
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates a purchase.
   package init(
@@ -80,7 +80,7 @@ public struct UnclaimedPurchase: Sendable, Hashable, JSONModel {
   /// What the app should offer instead of "buy again". An unknown hint is kept, not offered.
   public var claimHint: OpenEnum<ClaimHint>
   /// Fields this build does not know, kept as the server sent them.
-  public var unknownFields: [String: JSONValue]
+  package var unknownFields: [String: JSONValue]
 
   /// Creates an unclaimed purchase.
   package init(

@@ -7,7 +7,7 @@
 /// What the cache knows about a scope besides its snapshot (<doc:Storage#Bookkeeping>).
 ///
 /// Device times (what the device's wall clock said) and server times (`requestDate`) are kept
-/// apart: ``serverOffset`` links them at the last successful refresh, and the high-water mark
+/// apart: the server offset links them at the last successful refresh, and the high-water mark
 /// holds device times only.
 public struct ScopeBookkeeping: Sendable, Hashable {
   /// Device time of the last successful refresh written; nil when no snapshot is stored.
@@ -81,7 +81,7 @@ extension ScopeBookkeeping {
   /// How far the server's clock was ahead of the device's at the last successful refresh
   /// (`requestDate - storedAt`, in seconds; negative when the device was ahead). Nil without a
   /// snapshot.
-  public var serverOffset: TimeInterval? {
+  package var serverOffset: TimeInterval? {
     guard let storedAt, let serverTime else { return nil }
     return serverTime.timeIntervalSince(storedAt)
   }

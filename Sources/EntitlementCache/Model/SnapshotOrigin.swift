@@ -24,7 +24,7 @@ public enum SnapshotOrigin: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The device time of the import; nil for a refresh.
-  public var importedAt: Date? {
+  package var importedAt: Date? {
     guard case .imported(_, let importedAt) = self else { return nil }
     return importedAt
   }

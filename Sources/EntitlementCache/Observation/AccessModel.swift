@@ -79,7 +79,7 @@
     }
 
     /// How current the cached snapshot is; nil when nothing is cached.
-    public var freshness: Freshness? { state?.customerInfo?.freshness }
+    package var freshness: Freshness? { state?.customerInfo?.freshness }
 
     /// Whether the state is served from cache after a refresh failed: the client retries in
     /// the foreground with backoff, so a view may say "offline, will retry".

@@ -1,8 +1,6 @@
 /// A store transaction the app has just seen complete, as the SDK enqueues it
 /// (``PurchaseQueueStore/enqueue(_:observedBy:)``) before any network call.
-public struct ObservedPurchase: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible
-{
+public struct ObservedPurchase: Sendable, Hashable, CustomStringConvertible {
   /// The store's transaction ID: the queue's identity of the purchase, for good.
   public var transactionID: String
   /// The store's product ID.
@@ -27,9 +25,6 @@ public struct ObservedPurchase: Sendable, Hashable, CustomStringConvertible,
   public var description: String {
     "ObservedPurchase(\(transactionID), product: \(productID), \(token))"
   }
-
-  /// As ``description``. Its mirror is the default one: the token shows only its size.
-  public var debugDescription: String { description }
 
   /// Checks what the queue's schema requires, naming the field; the message shows no value.
   func validate() throws(CacheError) {

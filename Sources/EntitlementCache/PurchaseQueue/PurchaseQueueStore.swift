@@ -1,7 +1,7 @@
 /// The persistent purchase queue the refresh client posts purchases from (<doc:PurchaseQueue>).
 ///
 /// ``SQLiteCustomerInfoCache`` keeps it in the cache's file, in the same transactions as
-/// everything else it writes; ``InMemoryCustomerInfoCache`` keeps it in memory. A cache of an
+/// everything else it writes; the in-memory cache keeps it in memory. A cache of an
 /// SDK's own conforms to take part, and runs `PurchaseQueueContract` of the
 /// `EntitlementCacheTesting` product to check it keeps the rules.
 ///

@@ -11,7 +11,7 @@
 /// Its description, debug description and mirror say only how long it is, so printing,
 /// interpolating or `dump`ing an entry cannot leak it.
 public struct PurchaseToken: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The bytes to post.
   public let bytes: Data
@@ -23,9 +23,6 @@ public struct PurchaseToken: Sendable, Hashable, CustomStringConvertible,
 
   /// `PurchaseToken(1234 bytes)`: never the bytes.
   public var description: String { "PurchaseToken(\(bytes.count) bytes)" }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// A mirror with no children, so `dump` and debuggers show nothing of the bytes.
   public var customMirror: Mirror { Mirror(self, children: [:]) }

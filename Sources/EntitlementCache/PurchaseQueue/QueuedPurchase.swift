@@ -18,22 +18,20 @@ public enum PurchaseState: String, Sendable, Hashable, CaseIterable {
   case conflict
   /// The server refused it (a 4xx). Final.
   case rejected
-  /// It could not be posted within ``QueuedPurchase/expiryAge`` of its observation; kept for
+  /// It could not be posted within 30 days of its observation; kept for
   /// diagnostics. Final.
   case expired
 
   /// Still to be posted: `pending` or `posting`. Only these make a decision's evidence say
   /// ``AccessEvidence/pendingPurchase``.
-  public var isUnsent: Bool { self == .pending || self == .posting }
+  package var isUnsent: Bool { self == .pending || self == .posting }
 }
 
 /// One entry of the purchase queue: a store transaction, bound for good to the scope that
 /// first observed it.
 ///
 /// Its description shows the transaction, product, state and attempts; never the token.
-public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible
-{
+public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible {
   /// The store's transaction ID.
   public var transactionID: String
   /// The store's product ID.
@@ -63,11 +61,11 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
   public var resolution: ClaimHint?
 
   /// After this long unsent since its observation, an entry is ``PurchaseState/expired``.
-  public static let expiryAge: TimeInterval = 30 * 86_400
+  package static let expiryAge: TimeInterval = 30 * 86_400
   /// This long after a final entry reached its state, retention deletes it when it synced,
   /// and otherwise drops its token and keeps the rest, so the transaction stays bound to its
   /// observer. The SQLite cache prunes when it opens.
-  public static let retentionAge: TimeInterval = 30 * 86_400
+  package static let retentionAge: TimeInterval = 30 * 86_400
 
   /// An entry as a cache of an SDK's own stores and returns it: `scope` is the one that
   /// observed it, which a store keys its entries by (``CacheScope/id``).
@@ -120,10 +118,6 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
     "QueuedPurchase(\(transactionID), product: \(productID), \(state.rawValue), attempts: \(attempts))"
   }
 
-  /// As ``description``. Its mirror is the default one: every stored part, the token as its
-  /// own mirror shows it (its size only) and the observer as a hash.
-  public var debugDescription: String { description }
-
   /// The entry after its own observer observed it again at `now`, as `purchase`; nil when that
   /// changes nothing.
   ///
@@ -145,7 +139,7 @@ public struct QueuedPurchase: Sendable, Hashable, CustomStringConvertible,
   /// The entry after `change` at `now`: the one set of transition rules both caches apply.
   ///
   /// A final entry is unchanged by anything, so two processes racing on one entry cannot undo
-  /// a result. A post is not begun on an entry past ``expiryAge``: it becomes `expired`.
+  /// a result. A post is not begun on an entry 30 days after its observation: it becomes `expired`.
   public func applying(_ change: PurchaseStateChange, at now: Date) -> QueuedPurchase {
     guard state.isUnsent else { return self }
     var next = self

@@ -66,9 +66,9 @@ public struct CacheConfiguration: Sendable {
   public var maxScopes = 100
   /// At most this many final purchase-queue entries (synced, conflicted, rejected, expired)
   /// are kept, the oldest going first; entries still to post are never deleted. Default
-  /// 1,000. A synced entry is also deleted ``QueuedPurchase/retentionAge`` after it synced,
+  /// 1,000. A synced entry is also deleted 30 days after it synced,
   /// the others then keep only their binding (no token), and an unsent one expires
-  /// ``QueuedPurchase/expiryAge`` after it was observed, so on a shared device the queue holds
+  /// 30 days after it was observed, so on a shared device the queue holds
   /// at most this many bindings and two months of tokens.
   public var maxFinalPurchases = 1_000
   /// Run the retention rules when the cache opens. Default true.
@@ -87,7 +87,7 @@ public struct CacheConfiguration: Sendable {
 
   /// ``changeCheckInterval`` in seconds.
   @available(*, deprecated, renamed: "changeCheckInterval")
-  public var crossProcessCheckInterval: TimeInterval {
+  package var crossProcessCheckInterval: TimeInterval {
     get { changeCheckInterval.seconds }
     set { changeCheckInterval = .clampedSeconds(newValue) }
   }

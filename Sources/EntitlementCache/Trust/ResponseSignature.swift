@@ -9,7 +9,7 @@
 ///
 /// Its description says only how long each part is: no signature or key is ever printed.
 public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The intermediate key's 64-byte Ed25519 signature over the
   /// signed message (see <doc:TrustedSnapshots>).
@@ -36,9 +36,6 @@ public struct ResponseSignature: Sendable, Hashable, CustomStringConvertible,
   public var description: String {
     "ResponseSignature(signature: \(signature.count) B, intermediate: \(intermediate.count) B, nonce: \(nonce.count) B)"
   }
-
-  /// What ``description`` shows.
-  public var debugDescription: String { description }
 
   /// The lengths only, so `dump` and debuggers show no signature, key or nonce either.
   public var customMirror: Mirror {

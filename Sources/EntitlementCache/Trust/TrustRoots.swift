@@ -1,6 +1,6 @@
 /// The Ed25519 root public keys an app pins (<doc:TrustedSnapshots>): a snapshot is `verified` only
 /// when an intermediate key one of them certified signed it.
-public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {
+public struct TrustRoots: Sendable, CustomStringConvertible {
   /// The pinned 32-byte public keys.
   package let publicKeys: [[UInt8]]
   /// Certificates already found certified by these roots. A server signs with one
@@ -30,13 +30,8 @@ public struct TrustRoots: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Equal when the same keys are pinned; what was remembered is not part of the value.
-  public static func == (lhs: TrustRoots, rhs: TrustRoots) -> Bool {
+  package static func samePins(_ lhs: TrustRoots, _ rhs: TrustRoots) -> Bool {
     lhs.publicKeys == rhs.publicKeys
-  }
-
-  /// Hashes the pinned keys.
-  public func hash(into hasher: inout Hasher) {
-    hasher.combine(publicKeys)
   }
 
   /// Whether a pinned root signed `certificate`, remembered once true.

@@ -14,7 +14,7 @@ public enum TrustVerdict: Sendable, Hashable, CustomStringConvertible {
   case failed(VerificationFailure)
 
   /// Why it failed; nil when verified.
-  public var failure: VerificationFailure? {
+  package var failure: VerificationFailure? {
     if case .failed(let reason) = self { return reason }
     return nil
   }

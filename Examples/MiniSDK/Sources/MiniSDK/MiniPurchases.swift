@@ -95,7 +95,7 @@ public final class MiniPurchases: Sendable {
   ///   for an empty key, installation or user ID.
   public init(
     configuration: MiniConfiguration, transport: any MiniTransport,
-    clock: CacheClock = .system, runtime: any ClientRuntime = SystemClientRuntime()
+    clock: CacheClock = .system, runtime: (any ClientRuntime)? = nil
   ) throws {
     let forward = configuration.log.map(Self.forwarding(to:))
 

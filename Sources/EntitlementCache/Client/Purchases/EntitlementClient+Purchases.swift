@@ -173,11 +173,8 @@ extension EntitlementClient {
         case .pending, .posting:
           result.pending.append(entry)
         case .conflict:
-          guard let resolution = entry.resolution else { continue }
-          result.conflicts.append(
-            PurchaseConflict(
-              transactionID: entry.transactionID, productID: entry.productID,
-              resolution: resolution))
+          guard entry.resolution != nil else { continue }
+          result.conflicts.append(entry)
         case .rejected:
           result.rejected.append(entry)
         case .expired:

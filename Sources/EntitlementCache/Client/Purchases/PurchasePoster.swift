@@ -26,7 +26,7 @@ public protocol PurchasePoster: Sendable {
 
 /// One post of a queued purchase.
 public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The observer's scope: where the answer's CustomerInfo is stored.
   public var scope: CacheScope
@@ -63,9 +63,6 @@ public struct PurchasePostRequest: Sendable, Hashable, CustomStringConvertible,
   public var description: String {
     "PurchasePostRequest(\(scope), \(transactionID), product: \(productID), attempt: \(attempt))"
   }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// What ``description`` shows, the app-user ID, token and nonce redacted, so `dump` and
   /// debuggers show none of them either.

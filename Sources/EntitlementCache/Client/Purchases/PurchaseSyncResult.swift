@@ -15,10 +15,10 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   public var pending: [QueuedPurchase]
   /// Every entry the server says another app user owns, with what to offer. Nothing was
   /// transferred, and nothing is reconciled under the call's user.
-  public var conflicts: [PurchaseConflict]
+  public var conflicts: [QueuedPurchase]
   /// Every entry the server refused (a 4xx) that the queue still keeps.
   public var rejected: [QueuedPurchase]
-  /// Every entry that expired, unsent after ``QueuedPurchase/expiryAge``, that the queue
+  /// Every entry that expired, unsent 30 days after it was observed, that the queue
   /// still keeps: a purchase the server never saw, for support.
   public var expired: [QueuedPurchase]
   /// Transactions observed in this call that another user of this device observed first:
@@ -40,17 +40,6 @@ public struct PurchaseSyncResult: Sendable, Hashable {
   public var isSettled: Bool { pending.isEmpty && conflicts.isEmpty && heldInMemory.isEmpty }
 }
 
-/// A purchase the server says belongs to another app user.
-public struct PurchaseConflict: Sendable, Hashable {
-  /// The store's transaction ID.
-  public var transactionID: String
-  /// The store's product ID.
-  public var productID: String
-  /// What the app should offer: log in with the owning account, restore, or support. Never
-  /// "buy again".
-  public var resolution: ClaimHint
-}
-
 /// A change of a queued purchase's state, as ``EntitlementClient/purchaseUpdates`` tells it.
 ///
 /// Every observer's changes are told, each with its observer's app-user ID, so an app shows a
@@ -58,7 +47,7 @@ public struct PurchaseConflict: Sendable, Hashable {
 /// compares users (the scope a purchase is bound to says the same), not Swift's
 /// `==`, which calls an ID equal to the same text in another Unicode form.
 public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// The raw app-user ID of the user who observed the purchase, which it is posted as.
   public var appUserID: String
@@ -75,6 +64,4 @@ public struct PurchaseUpdate: Sendable, Hashable, CustomStringConvertible,
       displayStyle: .struct)
   }
 
-  /// As ``description``.
-  public var debugDescription: String { description }
 }

@@ -7,7 +7,7 @@
 /// Any JSON value. Holds the fields of a snapshot this build does not know, so they are kept
 /// and written back unchanged (forward compatibility).
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible,
-  CustomDebugStringConvertible, CustomReflectable
+  CustomReflectable
 {
   /// `null`.
   case null
@@ -39,9 +39,6 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible,
       "object(\(fields.count) keys: \(fields.keys.sorted().joined(separator: ", ")))"
     }
   }
-
-  /// As ``description``.
-  public var debugDescription: String { description }
 
   /// ``description`` alone, so `dump` and debuggers show no string's text either.
   public var customMirror: Mirror { Mirror(self, children: ["shape": description]) }

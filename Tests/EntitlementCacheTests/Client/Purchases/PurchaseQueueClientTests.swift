@@ -163,12 +163,9 @@ struct PurchaseQueueClientTests {
     harness.fetcher.answer(json: Self.notEntitled)
     harness.runtime.runUntilIdle()
     let result = try #require(purchase.result ?? nil)
-    #expect(
-      result.conflicts
-        == [
-          PurchaseConflict(
-            transactionID: "tx1", productID: "pro_monthly", resolution: .loginRequired)
-        ])
+    #expect(result.conflicts.map(\.transactionID) == ["tx1"])
+    #expect(result.conflicts.map(\.productID) == ["pro_monthly"])
+    #expect(result.conflicts.map(\.resolution) == [.loginRequired])
     #expect(result.pending.isEmpty && result.synced.isEmpty && !result.isSettled)
     #expect(harness.purchaseLog.last == "alice: tx1 conflict")
     #expect(result.state.decisions["pro"].map { label($0.state) } == "denied(not_entitled)")
