@@ -120,10 +120,11 @@ enum SnapshotJSON {
         "productId": "pro_monthly", "source": "purchase", "willRenew": true }
       """
     ]
-    // A realistic mix: most keys active, some in grace, billing retry or expired.
-    let statuses = ["active", "active", "grace", "billing_retry", "expired", "active"]
+    // A realistic mix: every other key active, the rest each status in turn, taken from the
+    // enum so a status added there is in the workload too.
+    let others = EntitlementStatus.allCases.filter { $0 != .active }.map(\.rawValue)
     for index in 1..<count {
-      let status = statuses[index % statuses.count]
+      let status = index.isMultiple(of: 2) ? "active" : others[(index / 2) % others.count]
       entries.append(
         """
         "feature_\(index)": { "status": "\(status)", "expiresAt": "2026-12-\(10 + index % 18)T00:00:00Z",
