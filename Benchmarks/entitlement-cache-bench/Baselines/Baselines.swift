@@ -88,11 +88,13 @@ struct Baselines {
       result: { try CaseResult(name, workload, $0, sink) })
   }
 
-  /// The raw point read: the scope key at ?1, the entitlement key at ?2, and the columns a
-  /// decision needs (see ``decideRow(_:now:)``).
+  /// The raw point read: the scope key at ?1, the entitlement key at ?2, and the columns the
+  /// simplest decision needs (see ``decideRow(_:now:)``): fewer than the cache reads, on
+  /// purpose. The entitlement's are named where the store names them (EntitlementParameter).
   static let pointReadSQL = """
-    SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at, e.status,
-      e.expires_at, e.grace_expires_at
+    SELECT s.stored_at, s.high_water_mark, s.device_status, s.device_expires_at,
+      e.\(EntitlementParameter.status.column), e.\(EntitlementParameter.expiresAt.column),
+      e.\(EntitlementParameter.graceExpiresAt.column)
     FROM scope s LEFT JOIN entitlement e ON e.scope_id = s.id AND e.key = ?2
     WHERE s.scope_key = ?1
     """

@@ -87,13 +87,14 @@ struct Workload {
         access_context_expires_at, device_status, device_expires_at, device_block, revision
       FROM scope WHERE id = 1
       """)
+    // Every column of an entitlement row, as the store's write names them
+    // (EntitlementParameter, which ScopeColumnsTests holds to the migrated table).
+    let columns = EntitlementParameter.allCases
     let copyEntitlements = try database.prepare(
       """
-      INSERT INTO entitlement (
-        scope_id, key, status, expires_at, grace_expires_at, verified_at, source, product_id,
-        will_renew, claim_hint)
-      SELECT last_insert_rowid(), key, status, expires_at, grace_expires_at, verified_at, source,
-        product_id, will_renew, claim_hint
+      INSERT INTO entitlement (\(columns.map(\.column).joined(separator: ", ")))
+      SELECT \(columns.map { $0 == .scopeID ? "last_insert_rowid()" : $0.column }
+        .joined(separator: ", "))
       FROM entitlement WHERE scope_id = 1
       """)
     try database.execute("BEGIN IMMEDIATE")
@@ -120,10 +121,11 @@ enum SnapshotJSON {
         "productId": "pro_monthly", "source": "purchase", "willRenew": true }
       """
     ]
-    // A realistic mix: most keys active, some in grace, billing retry or expired.
-    let statuses = ["active", "active", "grace", "billing_retry", "expired", "active"]
+    // A realistic mix: every other key active, the rest each status in turn, taken from the
+    // enum so a status added there is in the workload too.
+    let others = EntitlementStatus.allCases.filter { $0 != .active }.map(\.rawValue)
     for index in 1..<count {
-      let status = statuses[index % statuses.count]
+      let status = index.isMultiple(of: 2) ? "active" : others[(index / 2) % others.count]
       entries.append(
         """
         "feature_\(index)": { "status": "\(status)", "expiresAt": "2026-12-\(10 + index % 18)T00:00:00Z",

@@ -119,8 +119,8 @@ public struct CustomerInfoCacheContract: Sendable {
     case failClosed
     /// The evaluated view's decision for every key equals `access(to:)` at the same instant,
     /// across boundaries, a failed refresh, a clock set back and three policies; its entitlement
-    /// reads `expired` when the decision is `denied(.expired)` or, for non-expiring access,
-    /// `denied(.offlineWindowElapsed)`, for one the server called active or grace.
+    /// reads `expired` whenever the decision is `denied(.expired)` or, for non-expiring access,
+    /// `denied(.offlineWindowElapsed)`, whatever status the server sent.
     case evaluatedViewAgreesWithAccess
     /// `activeEntitlementKeys` equals the keys whose `access(to:)` is granted, and the
     /// evaluated view's own active keys, at the same instants as

@@ -144,6 +144,12 @@ struct DecisionReasonTests {
     #expect(covered == Set(DenialReason.allCases))
   }
 
+  @Test func everyStatusIsDecided() {
+    let statuses = Set(
+      Self.denials.flatMap { $0.info.entitlements.values.compactMap(\.status.knownValue) })
+    #expect(statuses == Set(EntitlementStatus.allCases))
+  }
+
   @Test("expired status: the validUntil is the server's expiresAt")
   func expiredStatusNamesItsBoundary() {
     let info = Fixture.info([

@@ -111,31 +111,28 @@ struct EvaluationPropertyTests {
   }
 
   /// Whether the snapshot's own facts about the key justify denying it: the denial rests on
-  /// evidence, never on its absence.
+  /// evidence, never on its absence. A status that denies by itself justifies its own denial
+  /// and no other (`StatusExpectations`); one that grants until a boundary is denied only for a
+  /// boundary that passed, or a source the policy excludes.
   static func justifies(
     _ reason: DenialReason, _ key: String, _ scenario: Scenario, _ serverNow: Date
   ) -> Bool {
     let policy = scenario.policy
     guard let entitlement = scenario.info.entitlements[key] else { return reason == .notEntitled }
-    let usableStatus = entitlement.status == .known(.active) || entitlement.status == .known(.grace)
-    let end =
-      entitlement.status == .known(.grace)
-      ? entitlement.gracePeriodExpiresAt ?? entitlement.expiresAt : entitlement.expiresAt
-    let byDeviceClock = policy.expiryReference == .deviceClock && usableStatus
+    guard let status = entitlement.status.knownValue else { return reason == .unknownStatus }
+    if let denial = status.expectedDenial { return reason == denial }
+    // The server-snapshot model compares no boundary of the entitlement's with the clock.
+    let byDeviceClock = policy.expiryReference == .deviceClock
     switch reason {
-    case .notEntitled: return false
-    case .revoked: return entitlement.status == .known(.revoked)
-    case .billingRetry: return entitlement.status == .known(.billingRetry)
-    case .unknownStatus: return entitlement.status.knownValue == nil
     case .familySharingExcluded:
       return policy.excludeFamilyShared && entitlement.source == .known(.familyShared)
     case .expired:
-      if entitlement.status == .known(.expired) { return true }
-      return byDeviceClock && end.map { serverNow >= $0 } == true
+      return byDeviceClock && Scenario.endDate(of: entitlement).map { serverNow >= $0 } == true
     case .offlineWindowElapsed:
-      let verified = entitlement.verifiedAt ?? scenario.info.requestDate
-      return byDeviceClock && end == nil
-        && serverNow >= verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge)
+      return byDeviceClock && Scenario.endDate(of: entitlement) == nil
+        && serverNow >= scenario.offlineWindowEnd(of: entitlement)
+    case .notEntitled, .revoked, .billingRetry, .unknownStatus:
+      return false
     }
   }
 
@@ -149,7 +146,7 @@ struct EvaluationPropertyTests {
     // installation the server lets use it.
     if decision.isGranted {
       let entitlement = scenario.info.entitlements[key]
-      #expect([.known(.active), .known(.grace)].contains(entitlement?.status), context)
+      #expect(entitlement?.status.knownValue?.grantsUntilItsBoundary == true, context)
       #expect(
         !(scenario.policy.excludeFamilyShared && entitlement?.source == .known(.familyShared)),
         context)
@@ -168,8 +165,7 @@ struct EvaluationPropertyTests {
     } else {
       #expect(decision.device == nil, context)
     }
-    let verified = [.known(.verified), .known(.verifiedOnDevice)].contains(
-      scenario.info.verification)
+    let verified = scenario.info.verification.knownValue?.expectedHighTrust == true
     #expect(decision.isHighTrust == (decision.isGranted && verified && !offline), context)
     #expect(
       decision.evidence.clockRollbackSuspected

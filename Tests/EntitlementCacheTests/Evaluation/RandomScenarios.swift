@@ -111,11 +111,18 @@ struct Scenario: CustomStringConvertible {
       EntitlementSource.allCases.map { .known($0) } + [
         .known(.familyShared), .unknown("gift"), nil,
       ]
+    // Now and then after the requestDate (which is at most 10 minutes past T): a server cannot
+    // have verified access after it answered, so the offline window counts from its answer.
+    let verifiedAt =
+      random.chance(0.75)
+      ? random.chance(0.2)
+        ? random.date(Fixture.hour...(3 * Fixture.day)) : random.date(-40 * Fixture.day...0)
+      : nil
     return EntitlementInfo(
       status: status, expiresAt: expiresAt,
       gracePeriodExpiresAt: random.chance(graceChance)
         ? random.date(-2 * Fixture.day...(20 * Fixture.day)) : nil,
-      verifiedAt: random.chance(0.75) ? random.date(-40 * Fixture.day...0) : nil,
+      verifiedAt: verifiedAt,
       productId: "product", source: random.pick(sources), willRenew: random.chance(0.5))
   }
 
@@ -143,6 +150,23 @@ struct Scenario: CustomStringConvertible {
       })
   }
 
+  /// The end date a status that grants until a boundary is bounded by: for `grace` its grace
+  /// end, else its `expiresAt`; for `active` its `expiresAt` (a grace end on an active
+  /// entitlement is not its end). Nil: non-expiring access, bounded by the offline window.
+  static func endDate(of entitlement: EntitlementInfo) -> Date? {
+    entitlement.status == .known(.grace)
+      ? entitlement.gracePeriodExpiresAt ?? entitlement.expiresAt : entitlement.expiresAt
+  }
+
+  /// When non-expiring access lapses offline, in server time: the offline window after the
+  /// server last verified it, or after the `requestDate` when that is earlier (since
+  /// 2026-12-04: a server cannot have verified access after it answered), or when there is no
+  /// `verifiedAt`.
+  func offlineWindowEnd(of entitlement: EntitlementInfo) -> Date {
+    let verified = min(entitlement.verifiedAt ?? info.requestDate, info.requestDate)
+    return verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge)
+  }
+
   /// Instants worth asking about: every boundary the scenario has, a second either side and
   /// on it, or anywhere in the next weeks. Instants are the device clock's; the server's
   /// boundaries are met when the time elapsed since the store takes `requestDate` to them.
@@ -158,8 +182,7 @@ struct Scenario: CustomStringConvertible {
       serverBoundaries += [entitlement.expiresAt, entitlement.gracePeriodExpiresAt].compactMap {
         $0
       }
-      let verified = entitlement.verifiedAt ?? info.requestDate
-      serverBoundaries.append(verified.addingTimeInterval(policy.nonExpiringMaxOfflineAge))
+      serverBoundaries.append(offlineWindowEnd(of: entitlement))
     }
     boundaries += serverBoundaries.map {
       storedAt.addingTimeInterval($0.timeIntervalSince(info.requestDate))

@@ -33,14 +33,18 @@ struct RecoveryAndTrustTests {
       Self.deniedEntitlements.merging(["pro": Fixture.monthly]) { $1 },
       unclaimed: [Fixture.unclaimed(Self.deniedKeys + ["pro"], hint: .known(hint))])
     let now = Fixture.at(Fixture.hour)
+    var reasons: Set<DenialReason> = []
     for key in Self.deniedKeys {
       let decision = Fixture.decide(key, in: info, now: now, policy: Self.excludingFamily)
-      guard case .denied = decision.state else {
+      guard case .denied(let reason) = decision.state else {
         Issue.record("\(key) should be denied, is \(decision.state)")
         continue
       }
+      reasons.insert(reason)
       #expect(decision.recovery == hint, "\(key)")
     }
+    // Each kind of denial: a reason added to the enum needs an entitlement above.
+    #expect(reasons == Set(DenialReason.allCases))
     // Granted: nothing to recover.
     #expect(Fixture.decide("pro", in: info, now: now, policy: Self.excludingFamily).recovery == nil)
 

@@ -43,7 +43,8 @@ extension TrustedTimePropertyTests {
         productId: "lifetime", source: .known(.purchase))
     }
     if random.chance(0.4) {
-      let status = random.pick([EntitlementStatus.expired, .revoked, .billingRetry])
+      // Every status that denies by itself, however many there are.
+      let status = random.pick(EntitlementStatus.allCases.filter { !$0.grantsUntilItsBoundary })
       entitlements["ended"] = EntitlementInfo(
         status: .known(status), expiresAt: around((-5 * Fixture.day)...(5 * Fixture.day)),
         verifiedAt: requestDate, productId: "pro_monthly", source: .known(.purchase))

@@ -26,6 +26,19 @@ enum StoreTest {
     haystack.range(of: Data(needle.utf8)) != nil
   }
 
+  /// The columns of `table` in the file at `path`, in the table's order: what the migrations
+  /// made, for the tests that must cover every column.
+  static func columns(of table: String, in path: String) throws -> [String] {
+    try connection(path, readOnly: true).withStatement(
+      "SELECT name FROM pragma_table_info(?1) ORDER BY cid"
+    ) { statement throws(SQLiteError) in
+      try statement.bind(table, at: 1)
+      var names: [String] = []
+      while try statement.step() { names.append(statement.string(0) ?? "") }
+      return names
+    }
+  }
+
   /// A connection of our own to the cache file, as another process or tool would have.
   static func connection(_ path: String, readOnly: Bool = false) throws -> SQLiteConnection {
     var options = SQLiteConnection.Options()

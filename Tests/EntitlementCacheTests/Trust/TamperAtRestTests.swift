@@ -255,22 +255,35 @@ struct TamperAtRestTests {
     }
   }
 
-  /// Every column of the scope and entitlement rows, to show an edit took.
+  /// Every column of the scope and entitlement rows, as the migrated file has them (a column a
+  /// migration adds is in it with no change here), to show an edit took.
   static func rowDigest(_ directory: TemporaryDirectory) throws -> String? {
-    let connection = try StoreTest.connection(directory.path("cache.sqlite"), readOnly: true)
+    let path = directory.path("cache.sqlite")
+    func rows(of table: String) throws -> String {
+      let columns = try StoreTest.columns(of: table, in: path)
+      #expect(!columns.isEmpty, "the file has no \(table) table")
+      let quoted = columns.map { "quote(\"\($0)\")" }.joined(separator: " || ")
+      return "(SELECT group_concat(\(quoted)) FROM \(table))"
+    }
+    let connection = try StoreTest.connection(path, readOnly: true)
     return try connection.scalarText(
-      """
-      SELECT (SELECT group_concat(quote(scope_key) || quote(snapshot) || quote(snapshot_sha256)
-          || quote(snapshot_size) || quote(server_time) || quote(verification)
-          || quote(verification_failure) || quote(access_context_expires_at)
-          || quote(device_status) || quote(device_expires_at) || quote(device_block)
-          || quote(response_signature) || quote(response_intermediate) || quote(response_nonce)
-          || quote(response_scope_hash) || quote(request_nonce) || quote(trust_checked_at)
-          || quote(stored_at))
-        FROM scope)
-        || (SELECT group_concat(key || quote(status) || quote(expires_at)
-          || quote(grace_expires_at) || quote(verified_at) || quote(source)
-          || quote(product_id) || quote(will_renew) || quote(claim_hint)) FROM entitlement)
-      """)
+      "SELECT \(try rows(of: "scope")) || \(try rows(of: "entitlement"))")
+  }
+
+  /// The edits above name every column of the entitlement table: a column a migration adds
+  /// fails here until an edit of it shows a reader with trust roots sees it changed.
+  @Test("every column of the entitlement table has an edit of its own")
+  func everyEntitlementColumnIsEdited() throws {
+    let directory = try TemporaryDirectory()
+    try TrustFixture.cache(in: directory, clock: clock).close()
+    let columns = try StoreTest.columns(of: "entitlement", in: directory.path("cache.sqlite"))
+    #expect(columns.contains("status"))
+    // The row's scope is the join itself: an edit of it is a row deleted and one added.
+    for column in columns where column != "scope_id" {
+      let name = "entitlement.\(column)"
+      #expect(
+        TamperEdit.all.contains { $0.name == name || $0.name.hasPrefix(name + " ") },
+        "no edit of \(name)")
+    }
   }
 }

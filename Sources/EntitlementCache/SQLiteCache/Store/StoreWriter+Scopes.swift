@@ -106,18 +106,23 @@ extension StoreWriter {
     }
     try connection.withStatement(ScopeSQL.insertEntitlement) { statement throws(SQLiteError) in
       for (key, entitlement) in entitlements {
-        try statement.bind(rowID, to: EntitlementParameter.scopeID)
-        try statement.bind(key, to: EntitlementParameter.key)
-        try statement.bind(entitlement.status?.rawValue, to: EntitlementParameter.status)
-        try statement.bind(entitlement.expiresAt, to: EntitlementParameter.expiresAt)
-        try statement.bind(
-          entitlement.gracePeriodExpiresAt, to: EntitlementParameter.graceExpiresAt)
-        try statement.bind(entitlement.verifiedAt, to: EntitlementParameter.verifiedAt)
-        try statement.bind(entitlement.source?.rawValue, to: EntitlementParameter.source)
-        try statement.bind(entitlement.productId, to: EntitlementParameter.productID)
-        try statement.bind(
-          entitlement.willRenew.map { $0 ? 1 : 0 }, to: EntitlementParameter.willRenew)
-        try statement.bind(entitlement.claimHint?.rawValue, to: EntitlementParameter.claimHint)
+        // Every parameter in turn, through a switch without default: a column added to
+        // EntitlementParameter is bound here, or this does not compile.
+        for parameter in EntitlementParameter.allCases {
+          switch parameter {
+          case .scopeID: try statement.bind(rowID, to: parameter)
+          case .key: try statement.bind(key, to: parameter)
+          case .status: try statement.bind(entitlement.status?.rawValue, to: parameter)
+          case .expiresAt: try statement.bind(entitlement.expiresAt, to: parameter)
+          case .graceExpiresAt: try statement.bind(entitlement.gracePeriodExpiresAt, to: parameter)
+          case .verifiedAt: try statement.bind(entitlement.verifiedAt, to: parameter)
+          case .source: try statement.bind(entitlement.source?.rawValue, to: parameter)
+          case .productID: try statement.bind(entitlement.productId, to: parameter)
+          case .willRenew:
+            try statement.bind(entitlement.willRenew.map { $0 ? 1 : 0 }, to: parameter)
+          case .claimHint: try statement.bind(entitlement.claimHint?.rawValue, to: parameter)
+          }
+        }
         try statement.run()
         statement.reset()
       }

@@ -283,15 +283,28 @@ extension EntitlementFacts {
   /// these facts under `key` stores: every column compared in place, as SQLite holds it, with
   /// no value built from the row. Stricter than reading the row back, which maps an unknown
   /// claim hint to none and any non-zero renewal flag to true: a writer stores neither.
+  ///
+  /// The columns are the write's (``EntitlementParameter``), through a switch without default:
+  /// a column added there is compared here, or this does not compile.
   func isStored(in row: SQLiteStatement, as key: String) -> Bool {
-    row.text(EntitlementDetailColumn.key, is: key)
-      && row.text(DecisionColumn.status, is: status?.rawValue)
-      && row.optionalInt64(DecisionColumn.expiresAt) == expiresAt?.unixMilliseconds
-      && row.optionalInt64(DecisionColumn.graceExpiresAt) == gracePeriodExpiresAt?.unixMilliseconds
-      && row.optionalInt64(DecisionColumn.verifiedAt) == verifiedAt?.unixMilliseconds
-      && row.text(DecisionColumn.source, is: source?.rawValue)
-      && row.text(EntitlementDetailColumn.productID, is: productId)
-      && row.optionalInt64(EntitlementDetailColumn.willRenew) == willRenew.map { $0 ? 1 : 0 }
-      && row.text(DecisionColumn.claimHint, is: claimHint?.rawValue)
+    EntitlementParameter.allCases.allSatisfy { column in
+      switch column {
+      // The statement's own condition: every row it returns is the scope's.
+      case .scopeID: true
+      case .key: row.text(EntitlementDetailColumn.key, is: key)
+      case .status: row.text(DecisionColumn.status, is: status?.rawValue)
+      case .expiresAt:
+        row.optionalInt64(DecisionColumn.expiresAt) == expiresAt?.unixMilliseconds
+      case .graceExpiresAt:
+        row.optionalInt64(DecisionColumn.graceExpiresAt) == gracePeriodExpiresAt?.unixMilliseconds
+      case .verifiedAt:
+        row.optionalInt64(DecisionColumn.verifiedAt) == verifiedAt?.unixMilliseconds
+      case .source: row.text(DecisionColumn.source, is: source?.rawValue)
+      case .productID: row.text(EntitlementDetailColumn.productID, is: productId)
+      case .willRenew:
+        row.optionalInt64(EntitlementDetailColumn.willRenew) == willRenew.map { $0 ? 1 : 0 }
+      case .claimHint: row.text(DecisionColumn.claimHint, is: claimHint?.rawValue)
+      }
+    }
   }
 }
