@@ -16,9 +16,8 @@ graphs="$(swift build --show-bin-path)/../symbolgraph"
 python3 - "$graphs/EntitlementCache.symbols.json" <<'PY'
 import json, sys
 graph = json.load(open(sys.argv[1]))
-# Computed settings callers set: the deprecated name of a renamed one, kept so code that set it
-# still compiles.
-callers_set = {"CacheConfiguration/crossProcessCheckInterval"}
+# Computed properties callers may set; none today.
+callers_set = set()
 settable = [
     "/".join(symbol["pathComponents"]) for symbol in graph["symbols"]
     if symbol["kind"]["identifier"] in ("swift.property", "swift.subscript")

@@ -96,14 +96,6 @@ extension Duration {
     max(ceilingMilliseconds(seconds), .milliseconds(1))
   }
 
-  /// `seconds` as a duration, without trapping: NaN and negative values are -1 s (an
-  /// interval validation refuses), values beyond a century a century.
-  static func clampedSeconds(_ seconds: TimeInterval) -> Duration {
-    guard seconds.isFinite || seconds == .infinity, seconds >= 0 else { return .seconds(-1) }
-    let microseconds = min((seconds * 1_000_000).rounded(), 100 * 365 * 86_400_000_000)
-    return .microseconds(Int64(microseconds))
-  }
-
   /// The duration in seconds.
   var seconds: TimeInterval {
     let (whole, attoseconds) = components

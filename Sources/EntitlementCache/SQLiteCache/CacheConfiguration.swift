@@ -85,12 +85,6 @@ public struct CacheConfiguration: Sendable {
   /// ``ClientConfiguration/changeCheckInterval``); zero checks on every read. At most a day.
   public var changeCheckInterval: Duration = .milliseconds(50)
 
-  /// ``changeCheckInterval`` in seconds.
-  @available(*, deprecated, renamed: "changeCheckInterval")
-  package var crossProcessCheckInterval: TimeInterval {
-    get { changeCheckInterval.seconds }
-    set { changeCheckInterval = .clampedSeconds(newValue) }
-  }
   /// The largest snapshot ``SQLiteCustomerInfoCache/store(_:for:)`` accepts. Default
   /// ``CustomerInfoSnapshot/defaultSizeLimit``.
   public var snapshotSizeLimit = CustomerInfoSnapshot.defaultSizeLimit

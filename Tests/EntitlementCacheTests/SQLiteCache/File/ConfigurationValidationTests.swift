@@ -62,20 +62,6 @@ struct ConfigurationValidationTests {
       path: directory.path("cache.sqlite"), configuration: configuration)
   }
 
-  /// What the deprecated `crossProcessCheckInterval` setter does with any `Double`: a value
-  /// validation refuses, never a trap.
-  @Test("an interval in seconds becomes a duration without trapping, whatever the Double")
-  func secondsBecomeADurationWithoutTrapping() {
-    #expect(Duration.clampedSeconds(0.05) == .milliseconds(50))
-    #expect(Duration.clampedSeconds(0) == .zero)
-    for refused in [-0.5, -.infinity, .nan] {
-      #expect(Duration.clampedSeconds(refused) < .zero, "\(refused)")
-    }
-    for huge in [1e300, .infinity] {
-      #expect(Duration.clampedSeconds(huge) > CacheConfiguration.longestCheckInterval, "\(huge)")
-    }
-  }
-
   @Test("the message names the field and the problem")
   func messageNamesTheField() {
     var configuration = CacheConfiguration()
