@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the library, of its testing product's two modules and of the
-# import adapters (EntitlementCacheImport) from their symbol graphs with the toolchain's docc,
+# Builds the DocC documentation of the library, of its testing product's two modules, of the
+# import adapters (EntitlementCacheImport) from their symbol graphs, and the tool's manual (its own catalog), with the toolchain's docc,
 # every warning fatal (a broken symbol link, an undocumented parameter). The archives go to
 # .build/docs/MODULE.doccarchive.
 set -euo pipefail
@@ -47,3 +47,8 @@ for module in EntitlementCache EntitlementCacheTesting EntitlementCacheConforman
     --output-path ".build/docs/$module.doccarchive" --warnings-as-errors >/dev/null
   echo "docs: .build/docs/$module.doccarchive"
 done
+# The tool's manual, a catalog of its own: the tool's module has no public symbols.
+docc convert Sources/EntitlementCacheCLI/EntitlementCacheCLI.docc \
+  --fallback-display-name "entitlement-cache" --fallback-bundle-identifier "org.entitlementcache.cli" \
+  --output-path ".build/docs/EntitlementCacheCLI.doccarchive" --warnings-as-errors >/dev/null
+echo "docs: .build/docs/EntitlementCacheCLI.doccarchive"

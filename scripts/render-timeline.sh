@@ -69,7 +69,7 @@ draw() {
 }
 
 if [[ "${1:-}" == "--docs" ]]; then
-  out=Sources/EntitlementCache/EntitlementCache.docc/Resources
+  out=Sources/EntitlementCacheCLI/EntitlementCacheCLI.docc/Resources
   mkdir -p "$out"
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT

@@ -1,15 +1,18 @@
 import Foundation
 
-/// The package's documentation as the tests that keep it true read it: the README at the root
-/// and the DocC articles of the library's catalog.
+/// The package's documentation as the tests that keep it true read it: the README at the root,
+/// the DocC articles of the library's catalog and the tool's manual in its own.
 public enum Documentation {
   /// The repository's root: three folders up from this file.
   public static let root = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-  /// The path of the article `name` (`"CommandLineTool"`), relative to the root.
+  /// The path of the article `name` (`"Storage"`, or `"CommandLineTool"`, the tool's manual),
+  /// relative to the root.
   public static func articlePath(_ name: String) -> String {
-    "Sources/EntitlementCache/EntitlementCache.docc/\(name).md"
+    name == "CommandLineTool"
+      ? "Sources/EntitlementCacheCLI/EntitlementCacheCLI.docc/CommandLineTool.md"
+      : "Sources/EntitlementCache/EntitlementCache.docc/Articles/\(name).md"
   }
 
   /// The text of the article `name`.

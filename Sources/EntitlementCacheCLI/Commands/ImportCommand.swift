@@ -8,7 +8,7 @@ import EntitlementCacheImport
 #endif
 
 /// `import SCOPE [--file F] [--saved-at TIME] [--format F] [--label L]`: stores a previous
-/// cache's snapshot as of its save (<doc:AdoptingOnAnInstalledBase>).
+/// cache's snapshot as of its save (`Sources/EntitlementCache/EntitlementCache.docc/Articles/AdoptingOnAnInstalledBase.md`).
 enum ImportCommand: Command {
   /// The formats `--format` takes.
   enum Format: String, CaseIterable {

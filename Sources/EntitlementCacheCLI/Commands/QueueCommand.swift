@@ -6,7 +6,7 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// `queue`: the purchase queue's entries, by observer hash (<doc:PurchaseQueue>).
+/// `queue`: the purchase queue's entries, by observer hash (`Sources/EntitlementCache/EntitlementCache.docc/Articles/PurchaseQueue.md`).
 enum QueueCommand: Command {
   static let spec = CommandSpec(
     name: "queue",

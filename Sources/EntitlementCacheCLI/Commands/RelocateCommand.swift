@@ -7,7 +7,7 @@ import EntitlementCache
 #endif
 
 /// `relocate --from OLD`: merges the cache file at OLD into the database and removes it
-/// (<doc:AdoptingOnAnInstalledBase>).
+/// (`Sources/EntitlementCache/EntitlementCache.docc/Articles/AdoptingOnAnInstalledBase.md`).
 enum RelocateCommand: Command {
   static let spec = CommandSpec(
     name: "relocate",

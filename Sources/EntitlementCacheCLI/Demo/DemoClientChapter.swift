@@ -7,7 +7,7 @@ import EntitlementCacheTesting
   import Foundation
 #endif
 
-/// The demo's last chapter: the refresh client (<doc:RefreshClient>), run by the `simulate` engine
+/// The demo's last chapter: the refresh client (`Sources/EntitlementCache/EntitlementCache.docc/Articles/RefreshClient.md`), run by the `simulate` engine
 /// on the demo's database. The story is a simulation script, so what it shows is what
 /// `entitlement-cache simulate` prints for the same script.
 ///

@@ -20,7 +20,7 @@ struct DemoObservation {
   let content: Content
 }
 
-/// One of the offline rules (<doc:OfflineRules>), told as a step of a story.
+/// One of the offline rules (`Sources/EntitlementCache/EntitlementCache.docc/Articles/OfflineRules.md`), told as a step of a story.
 struct DemoStep {
   let title: String
   let story: String

@@ -19,7 +19,7 @@ struct ShowOutput {
 
   private var bookkeeping: ScopeBookkeeping? { evaluated?.bookkeeping ?? stored?.bookkeeping }
   /// What server-issued instants read relative to: the server's time as the cache estimates
-  /// it (<doc:TimeModel>), which differs from `now` when the device clock is off.
+  /// it (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TimeModel.md`), which differs from `now` when the device clock is off.
   private var serverNow: Date { evaluated?.estimatedServerTime ?? now }
   private var sortedDecisions: [AccessDecision] {
     (evaluated?.decisions ?? [:]).sorted { $0.key < $1.key }.map(\.value)

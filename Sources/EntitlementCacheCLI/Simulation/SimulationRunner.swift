@@ -37,7 +37,7 @@ package struct SimulationRunner {
   }
 
   /// The device's boot session: one boot clock for the whole run, since a relaunch is a new
-  /// process, not a reboot, so the boot clock of the time model (<doc:TimeModel>) carries
+  /// process, not a reboot, so the boot clock of the time model (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TimeModel.md`) carries
   /// across it, as on a phone. Each run is a boot of its own: a kept database's readings from
   /// an earlier run, whose boot clock also started at zero, must not look like this boot's. The
   /// name is never printed and never equals a stored one, so the output does not depend on it.

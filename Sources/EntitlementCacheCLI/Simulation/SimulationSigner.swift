@@ -6,7 +6,7 @@ import EntitlementCache
   import Foundation
 #endif
 
-/// How a scripted answer is signed, when the script says `"signed": true` (<doc:TrustedSnapshots>).
+/// How a scripted answer is signed, when the script says `"signed": true` (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TrustedSnapshots.md`).
 enum ScriptedSignature: String, Sendable, CaseIterable {
   /// Signed as a server would: the request's nonce and scope, by a certified key in time.
   case valid
@@ -24,7 +24,7 @@ enum ScriptedSignature: String, Sendable, CaseIterable {
   case forged
 }
 
-/// The simulation's server keys: the test-vector keys of <doc:TrustedSnapshots> (``ResponseSigner``), so a
+/// The simulation's server keys: the test-vector keys of `Sources/EntitlementCache/EntitlementCache.docc/Articles/TrustedSnapshots.md` (``ResponseSigner``), so a
 /// script's output is the same on every run. For simulations only: these keys are public.
 struct SimulationSigner: Sendable {
   /// 2100-01-01T00:00:00Z: a key that outlives any script.

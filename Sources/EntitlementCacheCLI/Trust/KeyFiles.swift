@@ -13,7 +13,7 @@ import EntitlementCache
   import Darwin
 #endif
 
-/// The tool's key files (<doc:TrustedSnapshots>): one base64 key per line, `#` lines ignored.
+/// The tool's key files (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TrustedSnapshots.md`): one base64 key per line, `#` lines ignored.
 /// `keygen` writes them, each with a header comment naming its kind; `sign` reads a private key,
 /// and `--trust-root` one or more public keys.
 enum KeyFiles {
@@ -112,7 +112,7 @@ enum KeyFiles {
 }
 
 /// `put --signature FILE`'s envelope: the signed material that came with a response, as JSON
-/// with base64 fields (<doc:TrustedSnapshots>), which `sign` writes.
+/// with base64 fields (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TrustedSnapshots.md`), which `sign` writes.
 ///
 /// ```json
 /// {"signature": "…", "intermediate": "…", "nonce": "…", "scopeHash": "…"}

@@ -7,7 +7,7 @@ import EntitlementCache
 #endif
 
 /// `sign SCOPE --root-key F --file SNAPSHOT`: signs a snapshot as a server would
-/// (<doc:TrustedSnapshots>), for trying `put --signature` and `verify` with test keys.
+/// (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TrustedSnapshots.md`), for trying `put --signature` and `verify` with test keys.
 enum SignCommand: Command {
   static let spec = CommandSpec(
     name: "sign",

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The contract of `CustomerInfoCache`, as a kit that runs it against any implementation in
-/// Swift Testing (`Sources/EntitlementCache/EntitlementCache.docc/TestingAnIntegration.md`).
+/// Swift Testing (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TestingAnIntegration.md`).
 ///
 /// Give the kit a factory that opens an empty cache on the clock it passes; each clause opens
 /// its own caches, moves time on its own `ManualClock` and records every broken promise as an
@@ -37,7 +37,7 @@ import Testing
 /// clause says otherwise), so the verdicts never depend on the cache's own default. The
 /// instants are whole seconds; bookkeeping the cache shows is compared exactly, except the
 /// high-water mark after reads, which a cache may persist lazily (the bookkeeping of
-/// `Sources/EntitlementCache/EntitlementCache.docc/Storage.md`).
+/// `Sources/EntitlementCache/EntitlementCache.docc/Articles/Storage.md`).
 public struct CustomerInfoCacheContract: Sendable {
   /// Opens an empty cache that reads and writes with the given clock.
   public typealias Factory = @Sendable (CacheClock) throws -> any CustomerInfoCache
@@ -105,7 +105,7 @@ public struct CustomerInfoCacheContract: Sendable {
     /// 5 days of device time later, and the evidence shows the clock offset.
     case clockSetBackBeforeRefresh
     /// In the boot session of the refresh, offline time is the boot clock's, whatever the
-    /// wall clock says (`Sources/EntitlementCache/EntitlementCache.docc/TimeModel.md`): setting it
+    /// wall clock says (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TimeModel.md`): setting it
     /// back with no read between does not extend access, setting it forward does not end it.
     case bootClock
     /// A time that a read measured on the boot clock is kept as a device time already seen:

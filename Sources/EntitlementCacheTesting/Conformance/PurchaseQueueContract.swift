@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The contract of `PurchaseQueueStore`
-/// (`Sources/EntitlementCache/EntitlementCache.docc/PurchaseQueue.md`), as a kit that runs it
+/// (`Sources/EntitlementCache/EntitlementCache.docc/Articles/PurchaseQueue.md`), as a kit that runs it
 /// against any cache that keeps a purchase queue, as ``CustomerInfoCacheContract`` does for the
 /// cache itself.
 ///
