@@ -386,16 +386,3 @@ extension InMemoryCustomerInfoCache: CustomerInfoChangeSignaling {
     writeObservers.add(observer)
   }
 }
-
-/// An empty cache kept in memory: the rules of ``SQLiteCustomerInfoCache`` with memory as its
-/// only storage, for an SDK's unit tests and SwiftUI previews. It keeps the purchase queue,
-/// imports, and signals its writes, like the SQLite cache.
-public func inMemoryCustomerInfoCache(
-  policy: OfflinePolicy = .conservative,
-  snapshotSizeLimit: Int = CustomerInfoSnapshot.defaultSizeLimit,
-  clock: CacheClock = .system,
-  trustRoots: TrustRoots? = nil
-) -> some CustomerInfoImporting & PurchaseQueueStore & CustomerInfoChangeSignaling {
-  InMemoryCustomerInfoCache(
-    policy: policy, snapshotSizeLimit: snapshotSizeLimit, clock: clock, trustRoots: trustRoots)
-}
