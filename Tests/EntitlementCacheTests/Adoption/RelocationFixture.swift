@@ -17,7 +17,7 @@ import Testing
 ///   once, as the widget queued it; t-2 and t-3 as the old file had them.
 struct RelocationFixture {
   static let day0 = Fixture.date("2026-12-01T12:00:00Z")
-  static let day2 = day0.addingTimeInterval(2 * 86_400)
+  static let day2 = day0.addingTimeInterval(2 * .day)
 
   let directory: TemporaryDirectory
   let clock: ManualClock
@@ -36,9 +36,9 @@ struct RelocationFixture {
         """.utf8))
   }
 
-  static let oldA = (requestDate: day0.addingTimeInterval(-3_600), proUntil: day0 + 86_400)
-  static let oldB = (requestDate: day0.addingTimeInterval(-7_200), proUntil: day0 + 86_400)
-  static let widgetA = (requestDate: day2, proUntil: day0 + 40 * 86_400)
+  static let oldA = (requestDate: day0.addingTimeInterval(-.hour), proUntil: day0 + .day)
+  static let oldB = (requestDate: day0.addingTimeInterval(-2 * .hour), proUntil: day0 + .day)
+  static let widgetA = (requestDate: day2, proUntil: day0 + 40 * .day)
 
   /// Writes both files, on the clock at day 2 when it returns. `vfsName` opens neither: the
   /// files are made through the platform's VFS.
@@ -63,7 +63,7 @@ struct RelocationFixture {
     _ = try old.enqueue(PurchaseFixture.purchase("t-3"), observedBy: Fixture.scopeB)
     try old.close()
 
-    clock.advance(by: .seconds(2 * 86_400))
+    clock.advance(by: .day * 2)
     let widget = try openCache(at: newPath)
     try widget.store(
       Self.snapshot(requestDate: Self.widgetA.requestDate, proUntil: Self.widgetA.proUntil),

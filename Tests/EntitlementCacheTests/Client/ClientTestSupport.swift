@@ -166,7 +166,7 @@ enum ClientFixture {
     requestDate: Date = start, proExpiresAt: Date? = nil, verification: String = "verified",
     status: String = "active", product: String = "pro_monthly"
   ) -> String {
-    let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * 86_400))
+    let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * .day))
     return """
       {"requestDate":"\(ISO8601.format(requestDate))","verification":"\(verification)",
        "entitlements":{"pro":{"status":"\(status)","expiresAt":"\(ISO8601.format(expires))",
@@ -309,7 +309,7 @@ final class ClientHarness: Sendable {
   /// started, running until idle: its start fetch is waiting.
   func startOverHourOldSnapshot() throws {
     try storeDirectly(ClientFixture.json(), user: "alice")
-    runtime.advance(by: .seconds(3600))
+    runtime.advance(by: .hour)
     client.start()
     runtime.runUntilIdle()
   }

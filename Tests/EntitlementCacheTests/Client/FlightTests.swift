@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -7,7 +8,7 @@ import Testing
 /// Fetch policies, one flight per scope, never backwards (<doc:RefreshClient>).
 @Suite("Refresh client: fetch policies, one flight, never backwards")
 struct FlightTests {
-  static let hourLater = ClientFixture.start.addingTimeInterval(3600)
+  static let hourLater = ClientFixture.start.addingTimeInterval(.hour)
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("two concurrent refreshes of one scope make one fetch", arguments: CacheKind.allCases)

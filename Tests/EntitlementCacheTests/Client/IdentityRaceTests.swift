@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -54,7 +55,7 @@ struct IdentityRaceTests {
 
     harness.fetcher.answer(
       user: "alice",
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(3600)))
+      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(.hour)))
     harness.runtime.runUntilIdle()
     #expect(harness.outcomes == ["alice: discardedLoggedOut"])
     #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)

@@ -172,7 +172,7 @@ struct SnapshotValidationTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     let good = try Fixture.snapshot()
     try cache.store(good, for: Fixture.scopeA)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
 
     // What an SDK does with a response: validate, then store. Validation stops it.
     let data = try input.data()

@@ -23,7 +23,7 @@ struct PurchaseQueueEdgeCaseTests {
     _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: change)
     // Never synced, so (as purchaseCompleted's doc says) the app never finished it: the store
     // delivers it again, now while user B is current.
-    caches.clock.advance(by: .seconds(QueuedPurchase.retentionAge + 60))
+    caches.clock.advance(by: .seconds(QueuedPurchase.retentionAge + .minute))
     _ = try cache.prune()
     let again = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeB)
     #expect(
@@ -191,7 +191,7 @@ struct PurchaseQueueEdgeCaseTests {
     harness.runtime.runUntilIdle()
     // The user sets the date 31 days ahead: the next drain finds the entry too old to post.
     let now = harness.runtime.manualClock.now
-    harness.runtime.manualClock.set(now.addingTimeInterval(31 * 86_400))
+    harness.runtime.manualClock.set(now.addingTimeInterval(31 * .day))
     harness.client.networkAvailable()
     harness.runtime.runUntilIdle()
     #expect(try queue.queuedPurchases(observedBy: scope).map(\.state) == [.expired])

@@ -57,7 +57,7 @@ struct PurchaseQueueStoreTests {
       return
     }
     #expect(entry.state == .pending && entry.attempts == 0 && entry.observer == Fixture.scopeA.key)
-    caches.clock.advance(by: .seconds(60))
+    caches.clock.advance(by: .minute)
     let again = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
     #expect(again == .alreadyQueued(entry))
     let other = try cache.enqueue(

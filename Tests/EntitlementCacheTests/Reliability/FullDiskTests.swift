@@ -20,7 +20,7 @@ struct FullDiskTests {
     let cache = try Fixture.cache(in: directory, clock: clock) { $0.vfsName = vfs.name }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let stored = try #require(try cache.load(Fixture.scopeA)?.snapshot?.jsonData)
-    clock.advance(by: .seconds(3600))
+    clock.advance(by: .hour)
     // A read an hour later raises the high-water mark in memory.
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     let markInMemory = try #require(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark)

@@ -105,7 +105,7 @@ struct StorageUnavailableTests {
     vfs.disarm()
     #expect(cache.protectedDataDidBecomeAvailable())
     #expect(cache.protectedDataDidBecomeAvailable())  // already open
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     try cache.close()
@@ -126,7 +126,7 @@ struct StorageUnavailableTests {
     try cache.flush()  // nothing read, nothing to persist: no error
     try cache.close()
     vfs.disarm()
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     #expect(!cache.protectedDataDidBecomeAvailable())
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(throws: CacheError.closed) { try cache.load(Fixture.scopeA) }

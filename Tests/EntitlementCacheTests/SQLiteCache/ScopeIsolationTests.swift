@@ -28,7 +28,7 @@ struct ScopeIsolationTests {
     #expect(try cache.load(neighbour) == nil)
 
     // Writes through the neighbour leave the stored scope alone, and the other way round.
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try cache.store(try StoreTest.snapshot(status: "revoked"), for: neighbour)
     try cache.recordRefreshFailure(for: neighbour, reason: "neighbour failed")
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)

@@ -26,7 +26,7 @@ struct StoreWriteTests {
       CREATE TRIGGER refuse_poison BEFORE INSERT ON entitlement WHEN new.key = 'poison'
       BEGIN SELECT RAISE(ABORT, 'poison refused'); END
       """)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     let poisoned = try Fixture.snapshot(StoreTest.json(status: "revoked", key: "poison"))
     let error = try #require(throws: CacheError.self) {
       try cache.store(poisoned, for: Fixture.scopeA)
@@ -185,7 +185,7 @@ struct StoreWriteTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(-86_400))
+    clock.advance(by: .day * -1)
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "clock set back")
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
     #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate)
@@ -198,7 +198,7 @@ struct StoreWriteTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "lifetime", for: Fixture.scopeA).state == .granted)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try cache.store(try StoreTest.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "lifetime", for: Fixture.scopeA).state == .denied(.notEntitled))
     #expect(cache.activeEntitlementKeys(for: Fixture.scopeA) == ["pro"])
@@ -279,14 +279,14 @@ struct CloseAndDiagnosticsTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(600))
+    clock.advance(by: .minute * 10)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
     try cache.close()
 
     let observer = try Fixture.cache(in: directory, clock: clock)
     #expect(
       try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.requestDate.addingTimeInterval(600))
+        == Fixture.requestDate.addingTimeInterval(10 * .minute))
     #expect(
       cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(cache.lastReadFailure?.error == .closed)
@@ -305,7 +305,7 @@ struct CloseAndDiagnosticsTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) { $0.busyTimeout = 0 }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(600))
+    clock.advance(by: .minute * 10)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     let otherProcess = try StoreTest.connection(cache.path)
     try otherProcess.execute("BEGIN IMMEDIATE")
@@ -363,11 +363,11 @@ struct ReadMarkEdgeCaseTests {
     let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
     let cache = try Fixture.cache(in: directory, clock: clock)
     let daily = Fixture.info([
-      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(.day))
     ])
     try cache.store(try CustomerInfoSnapshot(daily), for: Fixture.scopeA)
-    clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: .seconds(2 * Fixture.day))
+    clock.set(Fixture.at(-20 * .day))
+    clock.advance(by: .seconds(2 * .day))
     let view = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(view.decisions["pro"]?.state == .denied(.expired))
     try cache.flush()
@@ -385,7 +385,7 @@ struct ReadMarkEdgeCaseTests {
     let app = try Fixture.cache(in: directory, clock: clock)
     try app.store(
       try CustomerInfoSnapshot(Fixture.info(["pro": Fixture.monthly])), for: Fixture.scopeA)
-    let toolClock = ManualClock(Fixture.at(365 * Fixture.day))
+    let toolClock = ManualClock(Fixture.at(365 * .day))
     let tool = try Fixture.cache(in: directory, clock: toolClock) {
       $0.persistsReadTimeBookkeeping = false
     }
@@ -394,7 +394,7 @@ struct ReadMarkEdgeCaseTests {
     try tool.flush()
     try tool.close()
     #expect(try app.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
-    clock.advance(by: .seconds(Fixture.minute))
+    clock.advance(by: .seconds(.minute))
     let decision = try Fixture.cache(in: directory, clock: clock).access(
       to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .granted)
@@ -420,7 +420,7 @@ struct ReadMarkEdgeCaseTests {
     try cache.store(try CustomerInfoSnapshot(lifetime), for: Fixture.scopeA)
     var broken = OfflinePolicy.conservative
     broken.nonExpiringMaxOfflineAge = .nan
-    clock.advance(by: .seconds(400 * Fixture.day))
+    clock.advance(by: .seconds(400 * .day))
     let decision = cache.access(to: "pro", for: Fixture.scopeA, policy: broken)
     #expect(decision.state == .offlineUnavailable(.unreadable))
     #expect(

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -109,9 +110,11 @@ struct ResponseVerifierTests {
     // snapshot it signed in time and stored stays verified after.
     let lapsing = try TestSigner.sign(
       Self.body, requestDate: Self.requestDate, scope: Fixture.scopeA,
-      certificate: try TestSigner.certificate(notAfter: Self.requestDate.addingTimeInterval(60)))
+      certificate: try TestSigner.certificate(
+        notAfter: Self.requestDate.addingTimeInterval(.minute)))
     #expect(
-      try check(lapsing, serverNow: Self.requestDate.addingTimeInterval(60)) == .intermediateExpired
+      try check(lapsing, serverNow: Self.requestDate.addingTimeInterval(.minute))
+        == .intermediateExpired
     )
     #expect(try check(lapsing, serverNow: nil) == nil)
 

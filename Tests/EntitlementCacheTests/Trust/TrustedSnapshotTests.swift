@@ -158,9 +158,9 @@ struct TrustedSnapshotTests {
     #expect(try cache.verifySnapshot(for: Fixture.scopeA) == .verified)
     // Twenty days pass on the device (its boot clock measures them), then the clock is set
     // back to the day of the first answer.
-    clock.advance(by: .seconds(20 * 86_400))
+    clock.advance(by: .day * 20)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
-    clock.set(Fixture.requestDate.addingTimeInterval(3_600))
+    clock.set(Fixture.requestDate.addingTimeInterval(.hour))
     // An answer from that key, dated before it expired, arriving now: by the trusted server
     // time the key had expired, so it cannot vouch for what arrives now.
     let replayed = try TrustFixture.signed(
@@ -193,7 +193,7 @@ struct TrustedSnapshotTests {
     let directory = try TemporaryDirectory()
     let cache = try TrustFixture.cache(in: directory, clock: clock)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     let newer = TrustFixture.body(requestDate: "2026-11-30T12:01:00Z")
     var forged = try TrustFixture.signed(newer)
     forged = try CustomerInfoSnapshot(

@@ -89,12 +89,12 @@ struct PurchaseBackoffTests {
       device.runtime.advance(by: .milliseconds(1))
     }
     for (index, delay) in delays.enumerated() {
-      let base = min(2 * pow(2, Double(index)), 3600)
+      let base = min(2 * pow(2, Double(index)), .hour)
       #expect(
-        delay >= base * 0.75 - 0.001 && delay <= min(base * 1.25, 3600) + 0.001,
+        delay >= base * 0.75 - 0.001 && delay <= min(base * 1.25, .hour) + 0.001,
         "\(index): \(delay)")
     }
-    #expect(delays.last == 3600 || (delays.last ?? 0) >= 2700)
+    #expect(delays.last == .hour || (delays.last ?? 0) >= 0.75 * .hour)
     #expect(device.poster.requests.allSatisfy { $0.appUserID == "alice" })
     client.stop()
     device.runtime.runUntilIdle()
@@ -108,7 +108,7 @@ struct PurchaseBackoffTests {
     let device = try Device()
     try device.leaveAFailedPost(status: nil)
     let (client, _) = try device.launch(as: "bob")
-    device.runtime.advance(by: .seconds(600))
+    device.runtime.advance(by: .minute * 10)
     #expect(device.poster.waiting.isEmpty)
 
     let relaunched = client
@@ -137,7 +137,7 @@ struct PurchaseBackoffTests {
   func clockSetBack() throws {
     let device = try Device()
     try device.leaveAFailedPost(status: nil)
-    device.runtime.manualClock.advance(by: .seconds(-2 * 86_400))
+    device.runtime.manualClock.advance(by: .day * -2)
     let (client, _) = try device.launch()
     #expect(device.poster.waiting.map(\.attempt) == [2])
     client.stop()

@@ -36,7 +36,7 @@ struct ConditionalStoreTests {
     #expect(try first.storeAnswer(Self.answer(at: start), for: scope) == .stored)
     #expect(second.access(to: "pro", for: scope).isGranted)
     #expect(first.access(to: "pro", for: scope).isGranted)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
 
     let (older, newer) = (start.addingTimeInterval(10), start.addingTimeInterval(20))
     if newerFirst {
@@ -73,7 +73,7 @@ struct ConditionalStoreTests {
     #expect(refusal(of: same, verdict: nil, over: stored) == nil)
     #expect(refusal(of: older, verdict: nil, over: nil) == nil)
     // However old an answer is, a stored date the device's clock has reached holds it back.
-    let yearOlder = try Self.answer(at: start.addingTimeInterval(-365 * 86_400))
+    let yearOlder = try Self.answer(at: start.addingTimeInterval(-365 * .day))
     #expect(refusal(of: yearOlder, verdict: nil, over: stored) == .discardedOlder)
     // A stored date ahead of both the answer and the clock holds it back up to a day ahead;
     // a second more, and it is no date a server gave.
@@ -112,7 +112,7 @@ struct ConditionalStoreTests {
     let farFuture = try #require(ISO8601.parse("9999-12-31T00:00:00Z"))
     for cache in caches {
       #expect(try cache.storeAnswer(Self.answer(at: farFuture), for: Fixture.scopeA) == .stored)
-      clock.advance(by: .seconds(60))
+      clock.advance(by: .minute)
       let genuine = clock.now
       #expect(try cache.storeAnswer(Self.answer(at: genuine), for: Fixture.scopeA) == .stored)
       #expect(try cache.load(Fixture.scopeA)?.snapshot?.customerInfo.requestDate == genuine)

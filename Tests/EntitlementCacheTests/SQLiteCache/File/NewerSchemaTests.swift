@@ -38,7 +38,7 @@ struct NewerSchemaTests {
     let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
     let path = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported)
     let before = try #require(StoreTest.bytes(path))
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
 
     let cache = try Fixture.cache(in: directory, clock: clock)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)

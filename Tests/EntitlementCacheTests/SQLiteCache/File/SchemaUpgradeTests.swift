@@ -196,7 +196,7 @@ struct SchemaVersion2UpgradeTests {
     // server time is 12-19, two weeks past pro's expiry.
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
-    #expect(decision.evidence.clockOffset == 20 * 86_400)
+    #expect(decision.evidence.clockOffset == Int(20 * TimeInterval.day))
     #expect(!decision.evidence.clockRollbackSuspected)
     // Scope B's read-time mark is gone with the upgrade: the clock one day before the refresh
     // is behind the refresh itself, so rollback is still flagged.
