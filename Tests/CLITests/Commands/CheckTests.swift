@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `put`, `refresh-failed` and `check`: the decisions, their JSON, and the exit codes.
@@ -101,7 +102,7 @@ import Testing
   }
 
   @Test func deviceBlockIsNotNotEntitled() throws {
-    let blocked = Sample.single(
+    let blocked = SampleSnapshot.single(
       extra: """
         ,
         "deviceAccess": { "status": "blocked", "reason": "DEVICE_CHANGE_LIMIT_REACHED",
@@ -136,7 +137,7 @@ import Testing
   ])
   func deviceBlockMeaningFollowsItsReason(reason: String, advice: String) throws {
     try workspace.put(
-      Sample.single(
+      SampleSnapshot.single(
         extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"\(reason)\" }"))
     let text = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-11-30T12:01:00Z"])
@@ -222,7 +223,7 @@ import Testing
   }
 
   @Test func familySharingCanBeExcluded() throws {
-    try workspace.put(Sample.single(source: "family_shared"))
+    try workspace.put(SampleSnapshot.single(source: "family_shared"))
     #expect(try workspace.check(now: "2026-11-30T12:01:00Z").json["state"] as? String == "granted")
     let excluded = try workspace.check(now: "2026-11-30T12:01:00Z", ["--exclude-family-shared"])
     #expect(excluded.result.status == 1)
@@ -230,7 +231,7 @@ import Testing
   }
 
   @Test func unknownStatusNeverGrants() throws {
-    try workspace.put(Sample.single(status: "paused_by_partner"))
+    try workspace.put(SampleSnapshot.single(status: "paused_by_partner"))
     let (result, json) = try workspace.check(now: "2026-11-30T12:01:00Z")
     #expect(result.status == 1)
     #expect(json["reason"] as? String == "unknown_status")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `show`, `scopes` and `purge`: what a support engineer reads and removes.
@@ -209,7 +210,7 @@ import Testing
 
   @Test func purgeUnusableKeepsWhatStillGrants() throws {
     try workspace.put()
-    try workspace.put(Sample.single(status: "expired"), user: Sample.userB)
+    try workspace.put(SampleSnapshot.single(status: "expired"), user: Sample.userB)
     _ = try workspace.run(
       "refresh-failed", Sample.scope(user: "user-c") + ["--now", Sample.requestDate])
     let result = try workspace.run(
@@ -229,10 +230,10 @@ import Testing
   /// snapshot; `--unusable` deleted it, and the answer became `no_snapshot`.
   @Test func purgeUnusableKeepsABlockedDeviceOfAnEntitledUser() throws {
     try workspace.put(
-      Sample.single(
+      SampleSnapshot.single(
         extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"DEVICE_REPLACED\" }"))
     try workspace.put(
-      Sample.single(
+      SampleSnapshot.single(
         status: "expired",
         extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"DEVICE_REPLACED\" }"),
       user: Sample.userB)

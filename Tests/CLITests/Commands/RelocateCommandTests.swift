@@ -21,9 +21,8 @@ import Testing
   func movesAndSaysWhat(json: Bool) throws {
     let workspace = try Workspace()
     // User A's snapshot is newer in the database already: kept there.
-    let newer = Sample.single().replacingOccurrences(
-      of: "\"requestDate\": \"\(Sample.requestDate)\"",
-      with: "\"requestDate\": \"2026-11-30T13:00:00Z\"")
+    let newer = SampleSnapshot.single(
+      requestDate: "2026-11-30T13:00:00Z", verifiedAt: SampleSnapshot.requestDate)
     try workspace.put(newer, now: "2026-11-30T13:00:00Z")
     let old = try Self.oldFile(in: workspace)
     let moved = try workspace.run("relocate", ["--from", old] + (json ? ["--json"] : []))

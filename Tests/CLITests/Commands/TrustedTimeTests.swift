@@ -17,11 +17,7 @@ struct TrustedTimeTests {
   static func snapshot(
     requestDate: String, status: String = "active", expiresAt: String = "2026-12-05T12:00:00Z"
   ) -> String {
-    """
-    {"requestDate": "\(requestDate)", "verification": "verified",
-     "entitlements": {"pro": {"status": "\(status)", "expiresAt": "\(expiresAt)",
-       "verifiedAt": "\(requestDate)", "source": "purchase"}}}
-    """
+    SampleSnapshot.single(requestDate: requestDate, status: status, expiresAt: expiresAt)
   }
 
   static func evidence(_ json: [String: Any]) -> [String: Any] {

@@ -77,16 +77,9 @@ extension OutputAgreementTests {
       sourceLocation: sourceLocation)
   }
 
-  /// `Sample.single()` answered at `requestDate`, claiming `verification`.
-  static func answer(at requestDate: String, verification: String = "verified") -> String {
-    Sample.single().replacingOccurrences(of: Sample.requestDate, with: requestDate)
-      .replacingOccurrences(
-        of: #""verification": "verified""#, with: #""verification": "\#(verification)""#)
-  }
-
   @Test func putSaysTheSameOutcomeReasonAndForceInBothModes() throws {
     let stored = try bothModes(
-      "put", Sample.scope() + ["--now", Sample.requestDate], stdin: Sample.single())
+      "put", Sample.scope() + ["--now", Sample.requestDate], stdin: SampleSnapshot.single())
     #expect(stored.text.status == 0)
     expectFact(stored, "Stored a snapshot for production 9ed8a3f3548c…", "outcome", "stored")
     expectFact(stored, "stored at     2026-11-30T12:00:00Z", "storedAt", "2026-11-30T12:00:00Z")
@@ -94,7 +87,7 @@ extension OutputAgreementTests {
 
     let older = try bothModes(
       "put", Sample.scope() + ["--now", "2026-11-30T12:05:00Z"],
-      stdin: Self.answer(at: "2026-11-30T11:00:00Z"))
+      stdin: SampleSnapshot.single(requestDate: "2026-11-30T11:00:00Z"))
     #expect(older.text.status == 1)
     expectFact(older, "discarded: older than the stored snapshot", "outcome", "discardedOlder")
     expectFact(older, "nothing changed, and --force stores it anyway", "forceStores", "true")
@@ -104,7 +97,7 @@ extension OutputAgreementTests {
     // --force stores it, since only the conditional store weighs that claim.
     let claimed = try bothModes(
       "put", Sample.scope() + ["--now", "2026-11-30T12:05:00Z"],
-      stdin: Self.answer(at: "2026-11-30T12:05:00Z", verification: "failed"))
+      stdin: SampleSnapshot.single(requestDate: "2026-11-30T12:05:00Z", verification: "failed"))
     #expect(claimed.text.status == 1)
     expectFact(
       claimed, "refused: it failed verification and the stored snapshot is verified", "outcome",
@@ -117,8 +110,9 @@ extension OutputAgreementTests {
     let directory = workspace.directory.path
     #expect(try CLI.run(["keygen", "--out", "root"], in: directory).status == 0)
     let user = Sample.scope(user: Sample.userB)
-    try workspace.directory.write("first.json", Sample.single())
-    try workspace.directory.write("later.json", Self.answer(at: "2026-11-30T13:00:00Z"))
+    try workspace.directory.write("first.json", SampleSnapshot.single())
+    try workspace.directory.write(
+      "later.json", SampleSnapshot.single(requestDate: "2026-11-30T13:00:00Z"))
     for (file, notAfter) in [("first", "2027-11-30T12:00:00Z"), ("later", "2026-11-30T12:30:00Z")] {
       let sign = try CLI.run(
         ["sign"] + user + [
@@ -196,7 +190,7 @@ extension OutputAgreementTests {
   }
 
   @Test func checkSaysTheSameDecisionInBothModes() throws {
-    try workspace.put(Sample.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: Sample.requestDate)
     let now = ["--now", "2026-11-30T12:05:00Z"]
     let granted = try bothModes("check", Sample.scope() + ["--entitlement", "pro"] + now)
     #expect(granted.text.status == 0)
@@ -221,7 +215,7 @@ extension OutputAgreementTests {
   }
 
   @Test func refreshFailedAndShowSayTheSameInBothModes() throws {
-    try workspace.put(Sample.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: Sample.requestDate)
     let failed = try bothModes(
       "refresh-failed", Sample.scope() + ["--now", "2026-11-30T12:06:00Z", "--reason", "http 503"])
     #expect(failed.text.status == 0)
@@ -257,10 +251,10 @@ extension OutputAgreementTests {
   /// `scopes` lists, and `purge` deletes, the same scopes in both modes: each row holds its
   /// JSON entry's fields, the hash by the prefix the text shows.
   @Test func scopesAndPurgeSayTheSameScopesInBothModes() throws {
-    try workspace.put(Sample.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: Sample.requestDate)
     let sandbox = Sample.scope(user: Sample.userB, environment: "sandbox")
     let put = try workspace.run(
-      "put", sandbox + ["--now", "2026-11-30T12:30:00Z"], stdin: Sample.single())
+      "put", sandbox + ["--now", "2026-11-30T12:30:00Z"], stdin: SampleSnapshot.single())
     #expect(put.status == 0)
     let scopes = try bothModes("scopes", ["--now", "2026-11-30T12:40:00Z"])
     expectFact(scopes, "2 scopes in ", "count", "2")

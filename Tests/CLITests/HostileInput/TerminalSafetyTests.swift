@@ -176,7 +176,7 @@ import Testing
   /// A stored `\u{1B}`, six printable characters, must not read like an escaped ESC.
   @Test func aBackslashInAValueIsEscapedToo() throws {
     // The JSON key `pro\\u{1B}` is the text `pro\u{1B}`: a backslash, not an ESC.
-    try workspace.put(Sample.single(#"pro\\u{1B}"#))
+    try workspace.put(SampleSnapshot.single(#"pro\\u{1B}"#))
     let show = try workspace.run("show", Sample.scope() + ["--now", "2026-11-30T12:10:00Z"])
     #expect(show.stdout.contains("\n" + #"pro\\u{1B}  "#), "\(show.stdout)")
     #expect(!show.stdout.contains("\n" + #"pro\u{1B}  "#))
@@ -243,7 +243,7 @@ import Testing
 
   @Test func anArgumentThatIsNotUTF8IsRefusedAndNamed() throws {
     let scope = "--sdk-key k --installation i --environment production"
-    try workspace.put(Sample.single(), user: "\u{FFFD}\u{FFFD}")
+    try workspace.put(SampleSnapshot.single(), user: "\u{FFFD}\u{FFFD}")
     let cases = [
       ("check --db cache.sqlite \(scope) --user $'\\xfe\\xfd' --entitlement pro", "--user"),
       ("put --db cache.sqlite \(scope) --user=$'\\xff\\xfe'", "--user"),

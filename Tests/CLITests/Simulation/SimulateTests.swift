@@ -12,13 +12,9 @@ enum SimScript {
     requestDate: String? = nil, proUntil: String = "2026-12-30T12:00:00Z",
     status: String = "active", verification: String = "verified"
   ) -> String {
-    let date = requestDate.map { #""requestDate": "\#($0)", "# } ?? ""
-    return """
-      { \(date)"verification": "\(verification)",
-        "entitlements": { "pro": { "status": "\(status)", "expiresAt": "\(proUntil)",
-          "verifiedAt": "\(requestDate ?? start)", "productId": "pro_monthly",
-          "source": "purchase" } } }
-      """
+    SampleSnapshot.single(
+      requestDate: requestDate, verification: verification, status: status, expiresAt: proUntil,
+      verifiedAt: requestDate ?? start, productId: "pro_monthly")
   }
 
   /// An answer carrying ``snapshot(requestDate:proUntil:status:verification:)``.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -20,11 +21,11 @@ import Testing
       ("{\"requestDate\": ", "error: snapshot: not valid JSON"),
       ("not json at all", "error: snapshot: not valid JSON"),
       (
-        Sample.single().replacingOccurrences(of: "\"status\": \"active\", ", with: ""),
+        SampleSnapshot.single(status: nil),
         "error: entitlements.pro.status: missing\n"
       ),
       (
-        Sample.single(expiresAt: "next tuesday"),
+        SampleSnapshot.single(expiresAt: "next tuesday"),
         "error: entitlements.pro.expiresAt: not an ISO-8601 timestamp with a UTC offset\n"
       ),
       ("{\"entitlements\": {}}", "error: requestDate: missing\n"),
@@ -45,7 +46,7 @@ import Testing
   @Test func oversizedSnapshotIsRejected() throws {
     let padding = String(repeating: "x", count: 1 << 20)
     let result = try workspace.run(
-      "put", Sample.scope(), stdin: Sample.single(extra: ", \"padding\": \"\(padding)\""))
+      "put", Sample.scope(), stdin: SampleSnapshot.single(extra: ", \"padding\": \"\(padding)\""))
     #expect(result.status == 2)
     #expect(result.stderr.hasPrefix("error: snapshot: "))
     #expect(result.stderr.contains("-byte cap"))

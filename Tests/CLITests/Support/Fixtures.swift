@@ -23,24 +23,6 @@ enum Sample {
 
   /// The example snapshot (<doc:SnapshotFormat>), with a recognisable token.
   static let json = SampleSnapshot.json
-
-  /// A snapshot with one entitlement of the given fields, at ``requestDate``.
-  static func single(
-    _ key: String = "pro", status: String = "active", expiresAt: String? = "2026-12-30T12:00:00Z",
-    source: String = "purchase", extra: String = ""
-  ) -> String {
-    let expiry = expiresAt.map { "\"\($0)\"" } ?? "null"
-    return """
-      {
-        "requestDate": "\(requestDate)",
-        "verification": "verified",
-        "entitlements": {
-          "\(key)": { "status": "\(status)", "expiresAt": \(expiry),
-                      "verifiedAt": "\(requestDate)", "source": "\(source)" }
-        }\(extra)
-      }
-      """
-  }
 }
 
 /// A database in its own temporary directory, with the helpers most tests need.

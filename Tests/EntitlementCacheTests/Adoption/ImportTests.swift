@@ -28,13 +28,7 @@ final class ImportTests {
   {
     let request = ISO8601.format(requestDate)
     let expires = ISO8601.format(savedAt.addingTimeInterval(Double(days) * .day))
-    return try CustomerInfoSnapshot(
-      jsonData: Data(
-        """
-        {"requestDate":"\(request)","verification":"verified","entitlements":{"pro":
-        {"status":"active","expiresAt":"\(expires)","verifiedAt":"\(request)",
-        "source":"purchase"}}}
-        """.utf8))
+    return try Fixture.snapshot(SampleSnapshot.single(requestDate: request, expiresAt: expires))
   }
 
   /// Each cache that imports, on a manual clock at ``now``, with `policy` and trust roots

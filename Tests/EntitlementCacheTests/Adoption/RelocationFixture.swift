@@ -26,14 +26,13 @@ struct RelocationFixture {
 
   static let scopeC = Fixture.scope(user: "user-c")
 
-  /// A snapshot answered at `requestDate`, `pro` active until `proUntil`.
+  /// A snapshot answered at `requestDate`, `pro` active until `proUntil`; it claims no
+  /// verification and no `verifiedAt`.
   static func snapshot(requestDate: Date, proUntil: Date) throws -> CustomerInfoSnapshot {
-    try CustomerInfoSnapshot(
-      jsonData: Data(
-        """
-        {"requestDate":"\(ISO8601.format(requestDate))","entitlements":{"pro":
-        {"status":"active","expiresAt":"\(ISO8601.format(proUntil))","source":"purchase"}}}
-        """.utf8))
+    try Fixture.snapshot(
+      SampleSnapshot.single(
+        requestDate: ISO8601.format(requestDate), verification: nil,
+        expiresAt: ISO8601.format(proUntil), verifiedAt: .some(nil)))
   }
 
   static let oldA = (requestDate: day0.addingTimeInterval(-.hour), proUntil: day0 + .day)

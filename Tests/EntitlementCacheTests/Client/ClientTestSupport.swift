@@ -167,11 +167,9 @@ enum ClientFixture {
     status: String = "active", product: String = "pro_monthly"
   ) -> String {
     let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * .day))
-    return """
-      {"requestDate":"\(ISO8601.format(requestDate))","verification":"\(verification)",
-       "entitlements":{"pro":{"status":"\(status)","expiresAt":"\(ISO8601.format(expires))",
-       "verifiedAt":"\(ISO8601.format(requestDate))","productId":"\(product)","source":"purchase"}}}
-      """
+    return SampleSnapshot.single(
+      requestDate: ISO8601.format(requestDate), verification: verification, status: status,
+      expiresAt: ISO8601.format(expires), productId: product)
   }
 }
 

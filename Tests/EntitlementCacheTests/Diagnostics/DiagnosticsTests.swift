@@ -173,7 +173,7 @@ struct DiagnosticsTests {
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     vfs.armFault(.write, at: 1, code: SQLITE_FULL, persistent: true)
     #expect(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
     #expect(

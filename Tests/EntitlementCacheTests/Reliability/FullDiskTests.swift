@@ -26,7 +26,7 @@ struct FullDiskTests {
     let markInMemory = try #require(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark)
 
     vfs.armFault(.write, at: 1, code: SQLITE_FULL, persistent: true)
-    let expired = try Fixture.snapshot(StoreTest.json(status: "expired"))
+    let expired = try StoreTest.snapshot(status: "expired")
     var failures: [(String, CacheError?)] = []
     func attempt(_ name: String, _ body: () throws -> Void) {
       do {

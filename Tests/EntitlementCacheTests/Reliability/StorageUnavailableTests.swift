@@ -64,7 +64,7 @@ struct StorageUnavailableTests {
     // A write is refused, typed, and changes nothing; observers hear nothing of a write that
     // never touched the file.
     let refused = try #require(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     guard case .storage(.store, let failure) = refused else {
       Issue.record("expected a storage failure, got \(refused)")
@@ -106,7 +106,7 @@ struct StorageUnavailableTests {
     #expect(cache.protectedDataDidBecomeAvailable())
     #expect(cache.protectedDataDidBecomeAvailable())  // already open
     clock.advance(by: .minute)
-    try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     try cache.close()
     #expect(!cache.protectedDataDidBecomeAvailable())

@@ -43,10 +43,10 @@ struct ReadBookkeepingTests {
   @Test func highWaterMarkRaisedByReadsSurvivesCloseAndGuardsTheNextRun() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let halfDay = StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")
+    let halfDay = try StoreTest.snapshot(expiresAt: "2026-12-01T00:00:00Z")
     do {
       let cache = try Fixture.cache(in: directory, clock: clock)
-      try cache.store(try Fixture.snapshot(halfDay), for: Fixture.scopeA)
+      try cache.store(halfDay, for: Fixture.scopeA)
       clock.advance(by: .day)
       #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
       // No flush: closing the cache persists what reads saw.
@@ -66,7 +66,7 @@ struct ReadBookkeepingTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(
-      try Fixture.snapshot(StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")), for: Fixture.scopeA)
+      try StoreTest.snapshot(expiresAt: "2026-12-01T00:00:00Z"), for: Fixture.scopeA)
     clock.advance(by: .day)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 

@@ -44,7 +44,8 @@ struct RetentionTests {
     clock.advance(by: .seconds(2 * .day))
     try cache.store(
       try StoreTest.snapshot(
-        requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z"),
+        requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z",
+        verifiedAt: "2026-11-30T12:00:00Z"),
       for: scope("expired-recent"))
     return cache
   }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -58,31 +59,17 @@ enum StoreTest {
     while MonotonicClock.nanoseconds() &- start < target, ContinuousClock.now < deadline {}
   }
 
-  /// A minimal snapshot whose only entitlement is `pro`, without device access, so retention and
-  /// isolation tests control every boundary.
-  static func json(
-    requestDate: String = "2026-11-30T12:00:00Z", status: String = "active",
-    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String = "2026-11-30T12:00:00Z",
-    key: String = "pro"
-  ) -> String {
-    let expiry = expiresAt.map { "\"\($0)\"" } ?? "null"
-    return """
-      {"requestDate": "\(requestDate)", "verification": "verified",
-       "entitlements": {"\(key)": {"status": "\(status)", "expiresAt": \(expiry),
-         "verifiedAt": "\(verifiedAt)", "productId": "pro_monthly", "source": "purchase"}}}
-      """
-  }
-
-  /// ``json(requestDate:status:expiresAt:verifiedAt:key:)`` as a validated snapshot.
+  /// A minimal snapshot whose only entitlement is `key` (`pro_monthly`), without device access,
+  /// so retention and isolation tests control every boundary: `verifiedAt` is `requestDate`
+  /// unless given.
   static func snapshot(
-    requestDate: String = "2026-11-30T12:00:00Z", status: String = "active",
-    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String = "2026-11-30T12:00:00Z",
-    key: String = "pro"
+    requestDate: String = SampleSnapshot.requestDate, status: String = "active",
+    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String? = nil, key: String = "pro"
   ) throws -> CustomerInfoSnapshot {
     try Fixture.snapshot(
-      json(
-        requestDate: requestDate, status: status, expiresAt: expiresAt, verifiedAt: verifiedAt,
-        key: key))
+      SampleSnapshot.single(
+        key, requestDate: requestDate, status: status, expiresAt: expiresAt,
+        verifiedAt: verifiedAt ?? requestDate, productId: "pro_monthly"))
   }
 
   /// The sample snapshot with the value at `path` replaced, or removed when `value` is nil.

@@ -27,7 +27,7 @@ struct StoreWriteTests {
       BEGIN SELECT RAISE(ABORT, 'poison refused'); END
       """)
     clock.advance(by: .minute)
-    let poisoned = try Fixture.snapshot(StoreTest.json(status: "revoked", key: "poison"))
+    let poisoned = try StoreTest.snapshot(status: "revoked", key: "poison")
     let error = try #require(throws: CacheError.self) {
       try cache.store(poisoned, for: Fixture.scopeA)
     }

@@ -10,13 +10,7 @@ import Testing
 @Suite("Conditional store: never backwards, decided inside the write")
 struct ConditionalStoreTests {
   static func answer(at requestDate: Date) throws -> CustomerInfoSnapshot {
-    try CustomerInfoSnapshot(
-      jsonData: Data(
-        """
-        {"requestDate":"\(ISO8601.format(requestDate))","verification":"verified",
-         "entitlements":{"pro":{"status":"active","expiresAt":"2026-12-30T12:00:00Z",
-         "verifiedAt":"\(ISO8601.format(requestDate))","source":"purchase"}}}
-        """.utf8))
+    try Fixture.snapshot(SampleSnapshot.single(requestDate: ISO8601.format(requestDate)))
   }
 
   /// Both instances read the first answer into memory; then one stores an answer and the

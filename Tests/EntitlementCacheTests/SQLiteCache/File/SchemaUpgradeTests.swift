@@ -131,11 +131,8 @@ struct SchemaVersion2UpgradeTests {
        'verified', 5);
     """
 
-  static let snapshot = """
-    {"requestDate": "2026-11-30T12:00:00Z", "verification": "verified",
-     "entitlements": {"pro": {"status": "active", "expiresAt": "2026-12-05T12:00:00Z",
-       "verifiedAt": "2026-11-30T12:00:00Z", "productId": "pro_monthly", "source": "purchase"}}}
-    """
+  static let snapshot = SampleSnapshot.single(
+    expiresAt: "2026-12-05T12:00:00Z", productId: "pro_monthly")
 
   static func writeVersion2File(_ path: String) throws {
     let connection = try SQLiteConnection(path: path)
