@@ -52,6 +52,12 @@ public enum SampleSnapshot {
 }
 
 extension SampleSnapshot {
+  /// ``json`` answered at `requestDate` instead: its other dates stay.
+  public static func json(requestDate: String) -> String {
+    json.replacingOccurrences(
+      of: #""requestDate": "\#(self.requestDate)""#, with: #""requestDate": "\#(requestDate)""#)
+  }
+
   /// A snapshot whose one entitlement is `key`, on one line: unless told otherwise `verified`,
   /// answered at ``requestDate``, and active for a purchase until a month later.
   ///

@@ -36,7 +36,7 @@ import Testing
       check.stdout.contains("  verified at       2026-11-30T12:00:00Z (now by server time)\n"))
 
     // Half a second before the boundary access still holds: "now" read as already passed.
-    try workspace.put(SampleSnapshot.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: SampleSnapshot.requestDate)
     let edge = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-12-30T11:59:59.600Z"])
     #expect(edge.status == 0)
@@ -69,7 +69,7 @@ import Testing
     #expect(try fractional.json()["clockOffset"] as? Int == 1)
     #expect(try show.json()["clockOffset"] as? Int == 1)
     let onTime = try workspace.run(
-      "put", Sample.scope() + ["--now", Sample.requestDate], stdin: SampleSnapshot.single())
+      "put", Sample.scope() + ["--now", SampleSnapshot.requestDate], stdin: SampleSnapshot.single())
     #expect(!onTime.stdout.contains("clock offset"))
   }
 

@@ -4,7 +4,8 @@ import Testing
 
 /// Scripts for `simulate`, built from parts so each test says only what it is about.
 enum SimScript {
-  static let start = "2026-11-30T12:00:00Z"
+  /// When every script starts: the sample snapshot's request date.
+  static let start = SampleSnapshot.requestDate
 
   /// A snapshot object granting pro until `proUntil`; without `requestDate` the scripted
   /// server stamps the time the request arrived.

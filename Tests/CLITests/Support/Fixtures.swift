@@ -2,27 +2,18 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The scope, snapshot and times the CLI tests share.
+/// The command-line flags of the tool's tests: TestSupport's sample scope, as `--sdk-key`,
+/// `--installation`, `--environment` and `--user`.
 enum Sample {
-  static let sdkKey = "sdk_live_123"
-  static let installation = "install-1"
-  static let userA = "user-a"
-  static let userB = "user-b"
-  static let token = SampleSnapshot.token
-
   /// The scope flags of one user.
-  static func scope(user: String = userA, environment: String = "production") -> [String] {
+  static func scope(user: String = SampleScope.userA, environment: String = "production")
+    -> [String]
+  {
     [
-      "--sdk-key", sdkKey, "--installation", installation, "--environment", environment,
-      "--user", user,
+      "--sdk-key", SampleScope.sdkKey, "--installation", SampleScope.installation,
+      "--environment", environment, "--user", user,
     ]
   }
-
-  /// 2026-11-30T12:00:00Z, the `requestDate` of ``json``.
-  static let requestDate = SampleSnapshot.requestDate
-
-  /// The example snapshot (<doc:SnapshotFormat>), with a recognisable token.
-  static let json = SampleSnapshot.json
 }
 
 /// A database in its own temporary directory, with the helpers most tests need.
@@ -48,7 +39,8 @@ struct Workspace {
   /// Stores `json` for user A (or `user`) at `now`, and checks that it worked.
   @discardableResult
   func put(
-    _ json: String = Sample.json, user: String = Sample.userA, now: String = Sample.requestDate,
+    _ json: String = SampleSnapshot.json, user: String = SampleScope.userA,
+    now: String = SampleSnapshot.requestDate,
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> CLIResult {
     let result = try run("put", Sample.scope(user: user) + ["--now", now], stdin: json)
@@ -58,7 +50,7 @@ struct Workspace {
 
   /// `check --json` for user A (or `user`) at `now`.
   func check(
-    _ key: String = "pro", user: String = Sample.userA, now: String, _ extra: [String] = []
+    _ key: String = "pro", user: String = SampleScope.userA, now: String, _ extra: [String] = []
   ) throws -> (result: CLIResult, json: [String: Any]) {
     let result = try run(
       "check", Sample.scope(user: user) + ["--entitlement", key, "--now", now, "--json"] + extra)

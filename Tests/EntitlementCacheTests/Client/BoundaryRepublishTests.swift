@@ -15,7 +15,7 @@ struct BoundaryRepublishTests {
   )
   func expiryWhileOffline(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind) { $0.changeCheckInterval = nil }
-    let expiresAt = ClientFixture.start.addingTimeInterval(10 * .minute)
+    let expiresAt = Fixture.requestDate.addingTimeInterval(10 * .minute)
     try harness.storeDirectly(ClientFixture.json(proExpiresAt: expiresAt), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
     #expect(harness.publishedPro == ["alice: granted", "alice: granted"])  // fresh, then offline
@@ -36,7 +36,7 @@ struct BoundaryRepublishTests {
   func expiryWithServerAhead() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
     // The server's clock reads ten minutes ahead: its requestDate is the device's +10 min.
-    let serverNow = ClientFixture.start.addingTimeInterval(10 * .minute)
+    let serverNow = Fixture.requestDate.addingTimeInterval(10 * .minute)
     let expiresAt = serverNow.addingTimeInterval(.minute)
     harness.client.start()
     harness.runtime.runUntilIdle()
@@ -45,7 +45,7 @@ struct BoundaryRepublishTests {
     harness.runtime.runUntilIdle()
     harness.runtime.advance(by: .seconds(61))
     #expect(harness.publishedPro.last == "alice: denied(expired)")
-    #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(.minute))
+    #expect(harness.publishTimes.last == Fixture.requestDate.addingTimeInterval(.minute))
   }
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
@@ -57,7 +57,7 @@ struct BoundaryRepublishTests {
     harness.runtime.advance(by: .minute * 5)
     #expect(harness.states.count == before + 1)
     #expect(harness.states.last?.customerInfo?.freshness == .stale)
-    #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(5 * .minute))
+    #expect(harness.publishTimes.last == Fixture.requestDate.addingTimeInterval(5 * .minute))
   }
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)

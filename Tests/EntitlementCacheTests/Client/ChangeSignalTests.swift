@@ -36,7 +36,7 @@ struct ChangeSignalTests {
     }
     // A write by another process moves the mark: published at the next check.
     try harness.storeDirectly(
-      ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(16 * .minute)),
+      ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(16 * .minute)),
       user: "alice")
     harness.runtime.advance(by: .seconds(1))
     #expect(harness.states.count == published + 1)
@@ -55,19 +55,19 @@ struct ChangeSignalTests {
     let published = harness.states.count
     let reports = harness.reports.count
     try harness.storeDirectly(
-      ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(.minute)),
+      ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(.minute)),
       user: "alice")
     harness.runtime.runUntilIdle()
     #expect(harness.states.count == published + 1)
     #expect(
       harness.states.last?.customerInfo?.customerInfo.requestDate
-        == ClientFixture.start.addingTimeInterval(.minute))
+        == Fixture.requestDate.addingTimeInterval(.minute))
     // The client's own refresh publishes once, after its report, as before.
     let client = harness.client
     harness.runtime.spawn { _ = await client.refresh() }
     harness.runtime.runUntilIdle()
     harness.answerEveryFetch(
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(2 * .minute)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(2 * .minute)))
     #expect(harness.states.count == published + 2)
     #expect(harness.reports.count == reports + 1)
   }
@@ -106,7 +106,7 @@ struct ChangeSignalTests {
     try other.store(
       CustomerInfoSnapshot(
         jsonData: Data(
-          ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(16 * .minute)).utf8
+          ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(16 * .minute)).utf8
         )),
       for: ClientFixture.identity("alice").scope)
     harness.runtime.advance(by: .minute)
@@ -118,7 +118,7 @@ struct ChangeSignalTests {
   @Test("a second SQLite instance's write moves the first one's mark; reads do not")
   func sqliteMark() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(ClientFixture.start)
+    let clock = ManualClock(Fixture.requestDate)
     let path = directory.path("cache.sqlite")
     let first = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
     let second = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)

@@ -147,15 +147,14 @@ final class HandAnsweredPoster: PurchasePoster {
   }
 }
 
-/// Snapshots for client tests: one `pro` entitlement.
+/// The client tests' identities, on the sample scope's SDK key and installation, and their
+/// snapshots: one `pro` entitlement, dated as the client sees dates.
 enum ClientFixture {
-  static let start = Fixture.date("2026-11-30T12:00:00Z")
-
   static func identity(_ user: String) -> ClientIdentity {
     do {
       return try ClientIdentity(
-        sdkKey: "sdk_live_123", installationID: "install-1", environment: .production,
-        appUserID: user)
+        sdkKey: SampleScope.sdkKey, installationID: SampleScope.installation,
+        environment: .production, appUserID: user)
     } catch {
       preconditionFailure("bad fixture identity: \(error)")
     }
@@ -163,7 +162,8 @@ enum ClientFixture {
 
   /// A snapshot taken at `requestDate` granting `pro` until `proExpiresAt`.
   static func json(
-    requestDate: Date = start, proExpiresAt: Date? = nil, verification: String = "verified",
+    requestDate: Date = Fixture.requestDate, proExpiresAt: Date? = nil,
+    verification: String = "verified",
     status: String = "active", product: String = "pro_monthly"
   ) -> String {
     let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * .day))
@@ -198,7 +198,7 @@ final class ClientHarness: Sendable {
     posts: Bool = false,
     cache makeCache: ((CacheClock, TemporaryDirectory) throws -> any CustomerInfoCache)? = nil
   ) throws {
-    runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     directory = try TemporaryDirectory()
     if let makeCache {
       cache = try makeCache(runtime.clock, directory)

@@ -81,7 +81,7 @@ struct LifecycleTests {
     harness.fetcher.answer(.failure(.transient(status: nil)))
     harness.runtime.runUntilIdle()
     let retry = try #require(harness.runtime.pendingWaits.first)
-    let fresh = ClientFixture.json(requestDate: ClientFixture.start)
+    let fresh = ClientFixture.json(requestDate: Fixture.requestDate)
     harness.poster.answer(.success(.synced(FetchedCustomerInfo(body: Data(fresh.utf8)))))
     harness.runtime.runUntilIdle()
     #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
@@ -185,7 +185,7 @@ struct LifecycleTests {
     harness.runtime.advance(by: .milliseconds(1))
     #expect(harness.publishedPro.last == "alice: granted")
     #expect(
-      harness.publishTimes.last.map { $0.timeIntervalSince(ClientFixture.start) <= 1 } == true)
+      harness.publishTimes.last.map { $0.timeIntervalSince(Fixture.requestDate) <= 1 } == true)
 
     harness.client.didEnterBackground()
     harness.runtime.runUntilIdle()

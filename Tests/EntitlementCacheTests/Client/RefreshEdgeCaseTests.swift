@@ -10,7 +10,7 @@ import Testing
 /// answers, a client dropped without stop(). Each test failed before the fix it keeps.
 @Suite("Refresh client: edges of identity, flights and backoff")
 struct RefreshEdgeCaseTests {
-  static let hourLater = ClientFixture.start.addingTimeInterval(.hour)
+  static let hourLater = Fixture.requestDate.addingTimeInterval(.hour)
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failed verification never replaces a verified_on_device snapshot")
@@ -102,7 +102,7 @@ struct RefreshEdgeCaseTests {
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a client dropped without stop() is freed and leaves no wait behind")
   func droppedClientIsFreed() throws {
-    let runtime = SimulatedRuntime(start: ClientFixture.start)
+    let runtime = SimulatedRuntime(start: Fixture.requestDate)
     let cache = InMemoryCustomerInfoCache(clock: runtime.clock)
     try cache.store(
       try CustomerInfoSnapshot(jsonData: Data(ClientFixture.json().utf8)),

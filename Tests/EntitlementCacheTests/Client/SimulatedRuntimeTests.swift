@@ -7,7 +7,7 @@ import Testing
 
 @Suite("SimulatedRuntime: virtual time that only moves when told")
 struct SimulatedRuntimeTests {
-  static let start = ClientFixture.start
+  static let start = Fixture.requestDate
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(

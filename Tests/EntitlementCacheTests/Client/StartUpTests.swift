@@ -34,7 +34,7 @@ struct StartUpTests {
     harness.runtime.runUntilIdle()
     #expect(harness.fetcher.waiting.count == 1)
     harness.fetcher.answer(
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(.hour)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(.hour)))
     harness.runtime.runUntilIdle()
     #expect(harness.outcomes == ["alice: stored"])
     #expect(harness.states.map { $0.customerInfo?.freshness } == [.stale, .fresh])

@@ -65,7 +65,7 @@ extension DiagnosticsTests {
     harness.start(answering: ClientFixture.json())
     harness.runtime.advance(by: .hour)
     _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
-    harness.runtime.manualClock.set(ClientFixture.start.addingTimeInterval(-.day))
+    harness.runtime.manualClock.set(Fixture.requestDate.addingTimeInterval(-.day))
     _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
     harness.runtime.advance(by: .minute)
     _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }

@@ -365,7 +365,10 @@ struct DiagnosticsTests {
     #expect(Set(told.map(\.event.name)) == everyName)
     let signature = try TrustFixture.signed().signature
     let identities =
-      ["sdk_live", "alice", "user-a", "user-b", PurchaseFixture.secret, "install-1"]
+      [
+        "sdk_live", "alice", SampleScope.userA, SampleScope.userB, PurchaseFixture.secret,
+        SampleScope.installation,
+      ]
       + [signature?.signature, signature?.intermediate].compactMap { $0 }.flatMap { bytes in
         [Data(bytes).base64EncodedString(), bytes.map { String(format: "%02x", $0) }.joined()]
       }

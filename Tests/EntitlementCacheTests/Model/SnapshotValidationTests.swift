@@ -142,7 +142,7 @@ struct SnapshotValidationTests {
       },
       expected: .tooLarge(limit: CustomerInfoSnapshot.defaultSizeLimit)),
     BadInput(
-      testDescription: "over a configured cap", data: { Data(Fixture.sampleJSON.utf8) },
+      testDescription: "over a configured cap", data: { Data(SampleSnapshot.json.utf8) },
       expected: .tooLarge(limit: 512), sizeLimit: 512),
   ]
 

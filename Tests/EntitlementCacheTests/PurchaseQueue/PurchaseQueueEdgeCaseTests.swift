@@ -10,7 +10,7 @@ import Testing
 /// early. Each test failed before the fix it keeps.
 @Suite("Purchase queue: retention, redelivery and backoff edges")
 struct PurchaseQueueEdgeCaseTests {
-  static let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start)
+  static let notEntitled = Fixture.notEntitledJSON()
 
   @Test(
     "a conflicted or expired entry 30 days after retention still binds its transaction to its observer",
@@ -143,7 +143,7 @@ struct PurchaseQueueEdgeCaseTests {
     "the SDK names a user a previous launch could not post as, and their purchase is posted as them"
   )
   func postQueuedPurchasesOfAnEarlierUser() throws {
-    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     let directory = try TemporaryDirectory()
     let poster = HandAnsweredPoster()
     var configuration = CacheConfiguration()

@@ -16,18 +16,11 @@ enum PurchaseFixture {
       transactionID: transactionID, productID: product,
       token: PurchaseToken(Data("\(secret)-\(transactionID)".utf8)))
   }
-
-  /// A snapshot at `requestDate` in which `pro` is not entitled: what a denial reads.
-  static func notEntitledJSON(requestDate: Date = Fixture.requestDate) -> String {
-    """
-    {"requestDate":"\(ISO8601.format(requestDate))","verification":"verified","entitlements":{}}
-    """
-  }
 }
 
 /// Both caches that keep a purchase queue, on one manual clock.
 struct QueueCaches {
-  let clock = ManualClock(Fixture.date("2026-11-30T12:00:00Z"))
+  let clock = ManualClock(Fixture.requestDate)
   let directory: TemporaryDirectory
 
   init() throws {
@@ -150,13 +143,13 @@ struct PurchaseQueueStoreTests {
     let unavailable = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(unavailable.state == .offlineUnavailable(.noSnapshot))
     #expect(unavailable.evidence.pendingPurchase)
-    try cache.store(Fixture.snapshot(PurchaseFixture.notEntitledJSON()), for: Fixture.scopeA)
+    try cache.store(Fixture.snapshot(Fixture.notEntitledJSON()), for: Fixture.scopeA)
     let denied = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(denied.state == .denied(.notEntitled))
     #expect(denied.evidence.pendingPurchase)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.hasPendingPurchase == true)
     // Another scope's decisions never say it.
-    try cache.store(Fixture.snapshot(PurchaseFixture.notEntitledJSON()), for: Fixture.scopeB)
+    try cache.store(Fixture.snapshot(Fixture.notEntitledJSON()), for: Fixture.scopeB)
     #expect(cache.access(to: "pro", for: Fixture.scopeB).evidence.pendingPurchase == false)
     _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: .posting)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase)
@@ -264,7 +257,7 @@ struct PurchaseQueueFileTests {
     do {
       let cache = try caches.make(.sqlite)
       _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
-      try cache.store(Fixture.snapshot(PurchaseFixture.notEntitledJSON()), for: Fixture.scopeA)
+      try cache.store(Fixture.snapshot(Fixture.notEntitledJSON()), for: Fixture.scopeA)
       // The other instance below must see it without this one's help.
       #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase)
     }
@@ -281,7 +274,7 @@ struct PurchaseQueueFileTests {
       $0.changeCheckInterval = .zero
     }
     let writer = try caches.make(.sqlite)
-    try writer.store(Fixture.snapshot(PurchaseFixture.notEntitledJSON()), for: Fixture.scopeA)
+    try writer.store(Fixture.snapshot(Fixture.notEntitledJSON()), for: Fixture.scopeA)
     #expect(reader.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase == false)
     _ = try writer.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
     #expect(reader.access(to: "pro", for: Fixture.scopeA).evidence.pendingPurchase)
@@ -297,7 +290,7 @@ struct PurchaseQueueFileTests {
     let caches = try QueueCaches()
     let cache = try caches.make(.sqlite)
     let scopes = [Fixture.scopeA, Fixture.scopeB, Fixture.scope(user: "user-c")]
-    let snapshot = try Fixture.snapshot(PurchaseFixture.notEntitledJSON())
+    let snapshot = try Fixture.snapshot(Fixture.notEntitledJSON())
     let changes: [PurchaseStateChange] = [
       .posting, .synced, .conflict(.loginRequired), .rejected(status: 400), .expired,
       .retry(.transient(status: nil), at: Fixture.requestDate),
@@ -336,7 +329,7 @@ struct PurchaseQueueFileTests {
   func removeKeepsPurchases() throws {
     let caches = try QueueCaches()
     let cache = try caches.make(.sqlite)
-    try cache.store(Fixture.snapshot(PurchaseFixture.notEntitledJSON()), for: Fixture.scopeA)
+    try cache.store(Fixture.snapshot(Fixture.notEntitledJSON()), for: Fixture.scopeA)
     _ = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeA)
     try cache.remove(Fixture.scopeA)
     #expect(try cache.queuedPurchases(observedBy: Fixture.scopeA).map(\.state) == [.pending])

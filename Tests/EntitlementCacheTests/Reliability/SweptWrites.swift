@@ -28,11 +28,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
 
   /// The sample snapshot with another request date.
   static func snapshot(requestDate: String) throws -> CustomerInfoSnapshot {
-    try Fixture.snapshot(
-      Fixture.sampleJSON
-        .replacingOccurrences(
-          of: #""requestDate": "2026-11-30T12:00:00Z""#,
-          with: #""requestDate": "\#(requestDate)""#))
+    try Fixture.snapshot(SampleSnapshot.json(requestDate: requestDate))
   }
 
   static func purchase(_ id: String) -> ObservedPurchase { PurchaseFixture.purchase(id) }

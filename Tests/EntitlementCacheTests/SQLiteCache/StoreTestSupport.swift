@@ -76,7 +76,7 @@ enum StoreTest {
   ///
   /// Path components are object keys, or `[n]` for array elements.
   static func sample(replacing path: [String], with value: JSONValue?) throws -> Data {
-    let original = try JSONDecoder().decode(JSONValue.self, from: Data(Fixture.sampleJSON.utf8))
+    let original = try JSONDecoder().decode(JSONValue.self, from: Data(SampleSnapshot.json.utf8))
     let changed = try #require(replace(in: original, at: path[...], with: value))
     return try JSONEncoder().encode(changed)
   }

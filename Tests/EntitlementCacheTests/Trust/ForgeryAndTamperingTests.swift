@@ -62,7 +62,7 @@ struct ForgeryAndTamperingTests {
     harness.runtime.advance(by: .minute * 10)
     _ = harness.run { client in await client.refresh() }
     let genuine = ClientFixture.json(
-      requestDate: ClientFixture.start.addingTimeInterval(10 * .minute))
+      requestDate: Fixture.requestDate.addingTimeInterval(10 * .minute))
     try SignedAnswerTests.answerSigned(harness, json: genuine)
     #expect(harness.outcomes.last == "alice: stored")
     let pro = harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope)
@@ -131,7 +131,7 @@ struct ForgeryAndTamperingTests {
     _ = harness.run { client in await client.refresh() }
     try SignedAnswerTests.answerSigned(
       harness,
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(10 * .minute)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(10 * .minute)))
     #expect(harness.outcomes.last == "alice: stored")
   }
 

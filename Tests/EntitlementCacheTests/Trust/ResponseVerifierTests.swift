@@ -47,9 +47,8 @@ enum TestSigner {
 /// ``ResponseVerifier``: every reason a response is not verified (<doc:TrustedSnapshots>).
 @Suite("Response verification")
 struct ResponseVerifierTests {
-  static let requestDate = Fixture.date("2026-11-30T12:00:00Z")
-  static let body = Data(
-    #"{"requestDate":"2026-11-30T12:00:00Z","verification":"verified","entitlements":{}}"#.utf8)
+  static let requestDate = Fixture.requestDate
+  static let body = Data(Fixture.notEntitledJSON().utf8)
 
   func check(
     _ signature: ResponseSignature?, body: Data = body, requestDate: Date = requestDate,

@@ -17,10 +17,7 @@ enum TrustFixture {
 
   /// The sample with another `requestDate`.
   static func body(requestDate: String) -> Data {
-    Data(
-      SampleSnapshot.json.replacingOccurrences(
-        of: #""requestDate": "2026-11-30T12:00:00Z""#, with: #""requestDate": "\#(requestDate)""#
-      ).utf8)
+    Data(SampleSnapshot.json(requestDate: requestDate).utf8)
   }
 
   /// `body` signed for `scope` with the test signer's nonce, as a request that sent

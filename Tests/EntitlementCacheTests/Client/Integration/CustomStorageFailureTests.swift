@@ -60,7 +60,7 @@ struct CustomStorageFailureTests {
     harness.runtime.runUntilIdle()
     harness.fetcher.answer(
       json: ClientFixture.json(
-        requestDate: ClientFixture.start.addingTimeInterval(.minute), status: "expired"))
+        requestDate: Fixture.requestDate.addingTimeInterval(.minute), status: "expired"))
     harness.runtime.runUntilIdle()
 
     #expect(harness.outcomes == ["alice: storageFailed"])

@@ -12,7 +12,7 @@ struct PurchaseBackoffTests {
   /// One device: a file, a virtual clock, and the client of the current launch.
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   final class Device: Sendable {
-    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     let directory: TemporaryDirectory
     let fetcher = HandAnsweredFetcher()
     let poster = HandAnsweredPoster()
@@ -120,7 +120,7 @@ struct PurchaseBackoffTests {
     // Her log-in fetch answers before the post: not entitled yet. The post then syncs with no
     // CustomerInfo, and a fetch that starts after it follows, or her state says "buy" (not
     // entitled, nothing pending) until some later refresh.
-    let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: device.runtime.manualClock.now)
+    let notEntitled = Fixture.notEntitledJSON(requestDate: device.runtime.manualClock.now)
     device.fetcher.answer(user: "alice", json: notEntitled)
     device.runtime.runUntilIdle()
     let alices = { device.fetcher.waiting.filter { $0.appUserID == "alice" }.map(\.flow) }

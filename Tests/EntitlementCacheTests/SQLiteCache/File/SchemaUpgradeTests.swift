@@ -50,7 +50,7 @@ struct SchemaUpgradeTests {
       try statement.bind(Fixture.scopeA.sdkKeyHash, at: 3)
       try statement.bind(Fixture.scopeA.userHash, at: 4)
       try statement.bind(Fixture.scopeA.installationHash, at: 5)
-      try statement.bind(Data(Fixture.sampleJSON.utf8), at: 6)
+      try statement.bind(Data(SampleSnapshot.json.utf8), at: 6)
       try statement.run()
     }
     try connection.execute(Self.version1Entitlements)
