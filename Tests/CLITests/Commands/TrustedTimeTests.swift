@@ -5,7 +5,7 @@ import Testing
 /// The four answers issue 9 found wrong, replayed with the tool as a user would: each breaks a
 /// promise of the offline rules (<doc:OfflineRules>) under the old time model and holds under the time model
 /// (<doc:TimeModel>).
-@Suite("Trusted time, end to end: the issue 9 reproductions")
+@Suite("Trusted time, end to end: a clock set back or slow, a wild requestDate")
 struct TrustedTimeTests {
   let workspace: Workspace
 
