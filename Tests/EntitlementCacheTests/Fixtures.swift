@@ -5,8 +5,10 @@ import Testing
 
 @testable import EntitlementCache
 
-/// What the library's tests share: TestSupport's sample snapshot, its request date and scope
-/// as the library's types, and a cache on a manual clock.
+/// The library tests' shared values: the sample's request date and scopes in library types.
+///
+/// With them, the snapshot helpers and a cache on a manual clock; the evaluation suites add
+/// their times and decisions in `EvaluationFixtures.swift`.
 enum Fixture {
   static func date(_ text: String) -> Date {
     guard let date = ISO8601.parse(text) else {

@@ -1,5 +1,7 @@
-/// The scope the tests store ``SampleSnapshot`` under, in parts: the library's tests make a
-/// `CacheScope` of them, the tool's tests pass them as flags or in a script's `identity`.
+/// The scope the tests store ``SampleSnapshot`` under: SDK key, installation and two users.
+///
+/// The library's tests make a `CacheScope` of them; the tool's tests pass them as flags or in a
+/// script's `identity`.
 public enum SampleScope {
   /// The SDK key.
   public static let sdkKey = "sdk_live_123"

@@ -2,8 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The command-line flags of the tool's tests: TestSupport's sample scope, as `--sdk-key`,
-/// `--installation`, `--environment` and `--user`.
+/// The tool's tests' scope flags: TestSupport's `SampleScope` as command-line arguments.
 enum Sample {
   /// The scope flags of one user.
   static func scope(user: String = SampleScope.userA, environment: String = "production")

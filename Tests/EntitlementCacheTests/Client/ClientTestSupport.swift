@@ -147,8 +147,7 @@ final class HandAnsweredPoster: PurchasePoster {
   }
 }
 
-/// The client tests' identities, on the sample scope's SDK key and installation, and their
-/// snapshots: one `pro` entitlement, dated as the client sees dates.
+/// The client tests' identities on the sample scope, and their one-`pro` snapshots by `Date`.
 enum ClientFixture {
   static func identity(_ user: String) -> ClientIdentity {
     do {

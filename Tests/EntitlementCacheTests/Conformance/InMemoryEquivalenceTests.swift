@@ -25,7 +25,7 @@ struct InMemoryEquivalenceTests {
   /// Small, so an oversized snapshot is cheap to build.
   static let sizeLimit = 16 * 1024
   static let scopes = [
-    Fixture.scope(user: "user-a"), Fixture.scope(user: "user-b"),
+    Fixture.scopeA, Fixture.scopeB,
     Fixture.scope(environment: .sandbox, user: "user-a"),
   ]
   static let keys = Scenario.keys + ["nowhere"]

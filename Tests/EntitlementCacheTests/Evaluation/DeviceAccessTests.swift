@@ -26,7 +26,7 @@ struct DeviceAccessTests {
       devices: [
         DeviceSummary(
           id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-.day),
-          unknownFields: ["deviceToken": .string("SECRET-DEVICE-TOKEN")]),
+          unknownFields: ["deviceToken": .string(SampleSnapshot.deviceToken)]),
         DeviceSummary(id: "d_91bc"),
       ])
   }

@@ -128,7 +128,7 @@ struct SnapshotValidationTests {
       .exact("deviceAccess.devices[0].lastSeenAt: not an ISO-8601 timestamp with a UTC offset")),
     .replacing(
       "a token where a date belongs", ["purchases", "[0]", "purchasedAt"],
-      .string(StoreTest.sampleToken),
+      .string(SampleSnapshot.token),
       .exact("purchases[0].purchasedAt: not an ISO-8601 timestamp with a UTC offset")),
   ]
 
@@ -159,7 +159,7 @@ struct SnapshotValidationTests {
     case .tooLarge(let limit):
       #expect(message == "snapshot: \(data.count) bytes is over the \(limit)-byte cap")
     }
-    #expect(!message.contains(StoreTest.sampleToken), "\(message)")
+    #expect(!message.contains(SampleSnapshot.token), "\(message)")
     #expect(!message.contains("\n"))
     // The cache wraps the same error for the CLI; it must be just as clean.
     #expect(CacheError.invalidSnapshot(error).description == message)

@@ -193,16 +193,17 @@ struct PurchaseQueueStoreTests {
     var dumpedPurchase = ""
     dump(purchase, to: &dumpedPurchase)
     let request = PurchasePostRequest(
-      scope: Fixture.scopeA, appUserID: "user-a", transactionID: "tx1", productID: "p",
+      scope: Fixture.scopeA, appUserID: SampleScope.userA, transactionID: "tx1", productID: "p",
       token: purchase.token, attempt: 1)
     var dumpedRequest = ""
     dump(request, to: &dumpedRequest)
-    let update = PurchaseUpdate(appUserID: "user-a", purchase: entry)
+    let update = PurchaseUpdate(appUserID: SampleScope.userA, purchase: entry)
     var dumpedUpdate = ""
     dump(update, to: &dumpedUpdate)
     var dumpedFetch = ""
     dump(
-      FetchRequest(scope: Fixture.scopeA, appUserID: "user-a", nonce: [1, 2], flow: .restore),
+      FetchRequest(
+        scope: Fixture.scopeA, appUserID: SampleScope.userA, nonce: [1, 2], flow: .restore),
       to: &dumpedFetch)
     let texts = [
       "\(entry)", String(reflecting: entry), dumped, "\(purchase)", dumpedPurchase,
@@ -213,7 +214,7 @@ struct PurchaseQueueStoreTests {
       #expect(!text.contains(PurchaseFixture.secret), "\(text)")
     }
     for text in ["\(request)", dumpedRequest, "\(update)", dumpedUpdate, dumpedFetch] {
-      #expect(!text.contains("user-a"), "\(text)")
+      #expect(!text.contains(SampleScope.userA), "\(text)")
     }
     #expect(dumpedRequest.contains("tx1") && dumpedUpdate.contains("tx1"))
   }

@@ -83,6 +83,7 @@ struct CloseAndDiagnosticsTests {
       return
     }
     #expect(report.scopeHashPrefix == Fixture.scopeA.key.hexPrefix)
-    #expect(!report.description.contains("user-a") && !report.description.contains("sdk_live"))
+    #expect(
+      !report.description.contains(SampleScope.userA) && !report.description.contains("sdk_live"))
   }
 }

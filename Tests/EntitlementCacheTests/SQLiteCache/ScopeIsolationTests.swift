@@ -12,7 +12,7 @@ struct ScopeIsolationTests {
     ("SDK key", Fixture.scope(sdkKey: "sdk_live_other")),
     ("installation", Fixture.scope(installation: "install-2")),
     ("environment", Fixture.scope(environment: .sandbox)),
-    ("app user", Fixture.scope(user: "user-b")),
+    ("app user", Fixture.scopeB),
   ]
 
   @Test(arguments: neighbours)

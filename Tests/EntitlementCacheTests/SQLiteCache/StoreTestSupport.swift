@@ -7,8 +7,6 @@ import Testing
 
 /// Helpers shared by the storage, model and SQLite suites.
 enum StoreTest {
-  /// The token of ``Fixture/sampleJSON``; no message, description or log line may contain it.
-  static let sampleToken = "SECRET-ACCESS-TOKEN"
 
   /// The bytes of the file at `path`; nil when it does not exist.
   static func bytes(_ path: String) -> Data? {

@@ -58,7 +58,7 @@ struct TrustedSnapshotTests {
   @Test(
     "a snapshot signed for another scope fails scopeMismatch",
     arguments: [
-      ("another user", Fixture.scope(user: "user-b")),
+      ("another user", Fixture.scopeB),
       ("sandbox stored under production", Fixture.scope(environment: .sandbox)),
       ("another installation", Fixture.scope(installation: "install-2")),
       ("another SDK key", Fixture.scope(sdkKey: "sdk_live_other")),
