@@ -1,6 +1,7 @@
 import EntitlementCache
 import EntitlementCacheImport
 import Foundation
+import TestSupport
 import Testing
 
 private typealias Fixture = RevenueCatFixture
@@ -25,12 +26,11 @@ struct RevenueCatStatusTests {
     #expect(forever.verifiedAt == Fixture.requestDate)
 
     // The cache bounds lifetime access offline from `verifiedAt`: 30 days by default.
-    let day = 86_400.0
     let inWindow = try Fixture.decision(
-      "forever", of: snapshot, at: Fixture.requestDate.addingTimeInterval(29 * day))
+      "forever", of: snapshot, at: Fixture.requestDate.addingTimeInterval(29 * .day))
     #expect(inWindow.isGranted)
     let pastWindow = try Fixture.decision(
-      "forever", of: snapshot, at: Fixture.requestDate.addingTimeInterval(30 * day))
+      "forever", of: snapshot, at: Fixture.requestDate.addingTimeInterval(30 * .day))
     #expect(pastWindow.state == .denied(.offlineWindowElapsed))
 
     // Without the key the body says nothing about the end: refused, never read as lifetime.

@@ -5,7 +5,10 @@ import Testing
 
 @testable import EntitlementCache
 
-/// Fixed, readable times for tests.
+/// The library tests' shared values: the sample's request date and scopes in library types.
+///
+/// With them, the snapshot helpers and a cache on a manual clock; the evaluation suites add
+/// their times and decisions in `EvaluationFixtures.swift`.
 enum Fixture {
   static func date(_ text: String) -> Date {
     guard let date = ISO8601.parse(text) else {
@@ -14,15 +17,15 @@ enum Fixture {
     return date
   }
 
-  /// 2026-11-30T12:00:00Z, the `requestDate` of ``sampleJSON``.
-  static let requestDate = date("2026-11-30T12:00:00Z")
+  /// 2026-11-30T12:00:00Z, the `requestDate` of `SampleSnapshot.json`.
+  static let requestDate = date(SampleSnapshot.requestDate)
 
-  static let scopeA = scope(user: "user-a")
-  static let scopeB = scope(user: "user-b")
+  static let scopeA = scope(user: SampleScope.userA)
+  static let scopeB = scope(user: SampleScope.userB)
 
   static func scope(
-    sdkKey: String = "sdk_live_123", installation: String = "install-1",
-    environment: StoreEnvironment = .production, user: String = "user-a"
+    sdkKey: String = SampleScope.sdkKey, installation: String = SampleScope.installation,
+    environment: StoreEnvironment = .production, user: String = SampleScope.userA
   ) -> CacheScope {
     do {
       return try CacheScope(
@@ -32,11 +35,16 @@ enum Fixture {
     }
   }
 
-  /// The example snapshot (<doc:SnapshotFormat>).
-  static let sampleJSON = SampleSnapshot.json
-
-  static func snapshot(_ json: String = sampleJSON) throws -> CustomerInfoSnapshot {
+  /// `json` decoded: the example snapshot (<doc:SnapshotFormat>) unless given.
+  static func snapshot(_ json: String = SampleSnapshot.json) throws -> CustomerInfoSnapshot {
     try CustomerInfoSnapshot(jsonData: Data(json.utf8))
+  }
+
+  /// A snapshot at `requestDate` in which nothing is entitled: what a denial reads.
+  static func notEntitledJSON(requestDate: Date = requestDate) -> String {
+    """
+    {"requestDate":"\(ISO8601.format(requestDate))","verification":"verified","entitlements":{}}
+    """
   }
 
   /// A cache in `directory` on a manual clock, with pruning at open off so tests control it.

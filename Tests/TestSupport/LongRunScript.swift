@@ -1,11 +1,6 @@
 /// A `simulate` script of a year of one device, for the timeline's tests and its benchmark:
 /// over 5,000 events, far more than any field report.
 public enum LongRunScript {
-  static let identity = """
-    "identity": { "sdkKey": "sdk_live_123", "installation": "install-1",
-                  "environment": "production", "user": "alice" }
-    """
-
   /// 366 days of a device in the background: a refresh every 7 hours and a check between
   /// them, answers flipping `pro` between active and expired, one in ten failing.
   public static func year() -> String {
@@ -32,7 +27,7 @@ public enum LongRunScript {
           : "{ \"at\": \"+\(minutes)m\", \"do\": \"check\", \"entitlement\": \"pro\" }")
     }
     return """
-      { "start": "2026-01-01T00:00:00Z", "watch": ["pro"], \(identity),
+      { "start": "2026-01-01T00:00:00Z", "watch": ["pro"], \(SampleScope.scriptIdentity),
         "server": { "alice": [ \(answers.joined(separator: ", ")) ] },
         "steps": [ \(steps.joined(separator: ", ")) ] }
       """

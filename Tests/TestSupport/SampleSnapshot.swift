@@ -50,3 +50,38 @@ public enum SampleSnapshot {
     }
     """
 }
+
+extension SampleSnapshot {
+  /// ``json`` answered at `requestDate` instead: its other dates stay.
+  public static func json(requestDate: String) -> String {
+    json.replacingOccurrences(
+      of: #""requestDate": "\#(self.requestDate)""#, with: #""requestDate": "\#(requestDate)""#)
+  }
+
+  /// A snapshot whose one entitlement is `key`, on one line: unless told otherwise `verified`,
+  /// answered at ``requestDate``, and active for a purchase until a month later.
+  ///
+  /// Each value goes between quotes as it is written, so a test can pass an escape or a value
+  /// the decoder refuses. A nil `expiresAt` is `null`, an entitlement that never expires; any
+  /// other nil leaves its field out. `verifiedAt` is `requestDate` unless given (`.some(nil)`
+  /// leaves it out). `extra` follows the `entitlements` object: `, "deviceAccess": {...}`.
+  public static func single(
+    _ key: String = "pro", requestDate: String? = SampleSnapshot.requestDate,
+    verification: String? = "verified", status: String? = "active",
+    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String?? = nil,
+    productId: String? = nil, source: String? = "purchase", extra: String = ""
+  ) -> String {
+    func field(_ name: String, _ value: String?) -> String? {
+      value.map { #""\#(name)":"\#($0)""# }
+    }
+    let expiry = #""expiresAt":\#(expiresAt.map { "\"\($0)\"" } ?? "null")"#
+    let entitlement = [
+      field("status", status), expiry, field("verifiedAt", verifiedAt ?? requestDate),
+      field("productId", productId), field("source", source),
+    ].compactMap { $0 }
+    let fields = [field("requestDate", requestDate), field("verification", verification)]
+      .compactMap { $0 }
+    let entitlements = #""entitlements":{"\#(key)":{\#(entitlement.joined(separator: ","))}}"#
+    return "{" + (fields + [entitlements]).joined(separator: ",") + extra + "}"
+  }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `put`, `refresh-failed` and `check`: the decisions, their JSON, and the exit codes.
@@ -66,7 +67,8 @@ import Testing
     #expect(goldJSON["reason"] as? String == "not_entitled")
     #expect(goldJSON["isHighTrust"] as? Bool == false)
 
-    let (other, otherJSON) = try workspace.check(user: Sample.userB, now: "2026-11-30T12:01:00Z")
+    let (other, otherJSON) = try workspace.check(
+      user: SampleScope.userB, now: "2026-11-30T12:01:00Z")
     #expect(other.status == 1)
     #expect(otherJSON["state"] as? String == "offline_unavailable")
     #expect(otherJSON["reason"] as? String == "no_snapshot")
@@ -101,7 +103,7 @@ import Testing
   }
 
   @Test func deviceBlockIsNotNotEntitled() throws {
-    let blocked = Sample.single(
+    let blocked = SampleSnapshot.single(
       extra: """
         ,
         "deviceAccess": { "status": "blocked", "reason": "DEVICE_CHANGE_LIMIT_REACHED",
@@ -136,7 +138,7 @@ import Testing
   ])
   func deviceBlockMeaningFollowsItsReason(reason: String, advice: String) throws {
     try workspace.put(
-      Sample.single(
+      SampleSnapshot.single(
         extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"\(reason)\" }"))
     let text = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-11-30T12:01:00Z"])
@@ -222,7 +224,7 @@ import Testing
   }
 
   @Test func familySharingCanBeExcluded() throws {
-    try workspace.put(Sample.single(source: "family_shared"))
+    try workspace.put(SampleSnapshot.single(source: "family_shared"))
     #expect(try workspace.check(now: "2026-11-30T12:01:00Z").json["state"] as? String == "granted")
     let excluded = try workspace.check(now: "2026-11-30T12:01:00Z", ["--exclude-family-shared"])
     #expect(excluded.result.status == 1)
@@ -230,7 +232,7 @@ import Testing
   }
 
   @Test func unknownStatusNeverGrants() throws {
-    try workspace.put(Sample.single(status: "paused_by_partner"))
+    try workspace.put(SampleSnapshot.single(status: "paused_by_partner"))
     let (result, json) = try workspace.check(now: "2026-11-30T12:01:00Z")
     #expect(result.status == 1)
     #expect(json["reason"] as? String == "unknown_status")
@@ -260,20 +262,21 @@ import Testing
 
   @Test func putJSONDescribesTheWrite() throws {
     let result = try workspace.run(
-      "put", Sample.scope() + ["--now", Sample.requestDate, "--json"], stdin: Sample.json)
+      "put", Sample.scope() + ["--now", SampleSnapshot.requestDate, "--json"],
+      stdin: SampleSnapshot.json)
     let json = try result.json()
     let scope = try #require(json["scope"] as? [String: Any])
     #expect((scope["hash"] as? String)?.count == 64)
     #expect(scope["environment"] as? String == "production")
-    #expect(json["storedAt"] as? String == Sample.requestDate)
-    #expect(json["snapshotSize"] as? Int == Sample.json.utf8.count)
+    #expect(json["storedAt"] as? String == SampleSnapshot.requestDate)
+    #expect(json["snapshotSize"] as? Int == SampleSnapshot.json.utf8.count)
     #expect(json["entitlements"] as? [String] == ["lifetime", "pro"])
   }
 
   @Test func putReadsAFile() throws {
-    let file = try workspace.directory.write("snapshot.json", Sample.json)
+    let file = try workspace.directory.write("snapshot.json", SampleSnapshot.json)
     let result = try workspace.run(
-      "put", Sample.scope() + ["--file", file, "--now", Sample.requestDate])
+      "put", Sample.scope() + ["--file", file, "--now", SampleSnapshot.requestDate])
     #expect(result.status == 0)
     #expect(try workspace.check(now: "2026-11-30T12:01:00Z").result.status == 0)
   }

@@ -50,7 +50,7 @@ import Testing
       "check", Sample.scope() + ["--entitlement", "team", "--now", Self.launch])
     #expect(text.stdout.contains("origin            imported (old-cache)"), "\(text.stdout)")
 
-    try workspace.put(Sample.json, now: "2026-12-05T12:00:01Z")
+    try workspace.put(SampleSnapshot.json, now: "2026-12-05T12:00:01Z")
     let (_, after) = try workspace.check(now: "2026-12-05T12:00:02Z")
     let refreshed = try #require(after["evidence"] as? [String: Any])
     #expect(refreshed["origin"] as? String == "refresh")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `show`, `scopes` and `purge`: what a support engineer reads and removes.
@@ -9,7 +10,7 @@ import Testing
     workspace = try Workspace()
   }
 
-  private func show(now: String, user: String = Sample.userA) throws -> [String: Any] {
+  private func show(now: String, user: String = SampleScope.userA) throws -> [String: Any] {
     let result = try workspace.run("show", Sample.scope(user: user) + ["--now", now, "--json"])
     #expect(result.status == 0, "\(result.stderr)")
     return try result.json()
@@ -29,7 +30,7 @@ import Testing
     #expect(bookkeeping["storedAt"] as? String == "2026-11-30T12:00:00Z")
     #expect(bookkeeping["serverTime"] as? String == "2026-11-30T12:00:00Z")
     #expect(bookkeeping["lastRefreshFailedAt"] is NSNull)
-    #expect(bookkeeping["snapshotSize"] as? Int == Sample.json.utf8.count)
+    #expect(bookkeeping["snapshotSize"] as? Int == SampleSnapshot.json.utf8.count)
     #expect((bookkeeping["snapshotSHA256"] as? String)?.count == 64)
     let info = try #require(early["customerInfo"] as? [String: Any])
     #expect(info["requestDate"] as? String == "2026-11-30T12:00:00Z")
@@ -76,10 +77,10 @@ import Testing
   @Test func showOfAnEmptyScope() throws {
     try workspace.put()
     let text = try workspace.run(
-      "show", Sample.scope(user: Sample.userB) + ["--now", Sample.requestDate])
+      "show", Sample.scope(user: SampleScope.userB) + ["--now", SampleSnapshot.requestDate])
     #expect(text.status == 0)
     #expect(text.stdout.hasPrefix("Nothing is stored for production "))
-    let json = try show(now: Sample.requestDate, user: Sample.userB)
+    let json = try show(now: SampleSnapshot.requestDate, user: SampleScope.userB)
     #expect(json["customerInfo"] is NSNull)
     #expect(json["bookkeeping"] is NSNull)
     #expect(json["freshness"] is NSNull)
@@ -92,16 +93,18 @@ import Testing
   @Test func showOfAScopeWithOnlyAFailedRefresh() throws {
     let failed = try workspace.run(
       "refresh-failed",
-      Sample.scope(user: Sample.userB) + ["--reason", "timeout", "--now", Sample.requestDate])
+      Sample.scope(user: SampleScope.userB) + [
+        "--reason", "timeout", "--now", SampleSnapshot.requestDate,
+      ])
     #expect(failed.status == 0)
     let text = try workspace.run(
-      "show", Sample.scope(user: Sample.userB) + ["--now", "2026-11-30T12:05:00Z"])
+      "show", Sample.scope(user: SampleScope.userB) + ["--now", "2026-11-30T12:05:00Z"])
     #expect(text.status == 0)
     #expect(
       text.stdout.contains(
         "\nsnapshot         none stored: every decision is offline_unavailable\n"))
     #expect(text.stdout.contains("\nlast failure     2026-11-30T12:00:00Z (5 m ago): timeout\n"))
-    let json = try show(now: "2026-11-30T12:05:00Z", user: Sample.userB)
+    let json = try show(now: "2026-11-30T12:05:00Z", user: SampleScope.userB)
     #expect(json["customerInfo"] is NSNull)
     let bookkeeping = try #require(json["bookkeeping"] as? [String: Any])
     #expect(bookkeeping["lastRefreshFailedAt"] as? String == "2026-11-30T12:00:00Z")
@@ -112,7 +115,7 @@ import Testing
   @Test func noOutputEverHoldsATokenOrARawIdentity() throws {
     var outputs: [CLIResult] = []
     outputs.append(try workspace.put())
-    outputs.append(try workspace.put(user: Sample.userB))
+    outputs.append(try workspace.put(user: SampleScope.userB))
     let now = ["--now", "2026-11-30T12:05:00Z"]
     for json in [[], ["--json"]] {
       outputs.append(
@@ -127,11 +130,12 @@ import Testing
     outputs.append(
       try workspace.run(
         "put", Sample.scope(),
-        stdin: Sample.json.replacingOccurrences(of: "\"verified\"", with: "7")))
-    outputs.append(try workspace.run("purge", Sample.scope(user: Sample.userB) + ["--json"]))
+        stdin: SampleSnapshot.json.replacingOccurrences(of: "\"verified\"", with: "7")))
+    outputs.append(try workspace.run("purge", Sample.scope(user: SampleScope.userB) + ["--json"]))
     for result in outputs {
       for secret in [
-        "SECRET", Sample.userA, Sample.userB, Sample.sdkKey, Sample.installation,
+        "SECRET", SampleScope.userA, SampleScope.userB, SampleScope.sdkKey,
+        SampleScope.installation,
       ] {
         #expect(!result.stdout.contains(secret), "\(secret) in \(result.stdout)")
         #expect(!result.stderr.contains(secret), "\(secret) in \(result.stderr)")
@@ -141,7 +145,7 @@ import Testing
 
   @Test func scopesListsHashesOnly() throws {
     try workspace.put()
-    try workspace.put(user: Sample.userB, now: "2026-11-30T12:10:00Z")
+    try workspace.put(user: SampleScope.userB, now: "2026-11-30T12:10:00Z")
     let text = try workspace.run("scopes", ["--now", "2026-11-30T12:12:00Z"])
     #expect(text.status == 0)
     let lines = text.stdout.split(separator: "\n").map(String.init)
@@ -163,14 +167,14 @@ import Testing
       #expect((scope["userHash"] as? String)?.count == 12)
       #expect(scope["environment"] as? String == "production")
       #expect(scope["entitlementCount"] as? Int == 2)
-      #expect(scope["snapshotSize"] as? Int == Sample.json.utf8.count)
+      #expect(scope["snapshotSize"] as? Int == SampleSnapshot.json.utf8.count)
     }
     #expect(scopes.first?["freshness"] as? String == "fresh")
     #expect(scopes.first?["storedAt"] as? String == "2026-11-30T12:10:00Z")
   }
 
   @Test func scopesOfAnEmptyFile() throws {
-    _ = try workspace.run("refresh-failed", Sample.scope() + ["--now", Sample.requestDate])
+    _ = try workspace.run("refresh-failed", Sample.scope() + ["--now", SampleSnapshot.requestDate])
     _ = try workspace.run("purge", Sample.scope())
     let result = try workspace.run("scopes")
     #expect(result.status == 0)
@@ -179,7 +183,7 @@ import Testing
 
   @Test func purgeOneScope() throws {
     try workspace.put()
-    try workspace.put(user: Sample.userB)
+    try workspace.put(user: SampleScope.userB)
     let result = try workspace.run("purge", Sample.scope() + ["--json"])
     #expect(result.status == 0)
     let json = try result.json()
@@ -187,7 +191,8 @@ import Testing
     #expect((json["hashes"] as? [String])?.first?.count == 64)
     #expect(
       try workspace.check(now: "2026-11-30T12:01:00Z").json["reason"] as? String == "no_snapshot")
-    #expect(try workspace.check(user: Sample.userB, now: "2026-11-30T12:01:00Z").result.status == 0)
+    #expect(
+      try workspace.check(user: SampleScope.userB, now: "2026-11-30T12:01:00Z").result.status == 0)
     let again = try workspace.run("purge", Sample.scope())
     #expect(again.status == 0)
     #expect(again.stdout == "Deleted 0 scopes from \(workspace.db).\n")
@@ -209,9 +214,9 @@ import Testing
 
   @Test func purgeUnusableKeepsWhatStillGrants() throws {
     try workspace.put()
-    try workspace.put(Sample.single(status: "expired"), user: Sample.userB)
+    try workspace.put(SampleSnapshot.single(status: "expired"), user: SampleScope.userB)
     _ = try workspace.run(
-      "refresh-failed", Sample.scope(user: "user-c") + ["--now", Sample.requestDate])
+      "refresh-failed", Sample.scope(user: "user-c") + ["--now", SampleSnapshot.requestDate])
     let result = try workspace.run(
       "purge", ["--unusable", "--now", "2026-11-30T12:01:00Z", "--json"])
     #expect(result.status == 0)
@@ -229,13 +234,13 @@ import Testing
   /// snapshot; `--unusable` deleted it, and the answer became `no_snapshot`.
   @Test func purgeUnusableKeepsABlockedDeviceOfAnEntitledUser() throws {
     try workspace.put(
-      Sample.single(
+      SampleSnapshot.single(
         extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"DEVICE_REPLACED\" }"))
     try workspace.put(
-      Sample.single(
+      SampleSnapshot.single(
         status: "expired",
         extra: ", \"deviceAccess\": { \"status\": \"blocked\", \"reason\": \"DEVICE_REPLACED\" }"),
-      user: Sample.userB)
+      user: SampleScope.userB)
     let result = try workspace.run(
       "purge", ["--unusable", "--now", "2026-11-30T12:01:00Z", "--json"])
     #expect(try result.json()["deleted"] as? Int == 1)

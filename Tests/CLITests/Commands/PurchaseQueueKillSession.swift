@@ -57,7 +57,7 @@ struct KillSession {
     self.seed = seed
     rng = SplitMix64(seed: seed)
     newPerRun = max(1, min(4, (CacheConfiguration().maxFinalPurchases - 10) / runs))
-    virtualStep = min(2 * 3_600, 25 * 86_400 / Double(runs + 1))
+    virtualStep = min(2 * .hour, 25 * .day / Double(runs + 1))
     var keys: [String: ScopeKey] = [:]
     for user in Self.users {
       keys[user] =
@@ -129,12 +129,13 @@ struct KillSession {
     let answers = (0..<(2 * introduced.count + 20)).map { _ in #"{ "post": "synced" }"# }
       .joined(separator: ", ")
     let server = Self.users.map { #""\#($0)": [ \#(answers) ]"# }.joined(separator: ", ")
+    let later = Int(2 * TimeInterval.hour)
     let steps = [
       step(0, "start"), step(60, "sync"), step(120, "logIn", #""user": "bob""#),
-      step(180, "sync"), step(2 * 3_600, "sync"),
-      step(2 * 3_600 + 60, "logIn", #""user": "alice""#),
-      step(2 * 3_600 + 120, "sync"), step(2 * 3_600 + 180, "logIn", #""user": "bob""#),
-      step(2 * 3_600 + 240, "sync"),
+      step(180, "sync"), step(later, "sync"),
+      step(later + 60, "logIn", #""user": "alice""#),
+      step(later + 120, "sync"), step(later + 180, "logIn", #""user": "bob""#),
+      step(later + 240, "sync"),
     ]
     let script = makeScript(index: index, user: "alice", server: "{ \(server) }", steps: steps)
     let (process, seconds) = try launch(script, killAfter: nil)

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 // For a raw connection that forces a row past the schema's checks, as another tool might.
@@ -26,7 +27,8 @@ import Testing
 
   private static func scope(_ user: String) throws -> CacheScope {
     try CacheScope(
-      sdkKey: Sample.sdkKey, installationID: Sample.installation, environment: .production,
+      sdkKey: SampleScope.sdkKey, installationID: SampleScope.installation,
+      environment: .production,
       appUserID: user)
   }
 
@@ -51,7 +53,7 @@ import Testing
   /// not posted yet; user B's `tx_b1` is bound to another user (log in), `tx_b2` was refused.
   private func fillQueue() throws {
     let (cache, clock) = try openCache()
-    let (userA, userB) = (try Self.scope(Sample.userA), try Self.scope(Sample.userB))
+    let (userA, userB) = (try Self.scope(SampleScope.userA), try Self.scope(SampleScope.userB))
     let observed: [(String, String, CacheScope)] = [
       ("tx_a1", "pro_monthly", userA), ("tx_b1", "pro_yearly", userB),
       ("tx_a2", "lifetime", userA), ("tx_b2", "pro_monthly", userB),
@@ -124,8 +126,8 @@ import Testing
     let result = try queue(["--json"])
     #expect(result.status == 0)
     #expect(result.stderr == "")
-    let observerA = try Self.scope(Sample.userA).key.hex
-    let observerB = try Self.scope(Sample.userB).key.hex
+    let observerA = try Self.scope(SampleScope.userA).key.hex
+    let observerB = try Self.scope(SampleScope.userB).key.hex
     func entry(
       _ transactionID: String, _ product: String, observer: String, userHash: String,
       state: String, attempts: Int, next: String = "null", observedAt: String,
@@ -195,19 +197,19 @@ import Testing
       #expect(json["count"] as? Int == purchases.count)
       return purchases.compactMap { $0["transactionId"] as? String }
     }
-    #expect(try transactions(Sample.scope(user: Sample.userA)) == ["tx_a1", "tx_a2", "tx_a3"])
-    #expect(try transactions(Sample.scope(user: Sample.userB)) == ["tx_b1", "tx_b2"])
+    #expect(try transactions(Sample.scope(user: SampleScope.userA)) == ["tx_a1", "tx_a2", "tx_a3"])
+    #expect(try transactions(Sample.scope(user: SampleScope.userB)) == ["tx_b1", "tx_b2"])
     #expect(try transactions(["--state", "pending"]) == ["tx_a1", "tx_a3"])
     #expect(try transactions(["--state=rejected"]) == ["tx_b2"])
     #expect(try transactions(["--state", "posting"]) == [])
     #expect(
-      try transactions(Sample.scope(user: Sample.userA) + ["--state", "synced"]) == ["tx_a2"])
-    #expect(try transactions(Sample.scope(user: Sample.userB) + ["--state", "synced"]) == [])
+      try transactions(Sample.scope(user: SampleScope.userA) + ["--state", "synced"]) == ["tx_a2"])
+    #expect(try transactions(Sample.scope(user: SampleScope.userB) + ["--state", "synced"]) == [])
     // The environment is part of the observer: user A in sandbox observed nothing.
-    #expect(try transactions(Sample.scope(user: Sample.userA, environment: "sandbox")) == [])
+    #expect(try transactions(Sample.scope(user: SampleScope.userA, environment: "sandbox")) == [])
 
-    let hashA = try Self.scope(Sample.userA).key.hexPrefix
-    let text = try queue(Sample.scope(user: Sample.userA) + ["--state", "pending"])
+    let hashA = try Self.scope(SampleScope.userA).key.hexPrefix
+    let text = try queue(Sample.scope(user: SampleScope.userA) + ["--state", "pending"])
     #expect(text.status == 0)
     #expect(
       text.stdout.hasPrefix(
@@ -241,7 +243,7 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: workspace.directory.path("missing.sqlite")))
     #expect(try queue(["--state"]).status == 2)
     // A partial scope names what is missing.
-    let partial = try queue(["--user", Sample.userA])
+    let partial = try queue(["--user", SampleScope.userA])
     #expect(partial.status == 2)
     #expect(partial.stderr.hasPrefix("error: queue: missing --sdk-key K, --installation I"))
     let environment = try queue(Sample.scope(environment: "staging"))
@@ -331,7 +333,8 @@ import Testing
     try fillQueue()
     let tokens = ["tx_a1", "tx_a2", "tx_a3", "tx_b1", "tx_b2"].map { Self.token($0).bytes }
     var secrets = [
-      Self.tokenSecret, Sample.userA, Sample.userB, Sample.sdkKey, Sample.installation,
+      Self.tokenSecret, SampleScope.userA, SampleScope.userB, SampleScope.sdkKey,
+      SampleScope.installation,
     ]
     // The token in the encodings a careless listing would use.
     secrets += tokens.map { $0.base64EncodedString() }
@@ -339,10 +342,11 @@ import Testing
     var outputs: [CLIResult] = []
     for json in [[], ["--json"]] {
       outputs.append(try queue(json))
-      outputs.append(try queue(Sample.scope(user: Sample.userA) + json))
-      outputs.append(try queue(Sample.scope(user: Sample.userB) + ["--state", "conflict"] + json))
+      outputs.append(try queue(Sample.scope(user: SampleScope.userA) + json))
+      outputs.append(
+        try queue(Sample.scope(user: SampleScope.userB) + ["--state", "conflict"] + json))
       outputs.append(try queue(["--state", "bogus"] + json))
-      outputs.append(try queue(Sample.scope(user: Sample.userA, environment: "bogus") + json))
+      outputs.append(try queue(Sample.scope(user: SampleScope.userA, environment: "bogus") + json))
       outputs.append(try workspace.run("doctor", json))
     }
     #expect(outputs.contains { $0.stdout.contains("tx_a1") })
@@ -365,7 +369,7 @@ import Testing
     let first = try queue(["--json"], now: later)
     #expect(first.status == 0)
     #expect(try queue([], now: later).status == 0)
-    #expect(try queue(Sample.scope(user: Sample.userA), now: later).status == 0)
+    #expect(try queue(Sample.scope(user: SampleScope.userA), now: later).status == 0)
     #expect(try workspace.run("doctor", ["--json"]).status == 0)
     let second = try queue(["--json"], now: later)
     #expect(second.stdout == first.stdout)

@@ -8,10 +8,10 @@ import Testing
   /// The old file: user A's and user B's snapshots, stored through the tool.
   static func oldFile(in workspace: Workspace, name: String = "old.sqlite") throws -> String {
     let old = workspace.directory.path(name)
-    for user in [Sample.userA, Sample.userB] {
+    for user in [SampleScope.userA, SampleScope.userB] {
       let put = try CLI.run(
-        ["put", "--db", old] + Sample.scope(user: user) + ["--now", Sample.requestDate],
-        in: workspace.directory.path, stdin: Sample.json)
+        ["put", "--db", old] + Sample.scope(user: user) + ["--now", SampleSnapshot.requestDate],
+        in: workspace.directory.path, stdin: SampleSnapshot.json)
       #expect(put.status == 0, "\(put.stderr)")
     }
     return old
@@ -21,9 +21,8 @@ import Testing
   func movesAndSaysWhat(json: Bool) throws {
     let workspace = try Workspace()
     // User A's snapshot is newer in the database already: kept there.
-    let newer = Sample.single().replacingOccurrences(
-      of: "\"requestDate\": \"\(Sample.requestDate)\"",
-      with: "\"requestDate\": \"2026-11-30T13:00:00Z\"")
+    let newer = SampleSnapshot.single(
+      requestDate: "2026-11-30T13:00:00Z", verifiedAt: SampleSnapshot.requestDate)
     try workspace.put(newer, now: "2026-11-30T13:00:00Z")
     let old = try Self.oldFile(in: workspace)
     let moved = try workspace.run("relocate", ["--from", old] + (json ? ["--json"] : []))
@@ -41,10 +40,10 @@ import Testing
       #expect(moved.stdout.contains("purchases moved  0\n"), "\(moved.stdout)")
     }
     #expect(!FileManager.default.fileExists(atPath: old))
-    let (_, b) = try workspace.check(user: Sample.userB, now: "2026-11-30T12:30:00Z")
+    let (_, b) = try workspace.check(user: SampleScope.userB, now: "2026-11-30T12:30:00Z")
     #expect(b["state"] as? String == "granted")
     let evidence = try #require(b["evidence"] as? [String: Any])
-    #expect(evidence["storedAt"] as? String == Sample.requestDate)
+    #expect(evidence["storedAt"] as? String == SampleSnapshot.requestDate)
 
     let again = try workspace.run("relocate", ["--from", old] + (json ? ["--json"] : []))
     #expect(again.status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `keygen`, `sign`, `put --signature`, `verify` and the verification in `check`, `show` and
@@ -10,7 +11,7 @@ struct TrustCommandTests {
     let workspace = try Workspace()
     let keygen = try CLI.run(["keygen", "--out", "root"], in: workspace.directory.path)
     #expect(keygen.status == 0, "\(keygen.stderr)")
-    try Data(Sample.json.utf8).write(
+    try Data(SampleSnapshot.json.utf8).write(
       to: URL(fileURLWithPath: workspace.directory.path("snap.json")))
     let sign = try CLI.run(
       ["sign"] + Sample.scope() + [
@@ -49,7 +50,7 @@ struct TrustCommandTests {
     let put = try workspace.run(
       "put",
       Sample.scope() + ["--file", "snap.json", "--signature", "snap.sig"] + Self.trust
-        + ["--now", Sample.requestDate])
+        + ["--now", SampleSnapshot.requestDate])
     #expect(put.status == 0, "\(put.stderr)")
     #expect(put.stdout.contains("verification  verified"))
     let verify = try workspace.run("verify", Sample.scope() + Self.trust)
@@ -88,7 +89,7 @@ struct TrustCommandTests {
     let put = try workspace.run(
       "put",
       Sample.scope() + ["--file", "snap.json", "--signature", "snap.sig"] + Self.trust
-        + ["--now", Sample.requestDate])
+        + ["--now", SampleSnapshot.requestDate])
     #expect(put.status == 0, "\(put.stderr)")
     let edit = try CLI.run(
       ["sqlite3", workspace.db, sql], in: workspace.directory.path, prefix: ["/usr/bin/env"],
@@ -114,23 +115,30 @@ struct TrustCommandTests {
     let wrongNonce = try workspace.run(
       "put",
       Sample.scope() + ["--file", "snap.json", "--signature", "snap.sig"] + Self.trust
-        + ["--request-nonce", "ffffffffffffffffffffffffffffffff", "--now", Sample.requestDate])
+        + [
+          "--request-nonce", "ffffffffffffffffffffffffffffffff", "--now",
+          SampleSnapshot.requestDate,
+        ])
     #expect(wrongNonce.status == 0)
     #expect(wrongNonce.stdout.contains("verification  failed (nonce_mismatch)"))
     let otherUser = try workspace.run(
       "put",
-      Sample.scope(user: Sample.userB) + ["--file", "snap.json", "--signature", "snap.sig"]
-        + Self.trust + ["--now", Sample.requestDate])
+      Sample.scope(user: SampleScope.userB) + ["--file", "snap.json", "--signature", "snap.sig"]
+        + Self.trust + ["--now", SampleSnapshot.requestDate])
     #expect(otherUser.stdout.contains("verification  failed (scope_mismatch)"))
     // Over a verified snapshot, an unsigned one is refused and the verified one kept.
     let right = try workspace.run(
       "put",
       Sample.scope() + ["--file", "snap.json", "--signature", "snap.sig"] + Self.trust
-        + ["--request-nonce", "000102030405060708090a0b0c0d0e0f", "--now", Sample.requestDate])
+        + [
+          "--request-nonce", "000102030405060708090a0b0c0d0e0f", "--now",
+          SampleSnapshot.requestDate,
+        ])
     #expect(right.stdout.contains("verification  verified"))
     let before = try workspace.logicalState()
     let unsigned = try workspace.run(
-      "put", Sample.scope() + ["--file", "snap.json"] + Self.trust + ["--now", Sample.requestDate])
+      "put",
+      Sample.scope() + ["--file", "snap.json"] + Self.trust + ["--now", SampleSnapshot.requestDate])
     #expect(unsigned.status == 1)
     #expect(
       unsigned.stdout.contains(
@@ -141,7 +149,7 @@ struct TrustCommandTests {
     let forced = try workspace.run(
       "put",
       Sample.scope() + ["--file", "snap.json", "--force"] + Self.trust
-        + ["--now", Sample.requestDate])
+        + ["--now", SampleSnapshot.requestDate])
     #expect(forced.status == 1, "\(forced.stderr)")
     #expect(
       forced.stdout.contains(

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The four answers issue 9 found wrong, replayed with the tool as a user would: each breaks a
 /// promise of the offline rules (<doc:OfflineRules>) under the old time model and holds under the time model
 /// (<doc:TimeModel>).
-@Suite("Trusted time, end to end: the issue 9 reproductions")
+@Suite("Trusted time, end to end: a clock set back or slow, a wild requestDate")
 struct TrustedTimeTests {
   let workspace: Workspace
 
@@ -16,11 +17,7 @@ struct TrustedTimeTests {
   static func snapshot(
     requestDate: String, status: String = "active", expiresAt: String = "2026-12-05T12:00:00Z"
   ) -> String {
-    """
-    {"requestDate": "\(requestDate)", "verification": "verified",
-     "entitlements": {"pro": {"status": "\(status)", "expiresAt": "\(expiresAt)",
-       "verifiedAt": "\(requestDate)", "source": "purchase"}}}
-    """
+    SampleSnapshot.single(requestDate: requestDate, status: status, expiresAt: expiresAt)
   }
 
   static func evidence(_ json: [String: Any]) -> [String: Any] {
@@ -40,7 +37,7 @@ struct TrustedTimeTests {
     #expect(json["state"] as? String == "denied")
     #expect(json["reason"] as? String == "expired")
     #expect(Self.evidence(json)["validUntil"] as? String == "2026-12-05T12:00:00Z")
-    #expect(Self.evidence(json)["clockOffset"] as? Int == 20 * 86_400)
+    #expect(Self.evidence(json)["clockOffset"] as? Int == Int(20 * .day))
     #expect(Self.evidence(json)["clockRollbackSuspected"] as? Bool == false)
     // The day before the expiry, in server time, it still holds: nothing was taken early.
     let before = try workspace.check(now: "2026-11-14T11:59:59Z")
@@ -55,7 +52,7 @@ struct TrustedTimeTests {
     #expect(result.status == 0)
     #expect(Self.evidence(json)["freshness"] as? String == "fresh")
     #expect(Self.evidence(json)["clockRollbackSuspected"] as? Bool == false)
-    #expect(Self.evidence(json)["clockOffset"] as? Int == 600)
+    #expect(Self.evidence(json)["clockOffset"] as? Int == Int(10 * .minute))
     // Stale after staleAfter measured on the device: five minutes after the refresh.
     let stale = try workspace.check(now: "2026-11-30T12:05:00Z")
     #expect(Self.evidence(stale.json)["freshness"] as? String == "stale")

@@ -167,7 +167,7 @@ import Testing
       [
         "put", "--db=\(db)", "--sdk-key=k", "--installation=i", "--environment=local", "--user=u",
         "--now=2026-11-30T12:00:00Z",
-      ], in: directory.path, stdin: Sample.json)
+      ], in: directory.path, stdin: SampleSnapshot.json)
     #expect(put.status == 0, "\(put.stderr)")
   }
 }

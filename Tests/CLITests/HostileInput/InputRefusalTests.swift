@@ -23,11 +23,7 @@ import Testing
   /// last instant it reads instead, and says "beyond" in text.
   @Test func everyDatePrintedReadsBack() throws {
     let farFuture = "9999-12-31T23:59:59Z"
-    let snapshot = """
-      { "requestDate": "\(farFuture)", "verification": "verified",
-        "entitlements": { "lifetime": { "status": "active", "expiresAt": null,
-                                        "verifiedAt": "\(farFuture)", "source": "purchase" } } }
-      """
+    let snapshot = SampleSnapshot.single("lifetime", requestDate: farFuture, expiresAt: nil)
     try workspace.put(snapshot)
     let check = try workspace.check("lifetime", now: "2026-12-01T12:00:00Z")
     let evidence = try #require(check.json["evidence"] as? [String: Any])
@@ -92,7 +88,7 @@ import Testing
       #expect(result.status == 2)
       #expect(result.stderr == expected)
     }
-    let snapshot = Sample.single(expiresAt: "+10000-01-01T00:00:00Z")
+    let snapshot = SampleSnapshot.single(expiresAt: "+10000-01-01T00:00:00Z")
     let put = try workspace.run("put", Sample.scope(), stdin: snapshot)
     #expect(put.status == 2)
     #expect(
@@ -124,7 +120,7 @@ import Testing
         "deviceAccess.changeBudget.limit: out of range: at most 1000"
       ),
     ] {
-      let snapshot = Sample.single(
+      let snapshot = SampleSnapshot.single(
         extra: #", "deviceAccess": {"status": "active", "changeBudget": "# + budget + "}")
       let result = try workspace.run("put", Sample.scope(), stdin: snapshot)
       #expect(result.status == 2)
@@ -138,7 +134,7 @@ import Testing
   @Test func aKeyFileOfTheWrongKindIsRefusedWhereItIsPassed() throws {
     let keygen = try CLI.run(["keygen", "--out", "root"], in: workspace.directory.path)
     #expect(keygen.status == 0)
-    let snapshot = try workspace.directory.write("snapshot.json", Sample.single())
+    let snapshot = try workspace.directory.write("snapshot.json", SampleSnapshot.single())
     let trust = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "pro", "--trust-root", "root.key"])
     #expect(trust.status == 2)
@@ -202,20 +198,20 @@ import Testing
       let scope = command[0] == "doctor" || command[0] == "scopes" ? [] : Sample.scope()
       let result = try CLI.run(
         [command[0], "--db", directory] + scope + command.dropFirst(), in: workspace.directory.path,
-        stdin: Sample.single())
+        stdin: SampleSnapshot.single())
       #expect(result.status == 3, "\(command)")
       #expect(result.stderr == expected, "\(command)")
     }
     _ = try workspace.directory.write("plain-file", "")
     let underFile = try CLI.run(
       ["put", "--db", "plain-file/cache.sqlite"] + Sample.scope(), in: workspace.directory.path,
-      stdin: Sample.single())
+      stdin: SampleSnapshot.single())
     #expect(underFile.status == 3)
     #expect(underFile.stderr == "error: plain-file/cache.sqlite: plain-file is not a directory\n")
     let missing = workspace.directory.path("absent/cache.sqlite")
     let put = try CLI.run(
       ["put", "--db", missing] + Sample.scope(), in: workspace.directory.path,
-      stdin: Sample.single())
+      stdin: SampleSnapshot.single())
     #expect(put.status == 3)
     #expect(
       put.stderr
@@ -233,7 +229,7 @@ import Testing
         let scope = command[0] == "doctor" || command[0] == "scopes" ? [] : Sample.scope()
         let result = try CLI.run(
           [command[0], "--db", path] + scope + command.dropFirst(), in: workspace.directory.path,
-          stdin: Sample.single())
+          stdin: SampleSnapshot.single())
         #expect(result.status == 3, "\(command) \(path)")
         #expect(
           result.stderr
@@ -261,7 +257,7 @@ import Testing
       let scope = ["scopes", "doctor", "queue"].contains(command[0]) ? [] : Sample.scope()
       let result = try CLI.run(
         [command[0], "--db", "other.sqlite"] + scope + command.dropFirst(),
-        in: workspace.directory.path, stdin: Sample.single())
+        in: workspace.directory.path, stdin: SampleSnapshot.single())
       #expect(result.status == 3, "\(command)")
       #expect(
         result.stderr
@@ -293,7 +289,7 @@ import Testing
   @Test func aHugeStoredSizePrints() throws {
     let put = try CLI.run(
       ["put", "--db", "cache.sqlite"] + Sample.scope(), in: workspace.directory.path,
-      stdin: Sample.single())
+      stdin: SampleSnapshot.single())
     #expect(put.status == 0, "\(put.stderr)")
     let edit = try CLI.run(
       ["sqlite3", "cache.sqlite", "UPDATE scope SET snapshot_size = 9223372036854775807"],
@@ -315,7 +311,8 @@ import Testing
     let link = workspace.directory.path("link.sqlite")
     #expect(symlink("target.sqlite", link) == 0)
     let put = try CLI.run(
-      ["put", "--db", link] + Sample.scope(), in: workspace.directory.path, stdin: Sample.single(),
+      ["put", "--db", link] + Sample.scope(), in: workspace.directory.path,
+      stdin: SampleSnapshot.single(),
       prefix: ["/bin/sh", "-c", #"umask 022; exec "$0" "$@""#])
     #expect(put.status == 0, "\(put.stderr)")
     let attributes = try FileManager.default.attributesOfItem(
@@ -336,7 +333,7 @@ import Testing
     let binary = shared.path("entitlement-cache")
     try FileManager.default.copyItem(atPath: CLI.binary, toPath: binary)
     try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary)
-    _ = try shared.write("snapshot.json", Sample.single())
+    _ = try shared.write("snapshot.json", SampleSnapshot.single())
     let unprivileged =
       getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
     func asNobody(_ arguments: [String]) throws -> CLIResult {

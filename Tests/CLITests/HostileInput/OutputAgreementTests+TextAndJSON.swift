@@ -77,16 +77,9 @@ extension OutputAgreementTests {
       sourceLocation: sourceLocation)
   }
 
-  /// `Sample.single()` answered at `requestDate`, claiming `verification`.
-  static func answer(at requestDate: String, verification: String = "verified") -> String {
-    Sample.single().replacingOccurrences(of: Sample.requestDate, with: requestDate)
-      .replacingOccurrences(
-        of: #""verification": "verified""#, with: #""verification": "\#(verification)""#)
-  }
-
   @Test func putSaysTheSameOutcomeReasonAndForceInBothModes() throws {
     let stored = try bothModes(
-      "put", Sample.scope() + ["--now", Sample.requestDate], stdin: Sample.single())
+      "put", Sample.scope() + ["--now", SampleSnapshot.requestDate], stdin: SampleSnapshot.single())
     #expect(stored.text.status == 0)
     expectFact(stored, "Stored a snapshot for production 9ed8a3f3548c…", "outcome", "stored")
     expectFact(stored, "stored at     2026-11-30T12:00:00Z", "storedAt", "2026-11-30T12:00:00Z")
@@ -94,7 +87,7 @@ extension OutputAgreementTests {
 
     let older = try bothModes(
       "put", Sample.scope() + ["--now", "2026-11-30T12:05:00Z"],
-      stdin: Self.answer(at: "2026-11-30T11:00:00Z"))
+      stdin: SampleSnapshot.single(requestDate: "2026-11-30T11:00:00Z"))
     #expect(older.text.status == 1)
     expectFact(older, "discarded: older than the stored snapshot", "outcome", "discardedOlder")
     expectFact(older, "nothing changed, and --force stores it anyway", "forceStores", "true")
@@ -104,7 +97,7 @@ extension OutputAgreementTests {
     // --force stores it, since only the conditional store weighs that claim.
     let claimed = try bothModes(
       "put", Sample.scope() + ["--now", "2026-11-30T12:05:00Z"],
-      stdin: Self.answer(at: "2026-11-30T12:05:00Z", verification: "failed"))
+      stdin: SampleSnapshot.single(requestDate: "2026-11-30T12:05:00Z", verification: "failed"))
     #expect(claimed.text.status == 1)
     expectFact(
       claimed, "refused: it failed verification and the stored snapshot is verified", "outcome",
@@ -116,9 +109,10 @@ extension OutputAgreementTests {
     // a snapshot the trust roots verified: refused with the library's reason, --force or not.
     let directory = workspace.directory.path
     #expect(try CLI.run(["keygen", "--out", "root"], in: directory).status == 0)
-    let user = Sample.scope(user: Sample.userB)
-    try workspace.directory.write("first.json", Sample.single())
-    try workspace.directory.write("later.json", Self.answer(at: "2026-11-30T13:00:00Z"))
+    let user = Sample.scope(user: SampleScope.userB)
+    try workspace.directory.write("first.json", SampleSnapshot.single())
+    try workspace.directory.write(
+      "later.json", SampleSnapshot.single(requestDate: "2026-11-30T13:00:00Z"))
     for (file, notAfter) in [("first", "2027-11-30T12:00:00Z"), ("later", "2026-11-30T12:30:00Z")] {
       let sign = try CLI.run(
         ["sign"] + user + [
@@ -131,7 +125,7 @@ extension OutputAgreementTests {
     let verified = try workspace.run(
       "put",
       user + trust + [
-        "--file", "first.json", "--signature", "first.sig", "--now", Sample.requestDate,
+        "--file", "first.json", "--signature", "first.sig", "--now", SampleSnapshot.requestDate,
       ]
     )
     #expect(verified.stdout.contains("verification  verified"), "\(verified.stdout)")
@@ -186,7 +180,7 @@ extension OutputAgreementTests {
     for command in ["check", "show"] {
       let entitlement = command == "check" ? ["--entitlement", "pro"] : []
       let read = try bothModes(
-        command, Sample.scope() + entitlement + ["--now", Sample.requestDate])
+        command, Sample.scope() + entitlement + ["--now", SampleSnapshot.requestDate])
       #expect(read.text.status == doctor.text.status)
       #expect(
         read.text.stderr.hasSuffix(
@@ -196,7 +190,7 @@ extension OutputAgreementTests {
   }
 
   @Test func checkSaysTheSameDecisionInBothModes() throws {
-    try workspace.put(Sample.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: SampleSnapshot.requestDate)
     let now = ["--now", "2026-11-30T12:05:00Z"]
     let granted = try bothModes("check", Sample.scope() + ["--entitlement", "pro"] + now)
     #expect(granted.text.status == 0)
@@ -221,7 +215,7 @@ extension OutputAgreementTests {
   }
 
   @Test func refreshFailedAndShowSayTheSameInBothModes() throws {
-    try workspace.put(Sample.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: SampleSnapshot.requestDate)
     let failed = try bothModes(
       "refresh-failed", Sample.scope() + ["--now", "2026-11-30T12:06:00Z", "--reason", "http 503"])
     #expect(failed.text.status == 0)
@@ -232,7 +226,7 @@ extension OutputAgreementTests {
       failed, "  meaning    cached access is served offline until the next put\n", "hasSnapshot",
       "true")
     let nothing = try bothModes(
-      "refresh-failed", Sample.scope(user: Sample.userB) + ["--now", "2026-11-30T12:06:00Z"])
+      "refresh-failed", Sample.scope(user: SampleScope.userB) + ["--now", "2026-11-30T12:06:00Z"])
     expectFact(nothing, "  reason     —\n", "reason", "null")
     expectFact(
       nothing, "  meaning    no snapshot is stored, so every decision is offline_unavailable\n",
@@ -257,10 +251,10 @@ extension OutputAgreementTests {
   /// `scopes` lists, and `purge` deletes, the same scopes in both modes: each row holds its
   /// JSON entry's fields, the hash by the prefix the text shows.
   @Test func scopesAndPurgeSayTheSameScopesInBothModes() throws {
-    try workspace.put(Sample.single(), now: Sample.requestDate)
-    let sandbox = Sample.scope(user: Sample.userB, environment: "sandbox")
+    try workspace.put(SampleSnapshot.single(), now: SampleSnapshot.requestDate)
+    let sandbox = Sample.scope(user: SampleScope.userB, environment: "sandbox")
     let put = try workspace.run(
-      "put", sandbox + ["--now", "2026-11-30T12:30:00Z"], stdin: Sample.single())
+      "put", sandbox + ["--now", "2026-11-30T12:30:00Z"], stdin: SampleSnapshot.single())
     #expect(put.status == 0)
     let scopes = try bothModes("scopes", ["--now", "2026-11-30T12:40:00Z"])
     expectFact(scopes, "2 scopes in ", "count", "2")
@@ -297,9 +291,9 @@ extension OutputAgreementTests {
       "fill.json",
       """
       { "start": "2026-11-30T12:00:00Z", "db": "\(workspace.db)", "watch": ["pro"],
-        "identity": { "sdkKey": "\(Sample.sdkKey)", "installation": "\(Sample.installation)",
-                      "environment": "production", "user": "\(Sample.userA)" },
-        "server": { "\(Sample.userA)": [
+        "identity": { "sdkKey": "\(SampleScope.sdkKey)", "installation": "\(SampleScope.installation)",
+                      "environment": "production", "user": "\(SampleScope.userA)" },
+        "server": { "\(SampleScope.userA)": [
           { "snapshot": { "verification": "verified", "entitlements": {} } },
           { "post": "transient", "status": 503 }, { "post": "rejected", "status": 400 } ] },
         "steps": [ { "at": "+0s", "do": "start" }, { "at": "+0s", "do": "background" },

@@ -28,7 +28,7 @@ import Testing
     #expect(demo.stdout.contains("valid until 2027-01-29T13:00:00Z (in 30 d)\n"))
 
     // `check`: device times read from the device clock, server instants by server time.
-    try workspace.put(Sample.single(), now: "2026-11-30T16:00:00Z")
+    try workspace.put(SampleSnapshot.single(), now: "2026-11-30T16:00:00Z")
     let check = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-11-30T16:00:00Z"])
     #expect(check.stdout.contains("  stored at         2026-11-30T16:00:00Z (now)\n"))
@@ -36,7 +36,7 @@ import Testing
       check.stdout.contains("  verified at       2026-11-30T12:00:00Z (now by server time)\n"))
 
     // Half a second before the boundary access still holds: "now" read as already passed.
-    try workspace.put(Sample.single(), now: Sample.requestDate)
+    try workspace.put(SampleSnapshot.single(), now: SampleSnapshot.requestDate)
     let edge = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-12-30T11:59:59.600Z"])
     #expect(edge.status == 0)
@@ -49,7 +49,7 @@ import Testing
   /// what offset the cache now applies and how to avoid it.
   @Test func putExplainsALargeClockOffset() throws {
     let result = try workspace.run(
-      "put", Sample.scope() + ["--now", "2026-11-30T16:00:00Z"], stdin: Sample.single())
+      "put", Sample.scope() + ["--now", "2026-11-30T16:00:00Z"], stdin: SampleSnapshot.single())
     #expect(result.status == 0)
     #expect(
       result.stdout.contains(
@@ -57,18 +57,19 @@ import Testing
           + "server times that much behind it until the next put (--now 2026-11-30T12:00:00Z "
           + "stores it as fetched then)\n"))
     let json = try workspace.run(
-      "put", Sample.scope() + ["--now", "2026-11-30T16:00:00Z", "--json"], stdin: Sample.single())
+      "put", Sample.scope() + ["--now", "2026-11-30T16:00:00Z", "--json"],
+      stdin: SampleSnapshot.single())
     #expect(try json.json()["clockOffset"] as? Int == -14_400)
     // A fractional offset reads the same in put and in the evidence: both round to nearest.
     let fractional = try workspace.run(
       "put", Sample.scope() + ["--now", "2026-11-30T11:59:59.400Z", "--json"],
-      stdin: Sample.single())
+      stdin: SampleSnapshot.single())
     let show = try workspace.run(
       "show", Sample.scope() + ["--now", "2026-11-30T11:59:59.400Z", "--json"])
     #expect(try fractional.json()["clockOffset"] as? Int == 1)
     #expect(try show.json()["clockOffset"] as? Int == 1)
     let onTime = try workspace.run(
-      "put", Sample.scope() + ["--now", Sample.requestDate], stdin: Sample.single())
+      "put", Sample.scope() + ["--now", SampleSnapshot.requestDate], stdin: SampleSnapshot.single())
     #expect(!onTime.stdout.contains("clock offset"))
   }
 

@@ -48,24 +48,24 @@ import Testing
     let evil = jsonString(hostile)
     return """
       {
-        "requestDate": "\(Sample.requestDate)",
+        "requestDate": "\(SampleSnapshot.requestDate)",
         "verification": "verified",
         "entitlements": {
           "pro": { "status": "active", "expiresAt": "2026-12-30T12:00:00Z",
-                   "verifiedAt": "\(Sample.requestDate)", "productId": \(evil),
+                   "verifiedAt": "\(SampleSnapshot.requestDate)", "productId": \(evil),
                    "source": "purchase" },
           \(evil): { "status": \(evil), "expiresAt": null,
-                     "verifiedAt": "\(Sample.requestDate)", "productId": \(evil),
+                     "verifiedAt": "\(SampleSnapshot.requestDate)", "productId": \(evil),
                      "source": \(evil) }
         },
         "purchases": [ { "id": \(evil), "productId": \(evil), "store": \(evil),
-                         "purchasedAt": "\(Sample.requestDate)" } ],
+                         "purchasedAt": "\(SampleSnapshot.requestDate)" } ],
         "unclaimedPurchases": [ { "purchaseId": \(evil), "productId": \(evil),
                                   "entitlements": [\(evil)], "claimHint": "restore_required" } ],
         "deviceAccess": {
           "status": "blocked", "reason": "DEVICE_REPLACED",
           "expiresAt": "2026-12-07T12:00:00Z",
-          "devices": [ { "id": \(evil), "label": \(evil), "lastSeenAt": "\(Sample.requestDate)" } ]
+          "devices": [ { "id": \(evil), "label": \(evil), "lastSeenAt": "\(SampleSnapshot.requestDate)" } ]
         }
       }
       """
@@ -85,12 +85,14 @@ import Testing
   /// written through the library as an SDK would (the tool itself refuses such a reason).
   private func storeHostileState() throws {
     try workspace.put(Self.hostileSnapshot)
-    let clock = ManualClock(try #require(ISO8601DateFormatter().date(from: Sample.requestDate)))
+    let clock = ManualClock(
+      try #require(ISO8601DateFormatter().date(from: SampleSnapshot.requestDate)))
     let cache = try SQLiteCustomerInfoCache(path: workspace.db, clock: clock.cacheClock)
     let scope = try CacheScope(
-      sdkKey: Sample.sdkKey, installationID: Sample.installation, environment: .production,
-      appUserID: Sample.userB)
-    try cache.store(try CustomerInfoSnapshot(jsonData: Data(Sample.json.utf8)), for: scope)
+      sdkKey: SampleScope.sdkKey, installationID: SampleScope.installation,
+      environment: .production,
+      appUserID: SampleScope.userB)
+    try cache.store(try CustomerInfoSnapshot(jsonData: Data(SampleSnapshot.json.utf8)), for: scope)
     try cache.recordRefreshFailure(for: scope, reason: Self.hostile)
     let outcome = try cache.enqueue(
       ObservedPurchase(
@@ -104,7 +106,7 @@ import Testing
   @Test func everyCommandThatPrintsAStoredStringEscapesEveryControlCharacter() throws {
     try storeHostileState()
     let now = ["--now", "2026-11-30T12:10:00Z"]
-    let userB = Sample.scope(user: Sample.userB)
+    let userB = Sample.scope(user: SampleScope.userB)
     let runs: [(String, [String])] = [
       ("put", Sample.scope(user: "user-c") + now),
       ("check", Sample.scope() + now + ["--entitlement", "pro"]),
@@ -176,7 +178,7 @@ import Testing
   /// A stored `\u{1B}`, six printable characters, must not read like an escaped ESC.
   @Test func aBackslashInAValueIsEscapedToo() throws {
     // The JSON key `pro\\u{1B}` is the text `pro\u{1B}`: a backslash, not an ESC.
-    try workspace.put(Sample.single(#"pro\\u{1B}"#))
+    try workspace.put(SampleSnapshot.single(#"pro\\u{1B}"#))
     let show = try workspace.run("show", Sample.scope() + ["--now", "2026-11-30T12:10:00Z"])
     #expect(show.stdout.contains("\n" + #"pro\\u{1B}  "#), "\(show.stdout)")
     #expect(!show.stdout.contains("\n" + #"pro\u{1B}  "#))
@@ -243,7 +245,7 @@ import Testing
 
   @Test func anArgumentThatIsNotUTF8IsRefusedAndNamed() throws {
     let scope = "--sdk-key k --installation i --environment production"
-    try workspace.put(Sample.single(), user: "\u{FFFD}\u{FFFD}")
+    try workspace.put(SampleSnapshot.single(), user: "\u{FFFD}\u{FFFD}")
     let cases = [
       ("check --db cache.sqlite \(scope) --user $'\\xfe\\xfd' --entitlement pro", "--user"),
       ("put --db cache.sqlite \(scope) --user=$'\\xff\\xfe'", "--user"),

@@ -26,8 +26,8 @@ import Testing
       atPath: directory.path("link.html"), withDestinationPath: directory.path("script.json"))
     try directory.write("cache.sqlite", "")
     let put = try CLI.run(
-      ["put", "--db", "cache.sqlite"] + Sample.scope() + ["--now", Sample.requestDate],
-      in: directory.path, stdin: Sample.json)
+      ["put", "--db", "cache.sqlite"] + Sample.scope() + ["--now", SampleSnapshot.requestDate],
+      in: directory.path, stdin: SampleSnapshot.json)
     #expect(put.status == 0, "\(put.stderr)")
     let script = try String(contentsOfFile: directory.path("script.json"), encoding: .utf8)
     for path in ["folder", "pipe", "link.html", "script.json", "cache.sqlite", "missing/x.html"] {
@@ -50,7 +50,7 @@ import Testing
     try directory.write(
       "clock.json",
       """
-      { "start": "2026-11-30T12:00:00Z", \(Scripts.identity),
+      { "start": "2026-11-30T12:00:00Z", \(SampleScope.scriptIdentity),
         "steps": [ { "at": "+0s", "do": "start" },
                    { "at": "+1h", "do": "setClock", "to": "2026-12-03T13:00:00Z" },
                    { "at": "+2h", "do": "setClock", "to": "2026-11-28T14:00:00Z" },
@@ -77,9 +77,9 @@ import Testing
   func stoppedRun() throws {
     let put = try CLI.run(
       ["put", "--db", "newer.sqlite"] + Sample.scope(user: "alice") + [
-        "--now", Sample.requestDate,
+        "--now", SampleSnapshot.requestDate,
       ],
-      in: directory.path, stdin: Sample.json)
+      in: directory.path, stdin: SampleSnapshot.json)
     #expect(put.status == 0, "\(put.stderr)")
     // A newer build's file this build reads but never writes: the first answer is refused.
     let sqlite = try #require(
@@ -90,7 +90,7 @@ import Testing
     try directory.write(
       "stopped.json",
       """
-      { "start": "2026-11-30T12:00:00Z", "db": "newer.sqlite", "watch": ["pro"], \(Scripts.identity),
+      { "start": "2026-11-30T12:00:00Z", "db": "newer.sqlite", "watch": ["pro"], \(SampleScope.scriptIdentity),
         "server": { "alice": [ \(Scripts.active) ] },
         "steps": [ { "at": "+0s", "do": "start" }, { "at": "+1h", "do": "logIn", "user": "bob" },
                    { "at": "+2h", "do": "relaunch" } ] }

@@ -99,11 +99,6 @@ enum Instant {
 
 /// The timeline tests' scripts beside the example field reports.
 enum Scripts {
-  static let identity = """
-    "identity": { "sdkKey": "sdk_live_123", "installation": "install-1",
-                  "environment": "production", "user": "alice" }
-    """
-
   static let active = """
     { "snapshot": { "verification": "verified", "entitlements": { "pro": {
       "status": "active", "expiresAt": "2026-12-30T12:00:00Z", "source": "purchase" } } } }
@@ -111,13 +106,13 @@ enum Scripts {
 
   /// A check with nothing stored: one event.
   static let oneEvent = """
-    { "start": "2026-11-30T12:00:00Z", \(identity),
+    { "start": "2026-11-30T12:00:00Z", \(SampleScope.scriptIdentity),
       "steps": [ { "at": "+0s", "do": "check", "entitlement": "pro" } ] }
     """
 
   /// Alice has pro; Bob logs in with no network; she logs back in.
   static let offlineSwitch = """
-    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(identity),
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(SampleScope.scriptIdentity),
       "server": { "alice": [ \(active) ], "bob": [ { "fail": "transient" } ] },
       "steps": [ { "at": "+0s", "do": "start" }, { "at": "+2m", "do": "logIn", "user": "bob" },
                  { "at": "+3m", "do": "background" },
@@ -127,7 +122,7 @@ enum Scripts {
 
   /// Signed answers: a forged one, then a valid one.
   static let forged = """
-    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], "signed": true, \(identity),
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], "signed": true, \(SampleScope.scriptIdentity),
       "server": { "alice": [
         { "snapshot": { "entitlements": { "pro": { "status": "active",
           "expiresAt": "2026-12-30T12:00:00Z" } } }, "signature": "forged" },
@@ -139,7 +134,7 @@ enum Scripts {
 
   /// A purchase the server says another user owns.
   static let conflict = """
-    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(identity),
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(SampleScope.scriptIdentity),
       "server": { "alice": [ \(active), { "post": "conflict", "resolution": "login_required" } ] },
       "steps": [ { "at": "+0s", "do": "start" },
                  { "at": "+1m", "do": "purchase", "transaction": "t-1", "product": "pro" },
@@ -154,7 +149,7 @@ enum Scripts {
 
   /// On a file holding an import: offline at launch, then the first refresh replaces it.
   static let afterImport = """
-    { "start": "2026-11-30T12:00:00Z", "db": "imported.sqlite", "watch": ["pro"], \(identity),
+    { "start": "2026-11-30T12:00:00Z", "db": "imported.sqlite", "watch": ["pro"], \(SampleScope.scriptIdentity),
       "server": { "alice": [ { "fail": "transient" }, \(active) ] },
       "steps": [ { "at": "+0s", "do": "start", "in": "background" },
                  { "at": "+1m", "do": "check", "entitlement": "pro" },

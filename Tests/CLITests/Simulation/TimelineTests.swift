@@ -49,9 +49,10 @@ import Testing
     let directory = try TemporaryDirectory()
     let imported = try CLI.run(
       [
-        "import", "--db", "imported.sqlite", "--sdk-key", "sdk_live_123", "--installation",
-        "install-1", "--environment", "production", "--user", "alice", "--saved-at",
-        "2026-11-25T12:00:00Z", "--label", "previous-json-cache", "--now", "2026-11-30T12:00:00Z",
+        "import", "--db", "imported.sqlite",
+      ] + Sample.scope(user: "alice") + [
+        "--saved-at", "2026-11-25T12:00:00Z", "--label", "previous-json-cache",
+        "--now", "2026-11-30T12:00:00Z",
       ], in: directory.path, stdin: Scripts.previousCache)
     #expect(imported.status == 0, "\(imported.stderr)")
     let check = try TimelineCheck(script: Scripts.afterImport, in: directory)

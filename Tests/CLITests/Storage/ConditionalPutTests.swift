@@ -11,15 +11,11 @@ import Testing
     workspace = try Workspace()
   }
 
-  /// A snapshot granting `pro`, answered by the server at `requestDate`.
-  private static func answer(at requestDate: String) -> String {
-    Sample.single().replacingOccurrences(of: Sample.requestDate, with: requestDate)
-  }
-
   @Test func anOlderSnapshotIsDiscardedUnlessForced() throws {
-    try workspace.put(Self.answer(at: "2026-11-30T12:00:00Z"), now: "2026-11-30T12:00:00Z")
+    try workspace.put(
+      SampleSnapshot.single(requestDate: "2026-11-30T12:00:00Z"), now: "2026-11-30T12:00:00Z")
     let before = try workspace.logicalState()
-    let older = Self.answer(at: "2026-11-30T11:00:00Z")
+    let older = SampleSnapshot.single(requestDate: "2026-11-30T11:00:00Z")
     let now = ["--now", "2026-11-30T12:05:00Z"]
     let refused = try workspace.run("put", Sample.scope() + now, stdin: older)
     #expect(refused.status == 1)
@@ -42,9 +38,9 @@ import Testing
   }
 
   @Test func anUnsignedFailedAnswerNeverReplacesAVerifiedOne() throws {
-    try workspace.put(Self.answer(at: "2026-11-30T12:00:00Z"), now: "2026-11-30T12:00:00Z")
-    let failed = Self.answer(at: "2026-11-30T12:01:00Z")
-      .replacingOccurrences(of: #""verification": "verified""#, with: #""verification": "failed""#)
+    try workspace.put(
+      SampleSnapshot.single(requestDate: "2026-11-30T12:00:00Z"), now: "2026-11-30T12:00:00Z")
+    let failed = SampleSnapshot.single(requestDate: "2026-11-30T12:01:00Z", verification: "failed")
     let result = try workspace.run(
       "put", Sample.scope() + ["--now", "2026-11-30T12:01:00Z"], stdin: failed)
     #expect(result.status == 1)
@@ -62,10 +58,12 @@ import Testing
     let older = "2026-11-30T12:00:01Z"
     for round in 0..<24 {
       try? FileManager.default.removeItem(atPath: workspace.db)
-      try workspace.put(Self.answer(at: "2026-11-30T12:00:00Z"), now: "2026-11-30T12:00:00Z")
+      try workspace.put(
+        SampleSnapshot.single(requestDate: "2026-11-30T12:00:00Z"), now: "2026-11-30T12:00:00Z")
       let dates = round % 2 == 0 ? [older, newer] : [newer, older]
       let processes = try dates.map { date in
-        try Self.launchPut(Self.answer(at: date), db: workspace.db, in: workspace.directory.path)
+        try Self.launchPut(
+          SampleSnapshot.single(requestDate: date), db: workspace.db, in: workspace.directory.path)
       }
       let endings = processes.map { $0.finish() }
       #expect(endings.allSatisfy { !$0.signaled && [0, 1].contains($0.status) })

@@ -1,6 +1,7 @@
 import EntitlementCache
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// A committed write in one process is seen by the next read in another: the app's cache in
@@ -25,8 +26,9 @@ import Testing
   private var scope: CacheScope {
     get throws {
       try CacheScope(
-        sdkKey: Sample.sdkKey, installationID: Sample.installation, environment: .production,
-        appUserID: Sample.userA)
+        sdkKey: SampleScope.sdkKey, installationID: SampleScope.installation,
+        environment: .production,
+        appUserID: SampleScope.userA)
     }
   }
 
@@ -38,7 +40,7 @@ import Testing
     try workspace.put()
     let decision = cache.access(to: "pro", for: try scope)
     #expect(decision.state == .granted)
-    #expect(decision.evidence.storedAt == Date(iso8601: Sample.requestDate))
+    #expect(decision.evidence.storedAt == Date(iso8601: SampleSnapshot.requestDate))
 
     let failed = try workspace.run(
       "refresh-failed", Sample.scope() + ["--now", "2026-11-30T12:00:30Z"])
@@ -50,11 +52,12 @@ import Testing
   }
 
   @Test func theToolSeesTheLibrarysWrite() throws {
-    let (cache, _) = try openCache(at: Sample.requestDate)
+    let (cache, _) = try openCache(at: SampleSnapshot.requestDate)
     #expect(
       try workspace.check(now: "2026-11-30T12:01:00Z").json["reason"] as? String == "no_snapshot")
 
-    try cache.store(try CustomerInfoSnapshot(jsonData: Data(Sample.json.utf8)), for: try scope)
+    try cache.store(
+      try CustomerInfoSnapshot(jsonData: Data(SampleSnapshot.json.utf8)), for: try scope)
     let (result, json) = try workspace.check(now: "2026-11-30T12:01:00Z")
     #expect(result.status == 0)
     #expect(json["state"] as? String == "granted")

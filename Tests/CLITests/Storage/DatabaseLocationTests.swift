@@ -12,8 +12,8 @@ import Testing
 
   private func put(_ environment: [String: String]) throws -> CLIResult {
     try CLI.run(
-      ["put"] + Sample.scope() + ["--now", Sample.requestDate], in: directory.path,
-      stdin: Sample.json, environment: environment)
+      ["put"] + Sample.scope() + ["--now", SampleSnapshot.requestDate], in: directory.path,
+      stdin: SampleSnapshot.json, environment: environment)
   }
 
   @Test func homeIsTheLastResortAndItsDirectoryIsCreatedPrivately() throws {
@@ -27,7 +27,7 @@ import Testing
     let file = try FileManager.default.attributesOfItem(atPath: path)
     #expect((file[.posixPermissions] as? Int) == 0o600)
     let check = try CLI.run(
-      ["check"] + Sample.scope() + ["--entitlement", "pro", "--now", Sample.requestDate],
+      ["check"] + Sample.scope() + ["--entitlement", "pro", "--now", SampleSnapshot.requestDate],
       in: directory.path)
     #expect(check.status == 0)
   }
@@ -70,7 +70,7 @@ import Testing
   @Test func aNamedPathInAMissingDirectoryIsAnError() throws {
     let path = directory.path("missing/cache.sqlite")
     let result = try CLI.run(
-      ["put", "--db", path] + Sample.scope(), in: directory.path, stdin: Sample.json)
+      ["put", "--db", path] + Sample.scope(), in: directory.path, stdin: SampleSnapshot.json)
     #expect(result.status == 3)
     #expect(
       result.stderr

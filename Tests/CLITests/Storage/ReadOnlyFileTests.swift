@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A database the tool may read but not write.
@@ -44,7 +45,8 @@ import Testing
       try CLI.run(arguments, in: directory, stdin: stdin, prefix: prefix + [tool], binaryless: true)
     }
     let put = try run(
-      ["put", "--db", db] + Sample.scope() + ["--now", "2026-11-30T13:00:00Z"], stdin: Sample.json)
+      ["put", "--db", db] + Sample.scope() + ["--now", "2026-11-30T13:00:00Z"],
+      stdin: SampleSnapshot.json)
     #expect(put.status == 3)
     #expect(put.stdout.isEmpty)
     #expect(
@@ -65,7 +67,8 @@ import Testing
       ])
     #expect(check.status == 0, "\(check.stderr)")
     #expect(
-      (try check.json()["evidence"] as? [String: Any])?["storedAt"] as? String == Sample.requestDate
+      (try check.json()["evidence"] as? [String: Any])?["storedAt"] as? String
+        == SampleSnapshot.requestDate
     )
     #expect(FileManager.default.contents(atPath: db) == before)
   }

@@ -64,10 +64,10 @@ import Testing
     try FileManager.default.createDirectory(atPath: box, withIntermediateDirectories: false)
     let db = box + "/cache.sqlite"
     #expect(
-      try CLI.run(["put", "--db", db] + Sample.scope(), in: directory, stdin: Sample.json)
+      try CLI.run(["put", "--db", db] + Sample.scope(), in: directory, stdin: SampleSnapshot.json)
         .status == 0)
     let snapshot = workspace.directory.path("snapshot.json")
-    try Data(Sample.json.utf8).write(to: URL(fileURLWithPath: snapshot))
+    try Data(SampleSnapshot.json.utf8).write(to: URL(fileURLWithPath: snapshot))
     try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: snapshot)
     let nobody = try #require(getpwnam("nobody")).pointee.pw_uid
     for path in [box, db] { #expect(chown(path, nobody, gid_t(0)) == 0) }
@@ -111,7 +111,7 @@ import Testing
     let loop = workspace.directory.path("loop.sqlite")
     try FileManager.default.createSymbolicLink(atPath: workspace.db, withDestinationPath: loop)
     try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: workspace.db)
-    try Data(Sample.json.utf8).write(
+    try Data(SampleSnapshot.json.utf8).write(
       to: URL(fileURLWithPath: workspace.directory.path("snapshot.json")))
     for command in Self.commands {
       let result = try workspace.run(command[0], Array(command.dropFirst()))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -20,11 +21,11 @@ import Testing
       ("{\"requestDate\": ", "error: snapshot: not valid JSON"),
       ("not json at all", "error: snapshot: not valid JSON"),
       (
-        Sample.single().replacingOccurrences(of: "\"status\": \"active\", ", with: ""),
+        SampleSnapshot.single(status: nil),
         "error: entitlements.pro.status: missing\n"
       ),
       (
-        Sample.single(expiresAt: "next tuesday"),
+        SampleSnapshot.single(expiresAt: "next tuesday"),
         "error: entitlements.pro.expiresAt: not an ISO-8601 timestamp with a UTC offset\n"
       ),
       ("{\"entitlements\": {}}", "error: requestDate: missing\n"),
@@ -45,7 +46,7 @@ import Testing
   @Test func oversizedSnapshotIsRejected() throws {
     let padding = String(repeating: "x", count: 1 << 20)
     let result = try workspace.run(
-      "put", Sample.scope(), stdin: Sample.single(extra: ", \"padding\": \"\(padding)\""))
+      "put", Sample.scope(), stdin: SampleSnapshot.single(extra: ", \"padding\": \"\(padding)\""))
     #expect(result.status == 2)
     #expect(result.stderr.hasPrefix("error: snapshot: "))
     #expect(result.stderr.contains("-byte cap"))
@@ -86,7 +87,8 @@ import Testing
   @Test func checkMovesANonDatabaseAsideAndAnswersUnavailable() throws {
     try workspace.directory.write("cache.sqlite", Self.notADatabase)
     let result = try workspace.run(
-      "check", Sample.scope() + ["--entitlement", "pro", "--now", Sample.requestDate, "--json"])
+      "check",
+      Sample.scope() + ["--entitlement", "pro", "--now", SampleSnapshot.requestDate, "--json"])
     #expect(result.status == 1)
     #expect(try result.json()["state"] as? String == "offline_unavailable")
     let lines = result.stderr.split(separator: "\n")
@@ -277,7 +279,7 @@ import Testing
       check.stderr.hasPrefix(
         "error: \(workspace.db): written by schema version 99, newer than this build's "))
     #expect(check.stderr.hasSuffix("; file left untouched\n"))
-    let put = try workspace.run("put", Sample.scope(), stdin: Sample.json)
+    let put = try workspace.run("put", Sample.scope(), stdin: SampleSnapshot.json)
     #expect(put.status == 3)
     #expect(FileManager.default.contents(atPath: workspace.db) == bytes)
     let doctor = try workspace.run("doctor", ["--json"])
@@ -299,7 +301,7 @@ import Testing
     let bytes = try #require(FileManager.default.contents(atPath: workspace.db))
     let check = try workspace.run("check", Sample.scope() + ["--entitlement", "pro"])
     #expect(check.status == 0, "\(check.stderr)")
-    let put = try workspace.run("put", Sample.scope(), stdin: Sample.json)
+    let put = try workspace.run("put", Sample.scope(), stdin: SampleSnapshot.json)
     #expect(put.status == 3)
     #expect(put.stderr.contains("written by schema version \(newer), newer than this build's"))
     #expect(FileManager.default.contents(atPath: workspace.db) == bytes)

@@ -2,44 +2,16 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The scope, snapshot and times the CLI tests share.
+/// The tool's tests' scope flags: TestSupport's `SampleScope` as command-line arguments.
 enum Sample {
-  static let sdkKey = "sdk_live_123"
-  static let installation = "install-1"
-  static let userA = "user-a"
-  static let userB = "user-b"
-  static let token = SampleSnapshot.token
-
   /// The scope flags of one user.
-  static func scope(user: String = userA, environment: String = "production") -> [String] {
+  static func scope(user: String = SampleScope.userA, environment: String = "production")
+    -> [String]
+  {
     [
-      "--sdk-key", sdkKey, "--installation", installation, "--environment", environment,
-      "--user", user,
+      "--sdk-key", SampleScope.sdkKey, "--installation", SampleScope.installation,
+      "--environment", environment, "--user", user,
     ]
-  }
-
-  /// 2026-11-30T12:00:00Z, the `requestDate` of ``json``.
-  static let requestDate = SampleSnapshot.requestDate
-
-  /// The example snapshot (<doc:SnapshotFormat>), with a recognisable token.
-  static let json = SampleSnapshot.json
-
-  /// A snapshot with one entitlement of the given fields, at ``requestDate``.
-  static func single(
-    _ key: String = "pro", status: String = "active", expiresAt: String? = "2026-12-30T12:00:00Z",
-    source: String = "purchase", extra: String = ""
-  ) -> String {
-    let expiry = expiresAt.map { "\"\($0)\"" } ?? "null"
-    return """
-      {
-        "requestDate": "\(requestDate)",
-        "verification": "verified",
-        "entitlements": {
-          "\(key)": { "status": "\(status)", "expiresAt": \(expiry),
-                      "verifiedAt": "\(requestDate)", "source": "\(source)" }
-        }\(extra)
-      }
-      """
   }
 }
 
@@ -66,7 +38,8 @@ struct Workspace {
   /// Stores `json` for user A (or `user`) at `now`, and checks that it worked.
   @discardableResult
   func put(
-    _ json: String = Sample.json, user: String = Sample.userA, now: String = Sample.requestDate,
+    _ json: String = SampleSnapshot.json, user: String = SampleScope.userA,
+    now: String = SampleSnapshot.requestDate,
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws -> CLIResult {
     let result = try run("put", Sample.scope(user: user) + ["--now", now], stdin: json)
@@ -76,7 +49,7 @@ struct Workspace {
 
   /// `check --json` for user A (or `user`) at `now`.
   func check(
-    _ key: String = "pro", user: String = Sample.userA, now: String, _ extra: [String] = []
+    _ key: String = "pro", user: String = SampleScope.userA, now: String, _ extra: [String] = []
   ) throws -> (result: CLIResult, json: [String: Any]) {
     let result = try run(
       "check", Sample.scope(user: user) + ["--entitlement", key, "--now", now, "--json"] + extra)

@@ -30,10 +30,8 @@ struct AdoptionExampleTests {
       clock: clock.cacheClock)
     func body(proEnds: String) -> Data {
       Data(
-        """
-        {"requestDate":"2026-11-25T12:00:00Z","verification":"verified","entitlements":
-        {"pro":{"status":"active","expiresAt":"\(proEnds)","verifiedAt":"2026-11-25T12:00:00Z"}}}
-        """.utf8)
+        SampleSnapshot.single(requestDate: "2026-11-25T12:00:00Z", expiresAt: proEnds, source: nil)
+          .utf8)
     }
     let savedAt = try #require(Date(iso8601: "2026-11-25T12:00:00Z"))
     let alice = try CacheScope(

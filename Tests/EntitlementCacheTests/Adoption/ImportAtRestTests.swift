@@ -64,7 +64,7 @@ struct ImportAtRestTests {
 
     var accepting = OfflinePolicy.conservative
     accepting.requireVerified = true
-    accepting.acceptsImportedSnapshotsFor = 30 * 86_400
+    accepting.acceptsImportedSnapshotsFor = 30 * .day
     let cache = try open(policy: accepting)
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .offlineUnavailable(.unverified))
@@ -77,7 +77,7 @@ struct ImportAtRestTests {
     let cache = try open()
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: nil)
     // The clock set back a day after the failure: the import must not lower what was seen.
-    clock.set(ImportTests.now.addingTimeInterval(-86_400))
+    clock.set(ImportTests.now.addingTimeInterval(-.day))
     let request = ImportTests.request(try ImportTests.snapshot(proEndsDaysAfterSave: 9))
     #expect(try cache.importSnapshot(request, for: Fixture.scopeA) == .imported)
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)

@@ -27,14 +27,8 @@ final class ImportTests {
     -> CustomerInfoSnapshot
   {
     let request = ISO8601.format(requestDate)
-    let expires = ISO8601.format(savedAt.addingTimeInterval(Double(days) * 86_400))
-    return try CustomerInfoSnapshot(
-      jsonData: Data(
-        """
-        {"requestDate":"\(request)","verification":"verified","entitlements":{"pro":
-        {"status":"active","expiresAt":"\(expires)","verifiedAt":"\(request)",
-        "source":"purchase"}}}
-        """.utf8))
+    let expires = ISO8601.format(savedAt.addingTimeInterval(Double(days) * .day))
+    return try Fixture.snapshot(SampleSnapshot.single(requestDate: request, expiresAt: expires))
   }
 
   /// Each cache that imports, on a manual clock at ``now``, with `policy` and trust roots
@@ -84,7 +78,7 @@ final class ImportTests {
     #expect(decision.evidence.storedAt == Self.savedAt)
     #expect(decision.evidence.clockOffset == 0)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.refreshBootInstant == nil)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     #expect(decision.evidence.origin == .imported(label: "legacy-blob", importedAt: Self.now))
 
@@ -103,7 +97,7 @@ final class ImportTests {
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .granted)
-    #expect(decision.evidence.validUntil == Self.savedAt.addingTimeInterval(30 * 86_400))
+    #expect(decision.evidence.validUntil == Self.savedAt.addingTimeInterval(30 * .day))
     #expect(decision.evidence.verification == .known(.notRequested))
     #expect(!decision.isHighTrust)
     let evaluated = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
@@ -118,7 +112,7 @@ final class ImportTests {
     let first = try Self.snapshot(proEndsDaysAfterSave: 30)
     #expect(try cache.importSnapshot(Self.request(first), for: Fixture.scopeA) == .imported)
     let before = try cache.load(Fixture.scopeA)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     let second = try Self.snapshot(proEndsDaysAfterSave: 60)
     #expect(
       try cache.importSnapshot(Self.request(second, label: "other"), for: Fixture.scopeA)
@@ -162,11 +156,11 @@ final class ImportTests {
   func aSaveAheadOfTheClock(_ kind: Kind) throws {
     let cache = try openCache(kind, clock: ManualClock(Self.now))
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 30, requestDate: Self.now)
-    let ahead = Self.request(snapshot, savedAt: Self.now.addingTimeInterval(6 * 60))
+    let ahead = Self.request(snapshot, savedAt: Self.now.addingTimeInterval(6 * .minute))
     #expect(try cache.importSnapshot(ahead, for: Fixture.scopeA) == .refused(.savedAfterNow))
     #expect(try cache.load(Fixture.scopeA) == nil)
 
-    let slightly = Self.request(snapshot, savedAt: Self.now.addingTimeInterval(4 * 60))
+    let slightly = Self.request(snapshot, savedAt: Self.now.addingTimeInterval(4 * .minute))
     #expect(try cache.importSnapshot(slightly, for: Fixture.scopeA) == .imported)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.storedAt == Self.now)
   }
@@ -189,7 +183,7 @@ final class ImportTests {
     let snapshot = try Self.snapshot(proEndsDaysAfterSave: 7)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     // Back to the day after the save, when the subscription was still running.
-    clock.set(Self.savedAt.addingTimeInterval(86_400))
+    clock.set(Self.savedAt.addingTimeInterval(.day))
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
@@ -224,15 +218,15 @@ final class ImportTests {
         == .offlineUnavailable(.unverified))
 
     var accepting = strict
-    accepting.acceptsImportedSnapshotsFor = 86_400
+    accepting.acceptsImportedSnapshotsFor = .day
     let cache = try openCache(kind, clock: clock, policy: accepting)
     #expect(try cache.importSnapshot(Self.request(snapshot), for: Fixture.scopeA) == .imported)
     let granted = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(granted.state == .granted)
     #expect(!granted.isHighTrust)
     // Bounded by the window's end, in server time: the day after the import.
-    #expect(granted.evidence.validUntil == Self.now.addingTimeInterval(86_400))
-    clock.advance(by: .seconds(86_400))
+    #expect(granted.evidence.validUntil == Self.now.addingTimeInterval(.day))
+    clock.advance(by: .day)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unverified))
   }
 }

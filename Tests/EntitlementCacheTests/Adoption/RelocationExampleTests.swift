@@ -44,7 +44,7 @@ struct RelocationExampleTests {
       ObservedPurchase(transactionID: "t-1", productID: "pro", token: PurchaseToken(Data([1]))),
       observedBy: alice)
     try old.close()
-    clock.advance(by: .seconds(3_600))
+    clock.advance(by: .hour)
 
     let cache = try openSharedCache(
       in: container, movingFrom: previousFile, configuration: configuration,

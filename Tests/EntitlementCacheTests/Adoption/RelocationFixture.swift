@@ -17,7 +17,7 @@ import Testing
 ///   once, as the widget queued it; t-2 and t-3 as the old file had them.
 struct RelocationFixture {
   static let day0 = Fixture.date("2026-12-01T12:00:00Z")
-  static let day2 = day0.addingTimeInterval(2 * 86_400)
+  static let day2 = day0.addingTimeInterval(2 * .day)
 
   let directory: TemporaryDirectory
   let clock: ManualClock
@@ -26,19 +26,18 @@ struct RelocationFixture {
 
   static let scopeC = Fixture.scope(user: "user-c")
 
-  /// A snapshot answered at `requestDate`, `pro` active until `proUntil`.
+  /// A snapshot answered at `requestDate`, `pro` active until `proUntil`; it claims no
+  /// verification and no `verifiedAt`.
   static func snapshot(requestDate: Date, proUntil: Date) throws -> CustomerInfoSnapshot {
-    try CustomerInfoSnapshot(
-      jsonData: Data(
-        """
-        {"requestDate":"\(ISO8601.format(requestDate))","entitlements":{"pro":
-        {"status":"active","expiresAt":"\(ISO8601.format(proUntil))","source":"purchase"}}}
-        """.utf8))
+    try Fixture.snapshot(
+      SampleSnapshot.single(
+        requestDate: ISO8601.format(requestDate), verification: nil,
+        expiresAt: ISO8601.format(proUntil), verifiedAt: .some(nil)))
   }
 
-  static let oldA = (requestDate: day0.addingTimeInterval(-3_600), proUntil: day0 + 86_400)
-  static let oldB = (requestDate: day0.addingTimeInterval(-7_200), proUntil: day0 + 86_400)
-  static let widgetA = (requestDate: day2, proUntil: day0 + 40 * 86_400)
+  static let oldA = (requestDate: day0.addingTimeInterval(-.hour), proUntil: day0 + .day)
+  static let oldB = (requestDate: day0.addingTimeInterval(-2 * .hour), proUntil: day0 + .day)
+  static let widgetA = (requestDate: day2, proUntil: day0 + 40 * .day)
 
   /// Writes both files, on the clock at day 2 when it returns. `vfsName` opens neither: the
   /// files are made through the platform's VFS.
@@ -63,7 +62,7 @@ struct RelocationFixture {
     _ = try old.enqueue(PurchaseFixture.purchase("t-3"), observedBy: Fixture.scopeB)
     try old.close()
 
-    clock.advance(by: .seconds(2 * 86_400))
+    clock.advance(by: .day * 2)
     let widget = try openCache(at: newPath)
     try widget.store(
       Self.snapshot(requestDate: Self.widgetA.requestDate, proUntil: Self.widgetA.proUntil),

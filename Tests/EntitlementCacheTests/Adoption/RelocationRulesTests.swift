@@ -63,24 +63,25 @@ struct RelocationRulesTests {
   func editedVerifiedRowLoses() throws {
     let signed = { (requestDate: Date) throws -> CustomerInfoSnapshot in
       try TrustFixture.signed(
-        Fixture.snapshot(requestDate: requestDate, proUntil: Fixture.day2 + 86_400).jsonData,
+        Fixture.snapshot(requestDate: requestDate, proUntil: Fixture.day2 + .day).jsonData,
         for: Self.scopeB)
     }
-    try store(signed(Fixture.day2 - 7_200), at: fixture.newPath, configure: Self.trusted)
-    try store(signed(Fixture.day2 - 3_600), at: fixture.oldPath, configure: Self.trusted)
+    try store(signed(Fixture.day2 - 2 * .hour), at: fixture.newPath, configure: Self.trusted)
+    try store(signed(Fixture.day2 - .hour), at: fixture.oldPath, configure: Self.trusted)
     // The old row now claims a day later than it was signed for.
     try StoreTest.connection(fixture.oldPath).execute(
       "UPDATE scope SET server_time = server_time + 86400000")
     let cache = try move(configure: Self.trusted)
     let b = cache.access(to: "pro", for: Self.scopeB)
     #expect(b.evidence.verification == .known(.verified))
-    #expect(try cache.load(Self.scopeB)?.snapshot?.customerInfo.requestDate == Fixture.day2 - 7_200)
+    #expect(
+      try cache.load(Self.scopeB)?.snapshot?.customerInfo.requestDate == Fixture.day2 - 2 * .hour)
   }
 
   @Test("with trust roots, of two snapshots neither verified, the newer still wins")
   func unverifiedNewerKept() throws {
     try store(
-      Fixture.snapshot(requestDate: Fixture.day2, proUntil: Fixture.day2 + 30 * 86_400),
+      Fixture.snapshot(requestDate: Fixture.day2, proUntil: Fixture.day2 + 30 * .day),
       at: fixture.newPath, configure: Self.trusted)
     let cache = try move(configure: Self.trusted)
     #expect(try cache.load(Self.scopeB)?.snapshot?.customerInfo.requestDate == Fixture.day2)
@@ -90,7 +91,7 @@ struct RelocationRulesTests {
   @Test("a snapshot as new as the moving one is kept")
   func tieKeepsTheFilesOwn() throws {
     try store(
-      Fixture.snapshot(requestDate: Fixture.oldB.requestDate, proUntil: Fixture.day2 + 86_400),
+      Fixture.snapshot(requestDate: Fixture.oldB.requestDate, proUntil: Fixture.day2 + .day),
       at: fixture.newPath)
     let cache = try move()
     let b = try #require(try cache.load(Self.scopeB))

@@ -38,7 +38,7 @@ struct RelocationTests {
     let b = cache.access(to: "pro", for: EntitlementCacheTests.Fixture.scopeB)
     #expect(b.state == .denied(.expired))
     #expect(b.evidence.storedAt == Fixture.day0)
-    #expect(b.evidence.estimatedServerTime == Fixture.oldB.requestDate + 2 * 86_400)
+    #expect(b.evidence.estimatedServerTime == Fixture.oldB.requestDate + 2 * .day)
     // B's purchase still to post moved with it, and the scope says so.
     #expect(b.evidence.pendingPurchase)
     let c = try #require(try cache.load(Fixture.scopeC))
@@ -58,7 +58,7 @@ struct RelocationTests {
     // The widget's file holds B answered before the old file's B.
     let widget = try fixture.openCache(at: fixture.newPath)
     let earlier = try Fixture.snapshot(
-      requestDate: Fixture.oldB.requestDate - 86_400, proUntil: Fixture.day2 + 86_400)
+      requestDate: Fixture.oldB.requestDate - .day, proUntil: Fixture.day2 + .day)
     try widget.store(earlier, for: EntitlementCacheTests.Fixture.scopeB)
     try widget.close()
 
@@ -174,7 +174,7 @@ struct RelocationTests {
     }
     let scope = EntitlementCacheTests.Fixture.scopeB
     let signed = try TrustFixture.signed(
-      Fixture.snapshot(requestDate: Fixture.day2 - 3_600, proUntil: Fixture.day2 + 86_400)
+      Fixture.snapshot(requestDate: Fixture.day2 - .hour, proUntil: Fixture.day2 + .day)
         .jsonData, for: scope)
     let widget = try fixture.openCache(at: fixture.newPath, configure: trusted)
     try widget.store(signed, for: scope)
@@ -182,7 +182,7 @@ struct RelocationTests {
     // The old file's B is unsigned and, here, newer.
     let old = try fixture.openCache(at: fixture.oldPath)
     try old.store(
-      Fixture.snapshot(requestDate: Fixture.day2, proUntil: Fixture.day2 + 90 * 86_400), for: scope)
+      Fixture.snapshot(requestDate: Fixture.day2, proUntil: Fixture.day2 + 90 * .day), for: scope)
     try old.close()
 
     let cache = try fixture.openCache(at: fixture.newPath, configure: trusted)
@@ -193,7 +193,7 @@ struct RelocationTests {
     let b = cache.access(to: "pro", for: scope)
     #expect(b.evidence.verification == .known(.verified))
     #expect(b.isHighTrust)
-    #expect(try cache.load(scope)?.snapshot?.customerInfo.requestDate == Fixture.day2 - 3_600)
+    #expect(try cache.load(scope)?.snapshot?.customerInfo.requestDate == Fixture.day2 - .hour)
   }
 
   @Test("a signed snapshot moves with its signature, and is verified again from the new file")
@@ -205,7 +205,7 @@ struct RelocationTests {
     let old = try fixture.openCache(at: fixture.oldPath, configure: trusted)
     try old.store(
       TrustFixture.signed(
-        Fixture.snapshot(requestDate: Fixture.day2 - 60, proUntil: Fixture.day2 + 86_400)
+        Fixture.snapshot(requestDate: Fixture.day2 - .minute, proUntil: Fixture.day2 + .day)
           .jsonData, for: scope),
       for: scope)
     try old.close()

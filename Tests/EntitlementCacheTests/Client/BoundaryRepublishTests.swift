@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -14,7 +15,7 @@ struct BoundaryRepublishTests {
   )
   func expiryWhileOffline(kind: CacheKind) throws {
     let harness = try ClientHarness(on: kind) { $0.changeCheckInterval = nil }
-    let expiresAt = ClientFixture.start.addingTimeInterval(600)
+    let expiresAt = Fixture.requestDate.addingTimeInterval(10 * .minute)
     try harness.storeDirectly(ClientFixture.json(proExpiresAt: expiresAt), user: "alice")
     harness.start(answering: .failure(.transient(status: nil)))
     #expect(harness.publishedPro == ["alice: granted", "alice: granted"])  // fresh, then offline
@@ -35,8 +36,8 @@ struct BoundaryRepublishTests {
   func expiryWithServerAhead() throws {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
     // The server's clock reads ten minutes ahead: its requestDate is the device's +10 min.
-    let serverNow = ClientFixture.start.addingTimeInterval(600)
-    let expiresAt = serverNow.addingTimeInterval(60)
+    let serverNow = Fixture.requestDate.addingTimeInterval(10 * .minute)
+    let expiresAt = serverNow.addingTimeInterval(.minute)
     harness.client.start()
     harness.runtime.runUntilIdle()
     harness.fetcher.answer(
@@ -44,7 +45,7 @@ struct BoundaryRepublishTests {
     harness.runtime.runUntilIdle()
     harness.runtime.advance(by: .seconds(61))
     #expect(harness.publishedPro.last == "alice: denied(expired)")
-    #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(60))
+    #expect(harness.publishTimes.last == Fixture.requestDate.addingTimeInterval(.minute))
   }
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
@@ -53,10 +54,10 @@ struct BoundaryRepublishTests {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
     harness.start(answering: ClientFixture.json())
     let before = harness.states.count
-    harness.runtime.advance(by: .seconds(300))
+    harness.runtime.advance(by: .minute * 5)
     #expect(harness.states.count == before + 1)
     #expect(harness.states.last?.customerInfo?.freshness == .stale)
-    #expect(harness.publishTimes.last == ClientFixture.start.addingTimeInterval(300))
+    #expect(harness.publishTimes.last == Fixture.requestDate.addingTimeInterval(5 * .minute))
   }
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
@@ -78,7 +79,7 @@ struct BoundaryRepublishTests {
     #expect(late.result?.first?.customerInfo?.freshness == .fresh)
     // A minute of cross-process checks finds nothing new: nothing is published.
     let published = harness.states.count
-    harness.runtime.advance(by: .seconds(60))
+    harness.runtime.advance(by: .minute)
     #expect(harness.states.count == published)
     #expect(late.result?.count == 1)
     for (earlier, later) in zip(harness.states, harness.states.dropFirst()) {

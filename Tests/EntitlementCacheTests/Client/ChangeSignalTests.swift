@@ -23,10 +23,10 @@ struct ChangeSignalTests {
     harness.start(answering: ClientFixture.json())
     // Past the staleAfter boundary, which publishes by itself: nothing is due after it for
     // days.
-    harness.runtime.advance(by: .seconds(6 * 60))
+    harness.runtime.advance(by: .minute * 6)
     let published = harness.states.count
     cache.resetReads()
-    harness.runtime.advance(by: .seconds(10 * 60))
+    harness.runtime.advance(by: .minute * 10)
     #expect(harness.states.count == published)
     if signals {
       #expect(cache.reads == 0, "an idle client read the cache \(cache.reads) times")
@@ -36,7 +36,7 @@ struct ChangeSignalTests {
     }
     // A write by another process moves the mark: published at the next check.
     try harness.storeDirectly(
-      ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(16 * 60)),
+      ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(16 * .minute)),
       user: "alice")
     harness.runtime.advance(by: .seconds(1))
     #expect(harness.states.count == published + 1)
@@ -55,18 +55,19 @@ struct ChangeSignalTests {
     let published = harness.states.count
     let reports = harness.reports.count
     try harness.storeDirectly(
-      ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(60)), user: "alice")
+      ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(.minute)),
+      user: "alice")
     harness.runtime.runUntilIdle()
     #expect(harness.states.count == published + 1)
     #expect(
       harness.states.last?.customerInfo?.customerInfo.requestDate
-        == ClientFixture.start.addingTimeInterval(60))
+        == Fixture.requestDate.addingTimeInterval(.minute))
     // The client's own refresh publishes once, after its report, as before.
     let client = harness.client
     harness.runtime.spawn { _ = await client.refresh() }
     harness.runtime.runUntilIdle()
     harness.answerEveryFetch(
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(120)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(2 * .minute)))
     #expect(harness.states.count == published + 2)
     #expect(harness.reports.count == reports + 1)
   }
@@ -88,12 +89,12 @@ struct ChangeSignalTests {
     let cache = try #require(sqlite.withLock { $0 })
     let reads = try #require(counting.withLock { $0 })
     harness.start(answering: ClientFixture.json())
-    harness.runtime.advance(by: .seconds(6 * 60))
+    harness.runtime.advance(by: .minute * 6)
     // The client's own store put the body in memory: nothing to decode, then or since.
     #expect(cache.testingSeam.bodyDecodes == 0)
     let published = harness.states.count
     reads.resetReads()
-    harness.runtime.advance(by: .seconds(10 * 60))
+    harness.runtime.advance(by: .minute * 10)
     #expect(harness.states.count == published)
     #expect(cache.testingSeam.bodyDecodes == 0)
     // Not even from memory: the mark did not move, so the client asked the cache nothing.
@@ -105,9 +106,10 @@ struct ChangeSignalTests {
     try other.store(
       CustomerInfoSnapshot(
         jsonData: Data(
-          ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(16 * 60)).utf8)),
+          ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(16 * .minute)).utf8
+        )),
       for: ClientFixture.identity("alice").scope)
-    harness.runtime.advance(by: .seconds(60))
+    harness.runtime.advance(by: .minute)
     #expect(harness.states.count == published + 1)
     #expect(harness.states.last?.customerInfo?.freshness == .fresh)
     #expect(cache.testingSeam.bodyDecodes == 1)
@@ -116,7 +118,7 @@ struct ChangeSignalTests {
   @Test("a second SQLite instance's write moves the first one's mark; reads do not")
   func sqliteMark() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(ClientFixture.start)
+    let clock = ManualClock(Fixture.requestDate)
     let path = directory.path("cache.sqlite")
     let first = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)
     let second = try SQLiteCustomerInfoCache(path: path, clock: clock.cacheClock)

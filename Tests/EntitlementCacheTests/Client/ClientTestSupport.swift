@@ -147,15 +147,13 @@ final class HandAnsweredPoster: PurchasePoster {
   }
 }
 
-/// Snapshots for client tests: one `pro` entitlement.
+/// The client tests' identities on the sample scope, and their one-`pro` snapshots by `Date`.
 enum ClientFixture {
-  static let start = Fixture.date("2026-11-30T12:00:00Z")
-
   static func identity(_ user: String) -> ClientIdentity {
     do {
       return try ClientIdentity(
-        sdkKey: "sdk_live_123", installationID: "install-1", environment: .production,
-        appUserID: user)
+        sdkKey: SampleScope.sdkKey, installationID: SampleScope.installation,
+        environment: .production, appUserID: user)
     } catch {
       preconditionFailure("bad fixture identity: \(error)")
     }
@@ -163,15 +161,14 @@ enum ClientFixture {
 
   /// A snapshot taken at `requestDate` granting `pro` until `proExpiresAt`.
   static func json(
-    requestDate: Date = start, proExpiresAt: Date? = nil, verification: String = "verified",
+    requestDate: Date = Fixture.requestDate, proExpiresAt: Date? = nil,
+    verification: String = "verified",
     status: String = "active", product: String = "pro_monthly"
   ) -> String {
-    let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * 86_400))
-    return """
-      {"requestDate":"\(ISO8601.format(requestDate))","verification":"\(verification)",
-       "entitlements":{"pro":{"status":"\(status)","expiresAt":"\(ISO8601.format(expires))",
-       "verifiedAt":"\(ISO8601.format(requestDate))","productId":"\(product)","source":"purchase"}}}
-      """
+    let expires = (proExpiresAt ?? requestDate.addingTimeInterval(30 * .day))
+    return SampleSnapshot.single(
+      requestDate: ISO8601.format(requestDate), verification: verification, status: status,
+      expiresAt: ISO8601.format(expires), productId: product)
   }
 }
 
@@ -200,7 +197,7 @@ final class ClientHarness: Sendable {
     posts: Bool = false,
     cache makeCache: ((CacheClock, TemporaryDirectory) throws -> any CustomerInfoCache)? = nil
   ) throws {
-    runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     directory = try TemporaryDirectory()
     if let makeCache {
       cache = try makeCache(runtime.clock, directory)
@@ -309,7 +306,7 @@ final class ClientHarness: Sendable {
   /// started, running until idle: its start fetch is waiting.
   func startOverHourOldSnapshot() throws {
     try storeDirectly(ClientFixture.json(), user: "alice")
-    runtime.advance(by: .seconds(3600))
+    runtime.advance(by: .hour)
     client.start()
     runtime.runUntilIdle()
   }

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -7,7 +8,7 @@ import Testing
 /// Fetch policies, one flight per scope, never backwards (<doc:RefreshClient>).
 @Suite("Refresh client: fetch policies, one flight, never backwards")
 struct FlightTests {
-  static let hourLater = ClientFixture.start.addingTimeInterval(3600)
+  static let hourLater = Fixture.requestDate.addingTimeInterval(.hour)
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("two concurrent refreshes of one scope make one fetch", arguments: CacheKind.allCases)
@@ -126,7 +127,7 @@ struct FlightTests {
     }
     #expect(!waitsForFresh.isFinished)
     harness.fetcher.answer(
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(301)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(301)))
     harness.runtime.runUntilIdle()
     #expect(waitsForFresh.result?.customerInfo?.freshness == .fresh)
   }
@@ -166,7 +167,7 @@ struct FlightTests {
     harness.client.start()
     harness.runtime.runUntilIdle()
     harness.fetcher.answer(
-      json: ClientFixture.json(requestDate: ClientFixture.start, status: "expired"))
+      json: ClientFixture.json(requestDate: Fixture.requestDate, status: "expired"))
     harness.runtime.runUntilIdle()
     #expect(harness.outcomes == ["alice: discardedOlder"])
     let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
@@ -215,6 +216,6 @@ struct FlightTests {
     #expect(harness.outcomes == ["alice: invalidResponse"])
     let stored = try harness.cache.load(ClientFixture.identity("alice").scope)
     #expect(stored?.bookkeeping.lastRefreshFailureReason == "invalid_response")
-    #expect(stored?.snapshot?.customerInfo.requestDate == ClientFixture.start)
+    #expect(stored?.snapshot?.customerInfo.requestDate == Fixture.requestDate)
   }
 }

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -54,7 +55,7 @@ struct IdentityRaceTests {
 
     harness.fetcher.answer(
       user: "alice",
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(3600)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(.hour)))
     harness.runtime.runUntilIdle()
     #expect(harness.outcomes == ["alice: discardedLoggedOut"])
     #expect(try harness.cache.load(ClientFixture.identity("alice").scope) == nil)
@@ -162,7 +163,7 @@ struct IdentityRaceTests {
       })
 
     harness.fetcher.answer(
-      user: "alice", json: ClientFixture.json(requestDate: ClientFixture.start, status: "expired"))
+      user: "alice", json: ClientFixture.json(requestDate: Fixture.requestDate, status: "expired"))
     harness.runtime.runUntilIdle()
     #expect(backToAlice.isFinished)
     #expect(harness.outcomes == ["alice: stored", "bob: stored", "alice: stored"])

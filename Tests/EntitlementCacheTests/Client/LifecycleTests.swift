@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -26,16 +27,18 @@ struct LifecycleTests {
       #expect(harness.fetcher.waiting.map(\.flow) == [.retry])
     }
     for (attempt, wait) in waits.enumerated() {
-      let base = min(pow(2, Double(attempt)), 300)
+      let base = min(pow(2, Double(attempt)), 5 * .minute)
       #expect(
-        wait >= base * 0.75 && wait <= min(base * 1.25, 300) + 0.001,
+        wait >= base * 0.75 && wait <= min(base * 1.25, 5 * .minute) + 0.001,
         "retry \(attempt + 1): \(wait) s")
     }
-    #expect(waits.suffix(3).allSatisfy { $0 <= 300 && $0 >= 225 }, "capped at 5 min")
+    #expect(
+      waits.suffix(3).allSatisfy { $0 <= 5 * .minute && $0 >= 0.75 * 5 * .minute },
+      "capped at 5 min")
     #expect(Set(waits.map { ($0 * 1000).rounded() }).count > 6, "jitter spreads the delays")
     harness.fetcher.answer(json: ClientFixture.json())
     harness.runtime.runUntilIdle()
-    #expect(harness.runtime.pendingWaits == [.seconds(300)])  // only staleAfter
+    #expect(harness.runtime.pendingWaits == [.minute * 5])  // only staleAfter
     #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
     #expect(
       try harness.cache.load(ClientFixture.identity("alice").scope)?.bookkeeping
@@ -57,7 +60,7 @@ struct LifecycleTests {
     #expect(harness.client.currentState?.decisions["pro"]?.evidence.isComputedOffline == true)
     #expect(harness.fetcher.waiting.isEmpty)
     // An hour in the foreground: the transient backoff would have asked a dozen times.
-    harness.runtime.advance(by: .seconds(3600))
+    harness.runtime.advance(by: .hour)
     #expect(harness.fetcher.requests.count == 1)
     // The next flow that refreshes asks again, with no backoff holding it.
     _ = harness.run { client in await client.refresh() }
@@ -78,7 +81,7 @@ struct LifecycleTests {
     harness.fetcher.answer(.failure(.transient(status: nil)))
     harness.runtime.runUntilIdle()
     let retry = try #require(harness.runtime.pendingWaits.first)
-    let fresh = ClientFixture.json(requestDate: ClientFixture.start)
+    let fresh = ClientFixture.json(requestDate: Fixture.requestDate)
     harness.poster.answer(.success(.synced(FetchedCustomerInfo(body: Data(fresh.utf8)))))
     harness.runtime.runUntilIdle()
     #expect(harness.client.currentState?.customerInfo?.freshness == .fresh)
@@ -97,7 +100,7 @@ struct LifecycleTests {
     #expect(!harness.runtime.pendingWaits.isEmpty)
     harness.client.didEnterBackground()
     harness.runtime.runUntilIdle()
-    harness.runtime.advance(by: .seconds(3600))
+    harness.runtime.advance(by: .hour)
     #expect(harness.fetcher.requests.count == 1)
     harness.client.didEnterForeground()
     harness.runtime.runUntilIdle()
@@ -110,12 +113,12 @@ struct LifecycleTests {
     let harness = try ClientHarness()
     harness.start(answering: ClientFixture.json())
     harness.client.didEnterBackground()
-    harness.runtime.advance(by: .seconds(60))
+    harness.runtime.advance(by: .minute)
     harness.client.didEnterForeground()
     harness.runtime.runUntilIdle()
     #expect(harness.fetcher.requests.count == 1)
     harness.client.didEnterBackground()
-    harness.runtime.advance(by: .seconds(600))
+    harness.runtime.advance(by: .minute * 10)
     harness.client.didEnterForeground()
     harness.runtime.runUntilIdle()
     #expect(harness.fetcher.waiting.map(\.flow) == [.foreground])
@@ -128,7 +131,7 @@ struct LifecycleTests {
   func backgroundLaunch() throws {
     let recent = try ClientHarness()
     try recent.storeDirectly(ClientFixture.json(), user: "alice")
-    recent.runtime.advance(by: .seconds(24 * 3600))
+    recent.runtime.advance(by: .hour * 24)
     recent.client.start(in: .background)
     recent.runtime.runUntilIdle()
     #expect(recent.client.currentState?.decisions["pro"]?.isGranted == true)
@@ -136,7 +139,7 @@ struct LifecycleTests {
 
     let old = try ClientHarness()
     try old.storeDirectly(ClientFixture.json(), user: "alice")
-    old.runtime.advance(by: .seconds(25 * 3600))
+    old.runtime.advance(by: .hour * 25)
     old.client.start(in: .background)
     old.runtime.runUntilIdle()
     #expect(old.fetcher.requests.isEmpty)
@@ -182,7 +185,7 @@ struct LifecycleTests {
     harness.runtime.advance(by: .milliseconds(1))
     #expect(harness.publishedPro.last == "alice: granted")
     #expect(
-      harness.publishTimes.last.map { $0.timeIntervalSince(ClientFixture.start) <= 1 } == true)
+      harness.publishTimes.last.map { $0.timeIntervalSince(Fixture.requestDate) <= 1 } == true)
 
     harness.client.didEnterBackground()
     harness.runtime.runUntilIdle()

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -9,7 +10,7 @@ import Testing
 /// answers, a client dropped without stop(). Each test failed before the fix it keeps.
 @Suite("Refresh client: edges of identity, flights and backoff")
 struct RefreshEdgeCaseTests {
-  static let hourLater = ClientFixture.start.addingTimeInterval(3600)
+  static let hourLater = Fixture.requestDate.addingTimeInterval(.hour)
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failed verification never replaces a verified_on_device snapshot")
@@ -94,14 +95,14 @@ struct RefreshEdgeCaseTests {
     let harness = try ClientHarness { $0.changeCheckInterval = nil }
     harness.start(answering: .failure(.transient(status: nil)))
     _ = harness.run { client in try? await client.logIn("bob") }
-    harness.runtime.advance(by: .seconds(600))
+    harness.runtime.advance(by: .minute * 10)
     #expect(harness.fetcher.requests.filter { $0.appUserID == "alice" }.map(\.flow) == [.start])
   }
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a client dropped without stop() is freed and leaves no wait behind")
   func droppedClientIsFreed() throws {
-    let runtime = SimulatedRuntime(start: ClientFixture.start)
+    let runtime = SimulatedRuntime(start: Fixture.requestDate)
     let cache = InMemoryCustomerInfoCache(clock: runtime.clock)
     try cache.store(
       try CustomerInfoSnapshot(jsonData: Data(ClientFixture.json().utf8)),

@@ -1,12 +1,13 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
 
 @Suite("SimulatedRuntime: virtual time that only moves when told")
 struct SimulatedRuntimeTests {
-  static let start = ClientFixture.start
+  static let start = Fixture.requestDate
 
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
@@ -47,7 +48,7 @@ struct SimulatedRuntimeTests {
     #expect(runtime.elapsed == .seconds(5))
     #expect(runtime.manualClock.now == Self.start.addingTimeInterval(5))
     // Set back, the wall clock moves alone: no virtual time passes.
-    runtime.manualClock.advance(by: .seconds(-60))
+    runtime.manualClock.advance(by: .minute * -1)
     #expect(runtime.elapsed == .seconds(5))
     #expect(runtime.manualClock.bootInstant?.sinceBoot == 5)
   }
@@ -74,14 +75,14 @@ struct SimulatedRuntimeTests {
     let outcome = Locked<String?>(nil)
     let task = runtime.spawn {
       do {
-        try await runtime.sleep(for: .seconds(60))
+        try await runtime.sleep(for: .minute)
         outcome.withLock { $0 = "woke" }
       } catch {
         outcome.withLock { $0 = "\(type(of: error))" }
       }
     }
     runtime.runUntilIdle()
-    #expect(runtime.pendingWaits == [.seconds(60)])
+    #expect(runtime.pendingWaits == [.minute])
     task.cancel()
     runtime.runUntilIdle()
     #expect(outcome.withLock { $0 } == "CancellationError")

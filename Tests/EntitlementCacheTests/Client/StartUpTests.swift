@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -26,14 +27,14 @@ struct StartUpTests {
   func cachedGrantThenRefresh() throws {
     let harness = try ClientHarness()
     try harness.storeDirectly(ClientFixture.json(), user: "alice")
-    harness.runtime.advance(by: .seconds(3600))  // an hour later the app launches offline
+    harness.runtime.advance(by: .hour)  // an hour later the app launches offline
     harness.client.start()
     #expect(harness.client.currentState?.decisions["pro"]?.state == .granted)
     #expect(harness.client.currentState?.customerInfo?.freshness == .stale)
     harness.runtime.runUntilIdle()
     #expect(harness.fetcher.waiting.count == 1)
     harness.fetcher.answer(
-      json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(3600)))
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(.hour)))
     harness.runtime.runUntilIdle()
     #expect(harness.outcomes == ["alice: stored"])
     #expect(harness.states.map { $0.customerInfo?.freshness } == [.stale, .fresh])

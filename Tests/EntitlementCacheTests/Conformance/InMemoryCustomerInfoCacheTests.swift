@@ -15,12 +15,12 @@ struct InMemoryCustomerInfoCacheTests {
     let clock = ManualClock(Fixture.t0)
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     let tomorrow = Fixture.info([
-      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(.day))
     ])
     try cache.store(try CustomerInfoSnapshot(tomorrow), for: Fixture.scopeA)
     #expect(cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
     #expect(cache.bound(to: Fixture.scopeA).activeEntitlementKeys == ["pro"])
-    clock.advance(by: .seconds(2 * Fixture.day))
+    clock.advance(by: .seconds(2 * .day))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
@@ -29,10 +29,10 @@ struct InMemoryCustomerInfoCacheTests {
     let clock = ManualClock(Fixture.t0)
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(Fixture.hour))
+    clock.advance(by: .seconds(.hour))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     let loaded = try #require(try cache.load(Fixture.scopeA))
-    #expect(loaded.bookkeeping.deviceHighWaterMark == Fixture.at(Fixture.hour))
+    #expect(loaded.bookkeeping.deviceHighWaterMark == Fixture.at(.hour))
     #expect(loaded.bookkeeping.storedAt == Fixture.t0)
   }
 
@@ -73,7 +73,7 @@ struct InMemoryCustomerInfoCacheTests {
     for cache in [ownPolicy, goodPolicy] {
       try cache.store(lifetime, for: Fixture.scopeA)
     }
-    clock.advance(by: .seconds(400 * Fixture.day))
+    clock.advance(by: .seconds(400 * .day))
     #expect(
       ownPolicy.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(ownPolicy.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
@@ -89,7 +89,7 @@ struct InMemoryCustomerInfoCacheTests {
   func subMillisecondDates() throws {
     // pro ends 0.4 ms after the day's boundary; the stored JSON keeps milliseconds, so it ends
     // on the boundary. Every read must agree, on both caches.
-    let end = Fixture.at(Fixture.day).addingTimeInterval(0.000_4)
+    let end = Fixture.at(.day).addingTimeInterval(0.000_4)
     let snapshot = try CustomerInfoSnapshot(
       Fixture.info(["pro": Fixture.entitlement(.active, expiresAt: end)]))
     let clock = ManualClock(Fixture.t0)
@@ -99,7 +99,7 @@ struct InMemoryCustomerInfoCacheTests {
     for cache in [sqlite, memory] as [any CustomerInfoCache] {
       try cache.store(snapshot, for: Fixture.scopeA)
     }
-    clock.set(Fixture.at(Fixture.day))
+    clock.set(Fixture.at(.day))
     let memoryView = try #require(try memory.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(memory.access(to: "pro", for: Fixture.scopeA) == memoryView.decisions["pro"])
     #expect(memory.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))

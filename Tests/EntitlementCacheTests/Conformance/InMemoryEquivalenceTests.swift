@@ -25,7 +25,7 @@ struct InMemoryEquivalenceTests {
   /// Small, so an oversized snapshot is cheap to build.
   static let sizeLimit = 16 * 1024
   static let scopes = [
-    Fixture.scope(user: "user-a"), Fixture.scope(user: "user-b"),
+    Fixture.scopeA, Fixture.scopeB,
     Fixture.scope(environment: .sandbox, user: "user-a"),
   ]
   static let keys = Scenario.keys + ["nowhere"]
@@ -99,15 +99,15 @@ struct InMemoryEquivalenceTests {
         log.append("remove \(name)")
         write { cache throws(CacheError) in try cache.remove(scope) }
       case ..<0.43:
-        let seconds = random.seconds(1...(3 * Fixture.day))
+        let seconds = random.seconds(1...(3 * .day))
         log.append("advance \(seconds) s")
         clock.advance(by: .seconds(seconds))
       case ..<0.49:
-        let seconds = random.seconds(1...(10 * Fixture.day))
+        let seconds = random.seconds(1...(10 * .day))
         log.append("set the wall clock back \(seconds) s")
         clock.advance(by: .seconds(-seconds))
       case ..<0.53:
-        let date = random.date(-30 * Fixture.day...(60 * Fixture.day))
+        let date = random.date(-30 * .day...(60 * .day))
         log.append("set the wall clock to \(date)")
         clock.set(date)
       case ..<0.56 where clocks == .bootClock:

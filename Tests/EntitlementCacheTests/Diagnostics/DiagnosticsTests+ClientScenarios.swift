@@ -63,11 +63,11 @@ extension DiagnosticsTests {
     let journal = DiagnosticJournal()
     let harness = try harness(journal)
     harness.start(answering: ClientFixture.json())
-    harness.runtime.advance(by: .seconds(3600))
+    harness.runtime.advance(by: .hour)
     _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
-    harness.runtime.manualClock.set(ClientFixture.start.addingTimeInterval(-86_400))
+    harness.runtime.manualClock.set(Fixture.requestDate.addingTimeInterval(-.day))
     _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
-    harness.runtime.advance(by: .seconds(60))
+    harness.runtime.advance(by: .minute)
     _ = harness.run { client in await client.state(fetchPolicy: .cacheOnly) }
     #expect(journal.names == ["clock_rollback_suspected"])
     #expect(journal.diagnostics.first?.scope == ClientFixture.identity("alice").scope)

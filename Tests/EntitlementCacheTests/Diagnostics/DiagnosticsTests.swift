@@ -173,7 +173,7 @@ struct DiagnosticsTests {
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     vfs.armFault(.write, at: 1, code: SQLITE_FULL, persistent: true)
     #expect(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     #expect(throws: CacheError.self) { try cache.recordRefreshFailure(for: Fixture.scopeA) }
     #expect(
@@ -365,7 +365,10 @@ struct DiagnosticsTests {
     #expect(Set(told.map(\.event.name)) == everyName)
     let signature = try TrustFixture.signed().signature
     let identities =
-      ["sdk_live", "alice", "user-a", "user-b", PurchaseFixture.secret, "install-1"]
+      [
+        "sdk_live", "alice", SampleScope.userA, SampleScope.userB, PurchaseFixture.secret,
+        SampleScope.installation,
+      ]
       + [signature?.signature, signature?.intermediate].compactMap { $0 }.flatMap { bytes in
         [Data(bytes).base64EncodedString(), bytes.map { String(format: "%02x", $0) }.joined()]
       }

@@ -20,14 +20,14 @@ struct BootClockTests {
 
   /// The boot clock at the refresh: the device has been up an hour. A whole number of
   /// milliseconds, and a binary fraction, so `uptime + elapsed - uptime` is exact at a boundary.
-  static let uptime: TimeInterval = 3_600.25
+  static let uptime: TimeInterval = .hour + 0.25
 
   /// The reading the refresh records in the first boot session.
   static let refreshBoot = BootInstant(session: "boot-1", sinceBoot: uptime)
 
   /// A subscription that ends one day after the refresh.
   static let daily = Fixture.info([
-    "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
+    "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(.day))
   ])
 
   /// A cache on a throw-away file and a manual clock with a boot clock, up for ``uptime``, its
@@ -88,40 +88,40 @@ struct BootClockTests {
     var testDescription: String { "\(name) (\(preset.rawValue))" }
   }
 
-  static let monthly = Fixture.entitlement(.active, expiresAt: Fixture.at(30 * Fixture.day))
+  static let monthly = Fixture.entitlement(.active, expiresAt: Fixture.at(30 * .day))
 
   static let boundaries: [BoundaryCase] = [
     BoundaryCase(
-      name: "expiresAt", info: daily, preset: .conservative, elapsed: Fixture.day,
+      name: "expiresAt", info: daily, preset: .conservative, elapsed: .day,
       before: .state(.granted), after: .state(.denied(.expired))),
     BoundaryCase(
       name: "lifetime until verifiedAt + nonExpiringMaxOfflineAge",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-29 * Fixture.day))
+        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-29 * .day))
       ]),
-      preset: .conservative, elapsed: Fixture.day,
+      preset: .conservative, elapsed: .day,
       before: .state(.granted), after: .state(.denied(.offlineWindowElapsed))),
     BoundaryCase(
       name: "deviceAccess.expiresAt",
       info: Fixture.info(
         ["pro": monthly],
-        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day))),
-      preset: .serverSnapshot, elapsed: Fixture.day,
+        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(.day))),
+      preset: .serverSnapshot, elapsed: .day,
       before: .state(.granted), after: .state(.offlineUnavailable(.deviceAccessExpired))),
     BoundaryCase(
       name: "accessContext.expiresAt",
       info: Fixture.info(
         ["pro": monthly],
         accessContext: AccessContext(
-          token: AccessToken(rawValue: "T0K3N"), expiresAt: Fixture.at(15 * Fixture.minute))),
-      preset: .conservative, elapsed: 15 * Fixture.minute,
+          token: AccessToken(rawValue: "T0K3N"), expiresAt: Fixture.at(15 * .minute))),
+      preset: .conservative, elapsed: 15 * .minute,
       before: .accessContextPresent(true), after: .accessContextPresent(false)),
     BoundaryCase(
       name: "staleAfter", info: Fixture.info(["pro": monthly]), preset: .conservative,
-      elapsed: 5 * Fixture.minute, before: .freshness(.fresh), after: .freshness(.stale)),
+      elapsed: 5 * .minute, before: .freshness(.fresh), after: .freshness(.stale)),
     BoundaryCase(
       name: "maxSnapshotAge", info: Fixture.info(["pro": monthly]), preset: .serverSnapshot,
-      elapsed: 2 * Fixture.day,
+      elapsed: 2 * .day,
       before: .state(.granted), after: .state(.offlineUnavailable(.snapshotTooOld))),
   ]
 
@@ -140,9 +140,9 @@ struct BootClockTests {
     /// The wall clock at the refresh, and right after it.
     var walls: (atRefresh: Date, afterRefresh: Date) {
       switch self {
-      case .backAfterRefresh: (Fixture.t0, Fixture.at(-20 * Fixture.day))
-      case .forwardAfterRefresh: (Fixture.t0, Fixture.at(20 * Fixture.day))
-      case .backBeforeRefreshRightAfter: (Fixture.at(-20 * Fixture.day), Fixture.t0)
+      case .backAfterRefresh: (Fixture.t0, Fixture.at(-20 * .day))
+      case .forwardAfterRefresh: (Fixture.t0, Fixture.at(20 * .day))
+      case .backBeforeRefreshRightAfter: (Fixture.at(-20 * .day), Fixture.t0)
       }
     }
 
@@ -212,43 +212,43 @@ struct BootClockTests {
     let clock = harness.clock
     let cache = harness.cache
     // In the refresh's session the wall clock set back changes nothing.
-    clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: .seconds(Fixture.hour))
+    clock.set(Fixture.at(-20 * .day))
+    clock.advance(by: .seconds(.hour))
     #expect(
       cache.access(to: "pro", for: Self.scope).evidence.estimatedServerTime
-        == Fixture.at(Fixture.hour))
+        == Fixture.at(.hour))
 
     clock.reboot(session: "boot-2")
     clock.set(Fixture.t0)
-    clock.advance(by: .seconds(2 * Fixture.hour))
+    clock.advance(by: .seconds(2 * .hour))
     // The new boot's clock cannot measure since the refresh: the wall clock (T+2h) can.
     let rebooted = cache.access(to: "pro", for: Self.scope)
     #expect(rebooted.state == .granted)
-    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(2 * Fixture.hour))
+    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(2 * .hour))
     #expect(Self.memoryDecision(cache, clock, mark: Fixture.t0) == rebooted)
 
     // Set back now, the mark holds what the read just saw; suspected, not extended.
-    clock.set(Fixture.at(-20 * Fixture.day))
+    clock.set(Fixture.at(-20 * .day))
     let setBack = cache.access(to: "pro", for: Self.scope)
-    #expect(setBack.evidence.estimatedServerTime == Fixture.at(2 * Fixture.hour))
+    #expect(setBack.evidence.estimatedServerTime == Fixture.at(2 * .hour))
     #expect(setBack.evidence.clockRollbackSuspected)
-    #expect(Self.memoryDecision(cache, clock, mark: Fixture.at(2 * Fixture.hour)) == setBack)
+    #expect(Self.memoryDecision(cache, clock, mark: Fixture.at(2 * .hour)) == setBack)
 
     // Forward past the end by the wall clock alone, which the boot clock no longer
     // contradicts: expired, and the mark keeps it so when the clock is set back again.
-    clock.set(Fixture.at(Fixture.day))
+    clock.set(Fixture.at(.day))
     #expect(cache.access(to: "pro", for: Self.scope).state == .denied(.expired))
     clock.set(Fixture.t0)
     let after = cache.access(to: "pro", for: Self.scope)
     #expect(after.state == .denied(.expired))
-    #expect(after.evidence.estimatedServerTime == Fixture.at(Fixture.day))
-    #expect(Self.memoryDecision(cache, clock, mark: Fixture.at(Fixture.day)) == after)
+    #expect(after.evidence.estimatedServerTime == Fixture.at(.day))
+    #expect(Self.memoryDecision(cache, clock, mark: Fixture.at(.day)) == after)
     // And the file, read by another instance of the new boot, says the same.
     try cache.flush()
     let reopened = try harness.reopen()
     #expect(reopened.access(to: "pro", for: Self.scope) == after)
     let view = try #require(try reopened.evaluatedCustomerInfo(for: Self.scope))
-    #expect(view.estimatedServerTime == Fixture.at(Fixture.day))
+    #expect(view.estimatedServerTime == Fixture.at(.day))
     #expect(view.customerInfo.entitlements["pro"]?.status == .known(.expired))
   }
 
@@ -261,18 +261,18 @@ struct BootClockTests {
     let harness = try Harness()
     try harness.store(Self.daily)
     let clock = harness.clock
-    clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: .seconds(2 * Fixture.day))
+    clock.set(Fixture.at(-20 * .day))
+    clock.advance(by: .seconds(2 * .day))
     let expired = harness.cache.access(to: "pro", for: Self.scope)
     #expect(expired.state == .denied(.expired))
-    #expect(expired.evidence.estimatedServerTime == Fixture.at(2 * Fixture.day))
+    #expect(expired.evidence.estimatedServerTime == Fixture.at(2 * .day))
     // The wall clock is 20 days behind what the boot clock measured: that is a rollback.
     #expect(expired.evidence.clockRollbackSuspected)
 
     clock.reboot(session: "boot-2")
     let rebooted = harness.cache.access(to: "pro", for: Self.scope)
     #expect(rebooted.state == .denied(.expired))
-    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(2 * Fixture.day))
+    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(2 * .day))
     #expect(rebooted.evidence.clockRollbackSuspected)
     // Persisted, it holds for another process of the new boot too.
     try harness.cache.flush()
@@ -295,7 +295,7 @@ struct BootClockTests {
       inMemory ? InMemoryCustomerInfoCache(clock: clock.cacheClock) : harness.cache
     try cache.store(try CustomerInfoSnapshot(Self.daily), for: Self.scope)
 
-    clock.set(Fixture.at(365 * Fixture.day))
+    clock.set(Fixture.at(365 * .day))
     let forward = cache.access(to: "pro", for: Self.scope)
     #expect(forward.state == .granted)
     #expect(forward.evidence.estimatedServerTime == Fixture.t0)
@@ -304,7 +304,7 @@ struct BootClockTests {
 
     // Put right an hour later: nothing was set back.
     clock.set(Fixture.t0)
-    clock.advance(by: .seconds(Fixture.hour))
+    clock.advance(by: .seconds(.hour))
     let putRight = cache.access(to: "pro", for: Self.scope)
     #expect(putRight.state == .granted)
     #expect(!putRight.evidence.clockRollbackSuspected)
@@ -312,10 +312,10 @@ struct BootClockTests {
     clock.reboot(session: "boot-2")
     let rebooted = cache.access(to: "pro", for: Self.scope)
     #expect(rebooted.state == .granted)
-    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(Fixture.hour))
+    #expect(rebooted.evidence.estimatedServerTime == Fixture.at(.hour))
     #expect(!rebooted.evidence.clockRollbackSuspected)
     #expect(
-      try cache.load(Self.scope)?.bookkeeping.deviceHighWaterMark == Fixture.at(Fixture.hour))
+      try cache.load(Self.scope)?.bookkeeping.deviceHighWaterMark == Fixture.at(.hour))
     if !inMemory {
       try harness.cache.flush()
       #expect(try harness.reopen().access(to: "pro", for: Self.scope).state == .granted)
@@ -342,8 +342,8 @@ struct BootClockTests {
   func reopenedCacheKeepsTheBootClock() throws {
     let harness = try Harness()
     try harness.store(Self.daily)
-    harness.clock.set(Fixture.at(-20 * Fixture.day))
-    harness.clock.advance(by: .seconds(Fixture.day - 1))
+    harness.clock.set(Fixture.at(-20 * .day))
+    harness.clock.advance(by: .seconds(.day - 1))
     let writer = harness.cache
     let reopened = try harness.reopen()
     // The reading is in the file (refresh_boot_session, refresh_boot_uptime), so an instance
@@ -352,13 +352,13 @@ struct BootClockTests {
     #expect(stored.refreshBootInstant == Self.refreshBoot)
     let before = reopened.access(to: "pro", for: Self.scope)
     #expect(before.state == .granted)
-    #expect(before.evidence.estimatedServerTime == Fixture.at(Fixture.day - 1))
+    #expect(before.evidence.estimatedServerTime == Fixture.at(.day - 1))
     #expect(writer.access(to: "pro", for: Self.scope) == before)
 
     harness.clock.advance(by: .seconds(1))
     let expired = reopened.access(to: "pro", for: Self.scope)
     #expect(expired.state == .denied(.expired))
-    #expect(expired.evidence.estimatedServerTime == Fixture.at(Fixture.day))
+    #expect(expired.evidence.estimatedServerTime == Fixture.at(.day))
     #expect(writer.access(to: "pro", for: Self.scope) == expired)
     // A third instance, opened after both, as well.
     #expect(try harness.reopen().access(to: "pro", for: Self.scope) == expired)
@@ -402,8 +402,8 @@ struct BootClockTests {
     // Read by a process with a boot clock, two days of it later, the wall clock set back.
     let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
     let reader = try Fixture.cache(in: directory, clock: clock)
-    clock.advance(by: .seconds(2 * Fixture.day))
-    clock.set(Fixture.at(-20 * Fixture.day))
+    clock.advance(by: .seconds(2 * .day))
+    clock.set(Fixture.at(-20 * .day))
     let decision = reader.access(to: "pro", for: Self.scope)
     // Nothing to measure from: the offset rule, which cannot see the two days.
     #expect(decision.state == .granted)
@@ -416,7 +416,7 @@ struct BootClockTests {
       now: clock.now, bootInstant: clock.bootInstant)
     #expect(memory == decision)
     // The wall clock forward: the offset rule ends it.
-    clock.set(Fixture.at(Fixture.day))
+    clock.set(Fixture.at(.day))
     #expect(reader.access(to: "pro", for: Self.scope).state == .denied(.expired))
 
     // The next refresh, from the process with the boot clock, records a reading: from then on
@@ -425,9 +425,9 @@ struct BootClockTests {
     try reader.store(try CustomerInfoSnapshot(Self.daily), for: Self.scope)
     #expect(
       try reader.load(Self.scope)?.bookkeeping.refreshBootInstant
-        == BootInstant(session: "boot-1", sinceBoot: 2 * Fixture.day))
-    clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: .seconds(Fixture.day))
+        == BootInstant(session: "boot-1", sinceBoot: 2 * .day))
+    clock.set(Fixture.at(-20 * .day))
+    clock.advance(by: .seconds(.day))
     #expect(reader.access(to: "pro", for: Self.scope).state == .denied(.expired))
   }
 
@@ -446,13 +446,13 @@ struct BootClockTests {
 
     // The writer answers from memory, a new instance from the file: the same reading, so the
     // same elapsed time to the last bit (the 0.89 ms truncated away counts as elapsed).
-    clock.advance(by: .seconds(Fixture.hour))
+    clock.advance(by: .seconds(.hour))
     let reader = try Fixture.cache(in: directory, clock: clock)
     let fromMemory = writer.access(to: "pro", for: Self.scope)
     let fromFile = reader.access(to: "pro", for: Self.scope)
     #expect(fromMemory == fromFile)
     let estimate = try #require(fromFile.evidence.estimatedServerTime)
-    #expect(abs(estimate.timeIntervalSince(Fixture.t0) - (Fixture.hour + 0.000_89)) < 1e-6)
+    #expect(abs(estimate.timeIntervalSince(Fixture.t0) - (.hour + 0.000_89)) < 1e-6)
   }
 
   // MARK: The system's boot clock

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -85,52 +86,52 @@ struct BoundaryTableTests {
   static let cases: [BoundaryCase] = [
     BoundaryCase(
       name: "active until expiresAt",
-      info: Fixture.info(["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))]),
-      boundary: Fixture.at(Fixture.day),
+      info: Fixture.info(["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(.day))]),
+      boundary: Fixture.at(.day),
       // The perk model never compares expiresAt with the device clock; max age bounds it.
       conservative: Sides(
-        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(Fixture.day)),
+        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(.day)),
       serverSnapshot: Sides(
-        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
+        before: granted, after: granted, validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "grace until gracePeriodExpiresAt, not expiresAt",
       info: Fixture.info([
         "pro": Fixture.entitlement(
-          .grace, expiresAt: Fixture.at(Fixture.hour), graceEnd: Fixture.at(Fixture.day))
+          .grace, expiresAt: Fixture.at(.hour), graceEnd: Fixture.at(.day))
       ]),
-      boundary: Fixture.at(Fixture.day),
+      boundary: Fixture.at(.day),
       conservative: Sides(
-        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(Fixture.day)),
+        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(.day)),
       serverSnapshot: Sides(
-        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
+        before: granted, after: granted, validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "grace without gracePeriodExpiresAt until expiresAt",
-      info: Fixture.info(["pro": Fixture.entitlement(.grace, expiresAt: Fixture.at(Fixture.day))]),
-      boundary: Fixture.at(Fixture.day),
+      info: Fixture.info(["pro": Fixture.entitlement(.grace, expiresAt: Fixture.at(.day))]),
+      boundary: Fixture.at(.day),
       conservative: Sides(
-        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(Fixture.day)),
+        before: granted, after: .state(.denied(.expired)), validUntil: Fixture.at(.day)),
       serverSnapshot: Sides(
-        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
+        before: granted, after: granted, validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "lifetime until verifiedAt + nonExpiringMaxOfflineAge",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-29 * Fixture.day))
+        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-29 * .day))
       ]),
-      boundary: Fixture.at(Fixture.day),
+      boundary: Fixture.at(.day),
       conservative: Sides(
         before: granted, after: .state(.denied(.offlineWindowElapsed)),
-        validUntil: Fixture.at(Fixture.day)),
+        validUntil: Fixture.at(.day)),
       serverSnapshot: Sides(
-        before: granted, after: granted, validUntil: Fixture.at(2 * Fixture.day))),
+        before: granted, after: granted, validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "lifetime without verifiedAt until requestDate + nonExpiringMaxOfflineAge",
       info: Fixture.info(
         ["pro": Fixture.entitlement(.active, verifiedAt: nil)],
-        requestDate: Fixture.at(-29 * Fixture.day)),
-      boundary: Fixture.at(Fixture.day),
+        requestDate: Fixture.at(-29 * .day)),
+      boundary: Fixture.at(.day),
       conservative: Sides(
         before: granted, after: .state(.denied(.offlineWindowElapsed)),
-        validUntil: Fixture.at(Fixture.day)),
+        validUntil: Fixture.at(.day)),
       // Refreshed 30 days before the boundary: far past the perk model's 2-day maximum age.
       serverSnapshot: Sides(
         before: .state(.offlineUnavailable(.snapshotTooOld)),
@@ -139,59 +140,59 @@ struct BoundaryTableTests {
       name: "device access until deviceAccess.expiresAt",
       info: Fixture.info(
         ["pro": Fixture.monthly],
-        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day))),
-      boundary: Fixture.at(Fixture.day),
+        deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(.day))),
+      boundary: Fixture.at(.day),
       conservative: Sides(
         before: granted, after: .state(.offlineUnavailable(.deviceAccessExpired)),
-        validUntil: Fixture.at(Fixture.day)),
+        validUntil: Fixture.at(.day)),
       serverSnapshot: Sides(
         before: granted, after: .state(.offlineUnavailable(.deviceAccessExpired)),
-        validUntil: Fixture.at(Fixture.day))),
+        validUntil: Fixture.at(.day))),
     BoundaryCase(
       name: "accessContext until its expiresAt, access unchanged",
       info: Fixture.info(
         ["pro": Fixture.monthly],
         accessContext: AccessContext(
-          token: AccessToken(rawValue: "T0K3N"), expiresAt: Fixture.at(15 * Fixture.minute))),
-      boundary: Fixture.at(15 * Fixture.minute),
+          token: AccessToken(rawValue: "T0K3N"), expiresAt: Fixture.at(15 * .minute))),
+      boundary: Fixture.at(15 * .minute),
       conservative: Sides(
         before: .accessContextPresent(true), after: .accessContextPresent(false),
-        validUntil: Fixture.at(30 * Fixture.day)),
+        validUntil: Fixture.at(30 * .day)),
       serverSnapshot: Sides(
         before: .accessContextPresent(true), after: .accessContextPresent(false),
-        validUntil: Fixture.at(2 * Fixture.day))),
+        validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "fresh until staleAfter",
       info: Fixture.info(["pro": Fixture.monthly]),
-      boundary: Fixture.at(5 * Fixture.minute),
+      boundary: Fixture.at(5 * .minute),
       conservative: Sides(
         before: .freshness(.fresh), after: .freshness(.stale),
-        validUntil: Fixture.at(30 * Fixture.day)),
+        validUntil: Fixture.at(30 * .day)),
       serverSnapshot: Sides(
         before: .freshness(.fresh), after: .freshness(.stale),
-        validUntil: Fixture.at(2 * Fixture.day))),
+        validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "usable until maxSnapshotAge has elapsed",
       info: Fixture.info(["pro": Fixture.monthly]),
-      boundary: Fixture.at(2 * Fixture.day),
+      boundary: Fixture.at(2 * .day),
       // The conservative preset has no maximum age.
       conservative: Sides(
-        before: granted, after: granted, validUntil: Fixture.at(30 * Fixture.day)),
+        before: granted, after: granted, validUntil: Fixture.at(30 * .day)),
       serverSnapshot: Sides(
         before: granted, after: .state(.offlineUnavailable(.snapshotTooOld)),
-        validUntil: Fixture.at(2 * Fixture.day))),
+        validUntil: Fixture.at(2 * .day))),
     BoundaryCase(
       name: "rollback suspected only beyond the tolerance",
       info: Fixture.info(["pro": Fixture.monthly]),
       // Stored at T (device T + skew), so the device mark is that; the clock reads five minutes
       // before it.
-      boundary: Fixture.at(-5 * Fixture.minute),
+      boundary: Fixture.at(-5 * .minute),
       conservative: Sides(
         before: .rollbackSuspected(true), after: .rollbackSuspected(false),
-        validUntil: Fixture.at(30 * Fixture.day)),
+        validUntil: Fixture.at(30 * .day)),
       serverSnapshot: Sides(
         before: .rollbackSuspected(true), after: .rollbackSuspected(false),
-        validUntil: Fixture.at(2 * Fixture.day))),
+        validUntil: Fixture.at(2 * .day))),
   ]
 
   /// One millisecond before, the boundary itself (half-open: the later side already holds),

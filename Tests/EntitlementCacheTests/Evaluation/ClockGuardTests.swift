@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -10,7 +11,7 @@ struct ClockGuardTests {
 
   /// A subscription that ends 90 minutes after T.
   static let info = Fixture.info([
-    "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(90 * Fixture.minute))
+    "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(90 * .minute))
   ])
 
   // MARK: The guard itself
@@ -18,11 +19,11 @@ struct ClockGuardTests {
   /// The clock, the high-water mark, and whether rollback is suspected (tolerance 5 min).
   static let readings: [(TimeInterval, TimeInterval?, Bool)] = [
     (0, nil, false),
-    (Fixture.hour, 0, false),
+    (.hour, 0, false),
     (0, 0, false),
-    (-5 * Fixture.minute, 0, false),
-    (-5 * Fixture.minute - 0.001, 0, true),
-    (-Fixture.day, 0, true),
+    (-5 * .minute, 0, false),
+    (-5 * .minute - 0.001, 0, true),
+    (-.day, 0, true),
   ]
 
   @Test(
@@ -32,7 +33,7 @@ struct ClockGuardTests {
     let reading = ClockReading(
       now: Fixture.at(now), deviceHighWaterMark: mark.map(Fixture.at), storedAt: nil,
       serverTime: nil,
-      bootElapsed: nil, clockOffset: nil, tolerance: 5 * Fixture.minute)
+      bootElapsed: nil, clockOffset: nil, tolerance: 5 * .minute)
     #expect(reading.effectiveDeviceNow == Fixture.at(max(now, mark ?? now)))
     #expect(reading.rollbackSuspected == suspected)
   }
@@ -41,22 +42,22 @@ struct ClockGuardTests {
   func rollbackInMemory(_ preset: Preset) {
     // A read at T+2h raised the mark past the expiry; the clock now says T+1h.
     var bookkeeping = Fixture.bookkeeping(for: Self.info)
-    bookkeeping.deviceHighWaterMark = Fixture.at(2 * Fixture.hour)
+    bookkeeping.deviceHighWaterMark = Fixture.at(2 * .hour)
     let decision = EntitlementEvaluator.decision(
-      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: Fixture.at(Fixture.hour),
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: Fixture.at(.hour),
       policy: .conservative)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
     // Within the tolerance the flag stays down, and the mark still holds.
     let small = EntitlementEvaluator.decision(
       for: "pro", in: Self.info, bookkeeping: bookkeeping,
-      now: Fixture.at(2 * Fixture.hour - Fixture.minute))
+      now: Fixture.at(2 * .hour - .minute))
     #expect(small.state == .denied(.expired))
     #expect(!small.evidence.clockRollbackSuspected)
     // Lifetime access and the snapshot's own age are held to the mark just the same.
     let lifetime = Fixture.info(["pro": Fixture.entitlement(.active)])
     var late = Fixture.bookkeeping(for: lifetime)
-    late.deviceHighWaterMark = Fixture.at(31 * Fixture.day)
+    late.deviceHighWaterMark = Fixture.at(31 * .day)
     #expect(
       EntitlementEvaluator.decision(
         for: "pro", in: lifetime, bookkeeping: late, now: Fixture.t0, policy: preset.policy
@@ -66,12 +67,12 @@ struct ClockGuardTests {
   @Test("a clock set back with nothing passed grants, and says the clock looks wrong")
   func rollbackAloneNeverDenies() {
     var bookkeeping = Fixture.bookkeeping(for: Self.info)
-    bookkeeping.deviceHighWaterMark = Fixture.at(Fixture.hour)
+    bookkeeping.deviceHighWaterMark = Fixture.at(.hour)
     let decision = EntitlementEvaluator.decision(
-      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: Fixture.at(-Fixture.day))
+      for: "pro", in: Self.info, bookkeeping: bookkeeping, now: Fixture.at(-.day))
     #expect(decision.state == .granted)
     #expect(decision.evidence.clockRollbackSuspected)
-    #expect(decision.evidence.validUntil == Fixture.at(90 * Fixture.minute))
+    #expect(decision.evidence.validUntil == Fixture.at(90 * .minute))
   }
 
   // MARK: Through the SQLite cache
@@ -81,10 +82,10 @@ struct ClockGuardTests {
     let harness = try CacheHarness()
     try harness.store(Self.info)
     let cache = harness.cache
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
-    harness.clock.set(Fixture.at(Fixture.hour))
+    harness.clock.set(Fixture.at(.hour))
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
@@ -100,9 +101,9 @@ struct ClockGuardTests {
   func keyListingRaisesTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     #expect(harness.cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
-    harness.clock.set(Fixture.at(Fixture.hour))
+    harness.clock.set(Fixture.at(.hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
@@ -110,11 +111,11 @@ struct ClockGuardTests {
   func evaluatedViewRaisesTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     let late = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(late.customerInfo.entitlements["pro"]?.status == .known(.expired))
 
-    harness.clock.set(Fixture.at(Fixture.hour))
+    harness.clock.set(Fixture.at(.hour))
     let rolledBack = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(rolledBack.clockRollbackSuspected)
     #expect(rolledBack.decisions["pro"]?.state == .denied(.expired))
@@ -128,16 +129,16 @@ struct ClockGuardTests {
   func flushPersistsTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     let path = harness.cache.path
     #expect(try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.t0)
     try harness.cache.flush()
     #expect(
-      try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.at(2 * Fixture.hour))
+      try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.at(2 * .hour))
 
-    harness.clock.set(Fixture.at(Fixture.hour))
+    harness.clock.set(Fixture.at(.hour))
     let reopened = try harness.secondInstance()
     let decision = reopened.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
@@ -148,15 +149,15 @@ struct ClockGuardTests {
   func writePersistsTheMark() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     let path = harness.cache.path
     #expect(try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.t0)
 
     try harness.cache.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
     #expect(
-      try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.at(2 * Fixture.hour))
-    harness.clock.set(Fixture.at(Fixture.hour))
+      try StoreTest.persistedHighWaterMark(path, Fixture.scopeA) == Fixture.at(2 * .hour))
+    harness.clock.set(Fixture.at(.hour))
     #expect(
       try harness.secondInstance().access(to: "pro", for: Fixture.scopeA).state == .denied(.expired)
     )
@@ -166,21 +167,21 @@ struct ClockGuardTests {
   func refreshAtAClockSetBackExtendsNothing() throws {
     let harness = try CacheHarness()
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     // The clock is set back an hour, then a refresh brings the server's time: T + 2 h.
     var later = Self.info
-    later.requestDate = Fixture.at(2 * Fixture.hour)
-    try harness.store(later, at: Fixture.at(Fixture.hour))
+    later.requestDate = Fixture.at(2 * .hour)
+    try harness.store(later, at: Fixture.at(.hour))
     let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     // The refresh re-anchored the clocks: nothing looks set back, the offset says an hour.
     #expect(!decision.evidence.clockRollbackSuspected)
-    #expect(decision.evidence.clockOffset == 3_600)
-    #expect(decision.evidence.storedAt == Fixture.at(Fixture.hour))
+    #expect(decision.evidence.clockOffset == Int(TimeInterval.hour))
+    #expect(decision.evidence.storedAt == Fixture.at(.hour))
     #expect(
       try harness.cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.at(Fixture.hour))
+        == Fixture.at(.hour))
   }
 
   @Test("the mark survives another instance's write to the file")
@@ -188,12 +189,12 @@ struct ClockGuardTests {
     let harness = try CacheHarness { $0.changeCheckInterval = .zero }
     try harness.store(Self.info)
     let other = try harness.secondInstance { $0.changeCheckInterval = .zero }
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // Another process writes (any scope): this instance drops what it holds in memory.
     try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
-    harness.clock.set(Fixture.at(Fixture.hour))
+    harness.clock.set(Fixture.at(.hour))
     let decision = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
     #expect(decision.evidence.clockRollbackSuspected)
@@ -208,35 +209,35 @@ struct ClockGuardTests {
   func markRaisedBeforeAnotherRefreshIsDropped() throws {
     let harness = try CacheHarness { $0.changeCheckInterval = .zero }
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     #expect(harness.cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // The clock is put right and another process refreshes: the server says T + 1 h, and pro
     // now runs for a day.
     let other = try harness.secondInstance { $0.changeCheckInterval = .zero }
     var renewed = Fixture.info([
-      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(25 * Fixture.hour))
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(25 * .hour))
     ])
-    renewed.requestDate = Fixture.at(Fixture.hour)
-    harness.clock.set(Fixture.at(Fixture.hour))
+    renewed.requestDate = Fixture.at(.hour)
+    harness.clock.set(Fixture.at(.hour))
     try other.store(try CustomerInfoSnapshot(renewed), for: Fixture.scopeA)
 
     // The first instance notices the write and reads the new row, its old mark still pending
     // in memory; then it persists that mark with its next write.
-    harness.clock.set(Fixture.at(Fixture.hour + Fixture.minute))
+    harness.clock.set(Fixture.at(.hour + .minute))
     let first = harness.cache.access(to: "pro", for: Fixture.scopeA)
     #expect(first.state == .granted)
     #expect(!first.evidence.clockRollbackSuspected)
     try harness.cache.flush()
     #expect(
       try other.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.at(Fixture.hour + Fixture.minute))
+        == Fixture.at(.hour + .minute))
 
     for cache in [harness.cache, other, try harness.secondInstance()] {
       let decision = cache.access(to: "pro", for: Fixture.scopeA)
       #expect(decision.state == .granted)
       #expect(!decision.evidence.clockRollbackSuspected)
-      #expect(decision.evidence.estimatedServerTime == Fixture.at(Fixture.hour + Fixture.minute))
+      #expect(decision.evidence.estimatedServerTime == Fixture.at(.hour + .minute))
     }
   }
 
@@ -245,12 +246,12 @@ struct ClockGuardTests {
     let harness = try CacheHarness { $0.changeCheckInterval = .zero }
     try harness.store(Self.info)
     let other = try harness.secondInstance { $0.changeCheckInterval = .zero }
-    harness.clock.set(Fixture.at(2 * Fixture.hour))
+    harness.clock.set(Fixture.at(2 * .hour))
     _ = harness.cache.access(to: "pro", for: Fixture.scopeA)
     try other.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
     // A read of another scope notices the write and drops every resident.
     _ = harness.cache.access(to: "pro", for: Fixture.scopeB)
-    harness.clock.set(Fixture.at(Fixture.hour))
+    harness.clock.set(Fixture.at(.hour))
     let evaluated = try #require(try harness.cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(evaluated.decisions["pro"]?.state == .denied(.expired))
     #expect(evaluated.clockRollbackSuspected)
@@ -264,7 +265,7 @@ struct ClockGuardTests {
     let cache = harness.cache
     try harness.store(Self.info)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).evidence.freshness == .fresh)
-    harness.clock.set(Fixture.at(10 * Fixture.minute))
+    harness.clock.set(Fixture.at(10 * .minute))
     let stale = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(stale.evidence.freshness == .stale)
     #expect(stale.isHighTrust, "stale is a refresh hint, not a trust problem")
@@ -279,7 +280,7 @@ struct ClockGuardTests {
     #expect(evaluated.isComputedOffline && evaluated.freshness == .offline)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.lastRefreshFailureReason == "timeout")
 
-    try harness.store(Self.info, at: Fixture.at(20 * Fixture.minute))
+    try harness.store(Self.info, at: Fixture.at(20 * .minute))
     let fresh = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(fresh.evidence.freshness == .fresh)
     #expect(fresh.evidence.isComputedOffline == false)
@@ -290,8 +291,8 @@ struct ClockGuardTests {
   @Test("offline within staleAfter: a failure right after a store is still offline")
   func offlineBeatsFresh() {
     let decision = Fixture.decide(
-      "pro", in: Self.info, failedAt: Fixture.at(Fixture.minute),
-      now: Fixture.at(2 * Fixture.minute))
+      "pro", in: Self.info, failedAt: Fixture.at(.minute),
+      now: Fixture.at(2 * .minute))
     #expect(decision.evidence.freshness == .offline)
     #expect(decision.state == .granted)
   }

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -34,7 +35,7 @@ struct ReasonCase: Sendable, CustomTestStringConvertible {
 struct DecisionReasonTests {
 
   static let familyShared = Fixture.entitlement(
-    .active, expiresAt: Fixture.at(30 * Fixture.day), source: .known(.familyShared))
+    .active, expiresAt: Fixture.at(30 * .day), source: .known(.familyShared))
 
   static let denials: [ReasonCase] = [
     ReasonCase(
@@ -42,31 +43,31 @@ struct DecisionReasonTests {
       conservative: .denied(.notEntitled), serverSnapshot: .denied(.notEntitled)),
     ReasonCase(
       name: "status expired, even before its expiresAt",
-      info: Fixture.info(["pro": Fixture.entitlement(.expired, expiresAt: Fixture.at(Fixture.day))]
+      info: Fixture.info(["pro": Fixture.entitlement(.expired, expiresAt: Fixture.at(.day))]
       ),
       conservative: .denied(.expired), serverSnapshot: .denied(.expired)),
     ReasonCase(
       name: "expiresAt passed by the device clock",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(30 * Fixture.minute))
+        "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(30 * .minute))
       ]),
       conservative: .denied(.expired), serverSnapshot: .granted),
     ReasonCase(
       name: "revoked before its expiresAt",
-      info: Fixture.info(["pro": Fixture.entitlement(.revoked, expiresAt: Fixture.at(Fixture.day))]
+      info: Fixture.info(["pro": Fixture.entitlement(.revoked, expiresAt: Fixture.at(.day))]
       ),
       conservative: .denied(.revoked), serverSnapshot: .denied(.revoked)),
     ReasonCase(
       // Billing recovery, not premium: not even the perk model grants it.
       name: "billing_retry before its expiresAt",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.billingRetry, expiresAt: Fixture.at(Fixture.day))
+        "pro": Fixture.entitlement(.billingRetry, expiresAt: Fixture.at(.day))
       ]),
       conservative: .denied(.billingRetry), serverSnapshot: .denied(.billingRetry)),
     ReasonCase(
       name: "lifetime verified longer ago than the offline window",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-30 * Fixture.day))
+        "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(-30 * .day))
       ]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
@@ -74,20 +75,20 @@ struct DecisionReasonTests {
       name: "lifetime with a stray grace end still lapses by the offline window",
       info: Fixture.info([
         "pro": Fixture.entitlement(
-          .active, graceEnd: Fixture.at(10 * Fixture.day), verifiedAt: Fixture.at(-30 * Fixture.day)
+          .active, graceEnd: Fixture.at(10 * .day), verifiedAt: Fixture.at(-30 * .day)
         )
       ]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
       name: "grace with neither end date falls back to the offline window",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.grace, verifiedAt: Fixture.at(-30 * Fixture.day))
+        "pro": Fixture.entitlement(.grace, verifiedAt: Fixture.at(-30 * .day))
       ]),
       conservative: .denied(.offlineWindowElapsed), serverSnapshot: .granted),
     ReasonCase(
       name: "a status this build does not know",
       info: Fixture.info([
-        "pro": Fixture.entitlement(.unknown("not_a_status_yet"), expiresAt: Fixture.at(Fixture.day))
+        "pro": Fixture.entitlement(.unknown("not_a_status_yet"), expiresAt: Fixture.at(.day))
       ]),
       conservative: .denied(.unknownStatus), serverSnapshot: .denied(.unknownStatus)),
     ReasonCase(
@@ -108,7 +109,7 @@ struct DecisionReasonTests {
       name: "family-shared past expiresAt reads expired, not excluded",
       info: Fixture.info([
         "pro": Fixture.entitlement(
-          .active, expiresAt: Fixture.at(Fixture.minute), source: .known(.familyShared))
+          .active, expiresAt: Fixture.at(.minute), source: .known(.familyShared))
       ]),
       excludeFamilyShared: true,
       conservative: .denied(.expired), serverSnapshot: .denied(.familySharingExcluded)),
@@ -116,14 +117,14 @@ struct DecisionReasonTests {
       name: "unknown source grants like any other",
       info: Fixture.info([
         "pro": Fixture.entitlement(
-          .active, expiresAt: Fixture.at(Fixture.day), source: .unknown("gift_card"))
+          .active, expiresAt: Fixture.at(.day), source: .unknown("gift_card"))
       ]),
       excludeFamilyShared: true, conservative: .granted, serverSnapshot: .granted),
   ]
 
   @Test("in memory and through SQLite", arguments: denials, Preset.allCases)
   func decision(_ testCase: ReasonCase, _ preset: Preset) throws {
-    let now = Fixture.at(Fixture.hour)
+    let now = Fixture.at(.hour)
     let policy = testCase.policy(preset)
     let memory = Fixture.decide(testCase.key, in: testCase.info, now: now, policy: policy)
     #expect(memory.state == testCase.expected(preset))
@@ -153,20 +154,20 @@ struct DecisionReasonTests {
   @Test("expired status: the validUntil is the server's expiresAt")
   func expiredStatusNamesItsBoundary() {
     let info = Fixture.info([
-      "pro": Fixture.entitlement(.expired, expiresAt: Fixture.at(-Fixture.day))
+      "pro": Fixture.entitlement(.expired, expiresAt: Fixture.at(-.day))
     ])
-    let decision = Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour))
+    let decision = Fixture.decide("pro", in: info, now: Fixture.at(.hour))
     #expect(decision.state == .denied(.expired))
-    #expect(decision.evidence.validUntil == Fixture.at(-Fixture.day))
+    #expect(decision.evidence.validUntil == Fixture.at(-.day))
   }
 
   @Test("unknown status is kept as the server sent it, never rewritten", arguments: Preset.allCases)
   func unknownStatusIsKept(_ preset: Preset) {
     let info = Fixture.info([
       "pro": Fixture.entitlement(
-        .unknown("not_a_status_yet"), expiresAt: Fixture.at(Fixture.minute))
+        .unknown("not_a_status_yet"), expiresAt: Fixture.at(.minute))
     ])
-    let evaluated = Fixture.evaluate(info, now: Fixture.at(Fixture.hour), policy: preset.policy)
+    let evaluated = Fixture.evaluate(info, now: Fixture.at(.hour), policy: preset.policy)
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .unknown("not_a_status_yet"))
     #expect(evaluated.decisions["pro"]?.state == .denied(.unknownStatus))
     #expect(evaluated.activeEntitlementKeys.isEmpty)
@@ -179,14 +180,14 @@ struct DecisionReasonTests {
     let info = Fixture.info(["pro": Fixture.entitlement(.active, verifiedAt: nil)])
     let bookkeeping = ScopeBookkeeping(storedAt: Fixture.t0)
     let before = EntitlementEvaluator.decision(
-      for: "pro", in: info, bookkeeping: bookkeeping, now: Fixture.at(30 * Fixture.day - 1))
+      for: "pro", in: info, bookkeeping: bookkeeping, now: Fixture.at(30 * .day - 1))
     let after = EntitlementEvaluator.decision(
-      for: "pro", in: info, bookkeeping: bookkeeping, now: Fixture.at(30 * Fixture.day))
+      for: "pro", in: info, bookkeeping: bookkeeping, now: Fixture.at(30 * .day))
     #expect(before.state == .granted)
-    #expect(before.evidence.validUntil == Fixture.at(30 * Fixture.day))
+    #expect(before.evidence.validUntil == Fixture.at(30 * .day))
     #expect(after.state == .denied(.offlineWindowElapsed))
     let evaluated = EntitlementEvaluator.evaluate(
-      info, bookkeeping: bookkeeping, now: Fixture.at(30 * Fixture.day))
+      info, bookkeeping: bookkeeping, now: Fixture.at(30 * .day))
     #expect(evaluated.decisions["pro"] == after)
   }
 
@@ -195,16 +196,16 @@ struct DecisionReasonTests {
   @Test("lifetime with a verifiedAt after the requestDate: bounded from the requestDate")
   func lifetimeWithAVerifiedAtAheadIsBoundedByRequestDate() throws {
     let info = Fixture.info([
-      "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(365 * Fixture.day))
+      "pro": Fixture.entitlement(.active, verifiedAt: Fixture.at(365 * .day))
     ])
     let harness = try CacheHarness()
     try harness.store(info)
     let reader = try harness.secondInstance()
-    for (now, granted) in [(30 * Fixture.day - 1, true), (30 * Fixture.day, false)] {
+    for (now, granted) in [(30 * .day - 1, true), (30 * .day, false)] {
       harness.clock.set(Fixture.at(now))
       let memory = Fixture.decide("pro", in: info, now: Fixture.at(now), policy: .conservative)
       #expect(memory.isGranted == granted)
-      #expect(memory.evidence.validUntil == Fixture.at(30 * Fixture.day))
+      #expect(memory.evidence.validUntil == Fixture.at(30 * .day))
       #expect(reader.access(to: "pro", for: Fixture.scopeA) == memory)
     }
   }
@@ -218,7 +219,7 @@ struct DecisionReasonTests {
     let harness = try CacheHarness()
     try harness.store(info)
     let reader = try harness.secondInstance()
-    for (now, status) in [(30 * Fixture.day - 1, "active"), (30 * Fixture.day, "expired")] {
+    for (now, status) in [(30 * .day - 1, "active"), (30 * .day, "expired")] {
       harness.clock.set(Fixture.at(now))
       let memory = EntitlementEvaluator.evaluate(
         info, bookkeeping: ScopeBookkeeping(storedAt: Fixture.t0), now: Fixture.at(now))
@@ -235,11 +236,11 @@ struct DecisionReasonTests {
   func unverifiedSnapshotShowsLapsedKeysExpired() {
     let info = Fixture.info(
       [
-        "monthly": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day)),
+        "monthly": Fixture.entitlement(.active, expiresAt: Fixture.at(.day)),
         "lifetime": Fixture.entitlement(.active, verifiedAt: Fixture.t0),
       ], verification: .known(.notRequested))
     let policy = OfflinePolicy(requireVerified: true)
-    for (now, status) in [(Fixture.day - 1, "active"), (30 * Fixture.day, "expired")] {
+    for (now, status) in [(.day - 1, "active"), (30 * .day, "expired")] {
       let evaluated = EntitlementEvaluator.evaluate(
         info, bookkeeping: ScopeBookkeeping(storedAt: Fixture.t0), now: Fixture.at(now),
         policy: policy)
@@ -286,13 +287,13 @@ struct DecisionReasonTests {
   @Test("snapshot too old: every key, entitled or not, is unavailable")
   func snapshotTooOld() throws {
     var policy = OfflinePolicy.conservative
-    policy.maxSnapshotAge = Fixture.day
+    policy.maxSnapshotAge = .day
     let info = Fixture.info([
       "pro": Fixture.monthly, "gone": Fixture.entitlement(.revoked),
       "paused": Fixture.entitlement(.unknown("x")),
     ])
     for preset in [policy, .serverSnapshot] {
-      let now = Fixture.at(3 * Fixture.day)
+      let now = Fixture.at(3 * .day)
       for key in ["pro", "gone", "paused", "missing"] {
         let decision = Fixture.decide(key, in: info, now: now, policy: preset)
         #expect(decision.state == .offlineUnavailable(.snapshotTooOld), "\(key)")
@@ -328,7 +329,7 @@ struct DecisionReasonTests {
       EntitlementEvaluator.decision(for: "pro", in: nil, bookkeeping: nil, now: Fixture.t0))
     record(
       Fixture.decide(
-        "pro", in: Fixture.info(["pro": Fixture.monthly]), now: Fixture.at(3 * Fixture.day),
+        "pro", in: Fixture.info(["pro": Fixture.monthly]), now: Fixture.at(3 * .day),
         policy: .serverSnapshot))
     record(
       Fixture.decide(
@@ -336,14 +337,14 @@ struct DecisionReasonTests {
         in: Fixture.info(
           ["pro": Fixture.monthly],
           deviceAccess: DeviceAccessInfo(
-            status: .known(.active), expiresAt: Fixture.at(Fixture.day))),
-        now: Fixture.at(2 * Fixture.day)))
+            status: .known(.active), expiresAt: Fixture.at(.day))),
+        now: Fixture.at(2 * .day)))
     var strict = OfflinePolicy.conservative
     strict.requireVerified = true
     record(
       Fixture.decide(
         "pro", in: Fixture.info(["pro": Fixture.monthly], verification: .known(.notRequested)),
-        now: Fixture.at(Fixture.minute), policy: strict))
+        now: Fixture.at(.minute), policy: strict))
     let harness = try CacheHarness()
     try harness.store(
       Fixture.info(

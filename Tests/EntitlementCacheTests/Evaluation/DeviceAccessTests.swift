@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -16,16 +17,16 @@ struct DeviceAccessTests {
 
   static func blocked(
     _ reason: OpenEnum<DeviceBlockReason>?, status: OpenEnum<DeviceAccessStatus> = .known(.blocked),
-    expiresAt: Date? = Fixture.at(7 * Fixture.day)
+    expiresAt: Date? = Fixture.at(7 * .day)
   ) -> DeviceAccessInfo {
     DeviceAccessInfo(
       status: status, reason: reason, expiresAt: expiresAt,
-      nextAllowedAt: Fixture.at(2 * Fixture.day),
+      nextAllowedAt: Fixture.at(2 * .day),
       changeBudget: budget,
       devices: [
         DeviceSummary(
-          id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-Fixture.day),
-          unknownFields: ["deviceToken": .string("SECRET-DEVICE-TOKEN")]),
+          id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-.day),
+          unknownFields: ["deviceToken": .string(SampleSnapshot.deviceToken)]),
         DeviceSummary(id: "d_91bc"),
       ])
   }
@@ -37,11 +38,11 @@ struct DeviceAccessTests {
     status: OpenEnum<DeviceAccessStatus> = .known(.blocked)
   ) -> DeviceAccessInfo {
     DeviceAccessInfo(
-      status: status, reason: reason, expiresAt: Fixture.at(7 * Fixture.day),
-      nextAllowedAt: Fixture.at(2 * Fixture.day),
+      status: status, reason: reason, expiresAt: Fixture.at(7 * .day),
+      nextAllowedAt: Fixture.at(2 * .day),
       changeBudget: DeviceChangeBudget(remaining: 0, limit: 3, windowDays: 30),
       devices: [
-        DeviceSummary(id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-Fixture.day)),
+        DeviceSummary(id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-.day)),
         DeviceSummary(id: "d_91bc"),
       ])
   }
@@ -55,7 +56,7 @@ struct DeviceAccessTests {
       ["pro": Fixture.monthly],
       unclaimed: [Fixture.unclaimed(["pro"], hint: .known(.restoreRequired))],
       deviceAccess: Self.blocked(reason))
-    let now = Fixture.at(Fixture.hour)
+    let now = Fixture.at(.hour)
     let decision = Fixture.decide("pro", in: info, now: now, policy: preset.policy)
     #expect(decision.state == .deviceBlocked(reason))
     #expect(decision.device == Self.expectedDetails(reason))
@@ -76,7 +77,7 @@ struct DeviceAccessTests {
     let device = Self.blocked(.known(.loginRequired), status: .unknown("suspended"))
     let info = Fixture.info(["pro": Fixture.monthly], deviceAccess: device)
     let decision = Fixture.decide(
-      "pro", in: info, now: Fixture.at(Fixture.hour), policy: preset.policy)
+      "pro", in: info, now: Fixture.at(.hour), policy: preset.policy)
     #expect(decision.state == .deviceBlocked(.known(.loginRequired)))
     #expect(
       decision.device
@@ -90,11 +91,11 @@ struct DeviceAccessTests {
       (nil, .notEntitled),
       (Fixture.entitlement(.revoked), .revoked),
       (Fixture.entitlement(.billingRetry), .billingRetry),
-      (Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.minute)), .expired),
+      (Fixture.entitlement(.active, expiresAt: Fixture.at(.minute)), .expired),
     ]
     for (entitlement, reason) in cases {
       let info = Fixture.info(entitlement.map { ["pro": $0] } ?? [:], deviceAccess: device)
-      let decision = Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour))
+      let decision = Fixture.decide("pro", in: info, now: Fixture.at(.hour))
       #expect(decision.state == .denied(reason))
       #expect(decision.device == nil)
     }
@@ -104,42 +105,42 @@ struct DeviceAccessTests {
   func blockedBeforeExpiry(_ preset: Preset) {
     let info = Fixture.info(
       ["pro": Fixture.monthly],
-      deviceAccess: Self.blocked(.known(.deviceReplaced), expiresAt: Fixture.at(Fixture.hour)))
+      deviceAccess: Self.blocked(.known(.deviceReplaced), expiresAt: Fixture.at(.hour)))
     let decision = Fixture.decide(
-      "pro", in: info, now: Fixture.at(2 * Fixture.hour), policy: preset.policy)
+      "pro", in: info, now: Fixture.at(2 * .hour), policy: preset.policy)
     #expect(decision.state == .deviceBlocked(.known(.deviceReplaced)))
   }
 
   @Test("the installation's boundary is the earlier of the entitlement's and the device's")
   func earliestBoundary() {
-    let device = DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day))
+    let device = DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(.day))
     // The device expiry comes first.
     let longer = Fixture.info(
-      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(2 * Fixture.day))],
+      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(2 * .day))],
       deviceAccess: device)
     #expect(
-      Fixture.decide("pro", in: longer, now: Fixture.at(Fixture.hour)).evidence.validUntil
-        == Fixture.at(Fixture.day))
+      Fixture.decide("pro", in: longer, now: Fixture.at(.hour)).evidence.validUntil
+        == Fixture.at(.day))
     // The entitlement's expiry comes first, and past it the entitlement reads expired.
     let shorter = Fixture.info(
-      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(12 * Fixture.hour))],
+      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(12 * .hour))],
       deviceAccess: device)
     #expect(
-      Fixture.decide("pro", in: shorter, now: Fixture.at(Fixture.hour)).evidence.validUntil
-        == Fixture.at(12 * Fixture.hour))
+      Fixture.decide("pro", in: shorter, now: Fixture.at(.hour)).evidence.validUntil
+        == Fixture.at(12 * .hour))
     #expect(
-      Fixture.decide("pro", in: shorter, now: Fixture.at(13 * Fixture.hour)).state
+      Fixture.decide("pro", in: shorter, now: Fixture.at(13 * .hour)).state
         == .denied(.expired))
     #expect(
-      Fixture.decide("pro", in: shorter, now: Fixture.at(Fixture.day)).state == .denied(.expired),
+      Fixture.decide("pro", in: shorter, now: Fixture.at(.day)).state == .denied(.expired),
       "a lapsed entitlement is expired whatever the device says")
     // Lifetime access: the device expiry bounds what the offline window would allow.
     let lifetime = Fixture.info(["pro": Fixture.entitlement(.active)], deviceAccess: device)
     #expect(
-      Fixture.decide("pro", in: lifetime, now: Fixture.at(Fixture.hour)).evidence.validUntil
-        == Fixture.at(Fixture.day))
+      Fixture.decide("pro", in: lifetime, now: Fixture.at(.hour)).evidence.validUntil
+        == Fixture.at(.day))
     #expect(
-      Fixture.decide("pro", in: lifetime, now: Fixture.at(Fixture.day)).state
+      Fixture.decide("pro", in: lifetime, now: Fixture.at(.day)).state
         == .offlineUnavailable(.deviceAccessExpired))
   }
 
@@ -148,9 +149,9 @@ struct DeviceAccessTests {
     let info = Fixture.info(
       ["pro": Fixture.monthly], deviceAccess: DeviceAccessInfo(status: .known(.active)))
     let decision = Fixture.decide(
-      "pro", in: info, now: Fixture.at(Fixture.hour), policy: preset.policy)
+      "pro", in: info, now: Fixture.at(.hour), policy: preset.policy)
     let withoutDevice = Fixture.decide(
-      "pro", in: Fixture.info(["pro": Fixture.monthly]), now: Fixture.at(Fixture.hour),
+      "pro", in: Fixture.info(["pro": Fixture.monthly]), now: Fixture.at(.hour),
       policy: preset.policy)
     #expect(decision == withoutDevice)
     #expect(decision.state == .granted)
@@ -161,13 +162,13 @@ struct DeviceAccessTests {
     // The perk model skips the comparison of expiresAt only; the device authorization is the
     // server's own bound on this installation (<doc:OfflineRules>).
     let info = Fixture.info(
-      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.minute))],
-      deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(Fixture.day)))
+      ["pro": Fixture.entitlement(.active, expiresAt: Fixture.at(.minute))],
+      deviceAccess: DeviceAccessInfo(status: .known(.active), expiresAt: Fixture.at(.day)))
     #expect(
-      Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour), policy: .serverSnapshot).state
+      Fixture.decide("pro", in: info, now: Fixture.at(.hour), policy: .serverSnapshot).state
         == .granted)
     #expect(
-      Fixture.decide("pro", in: info, now: Fixture.at(Fixture.day), policy: .serverSnapshot).state
+      Fixture.decide("pro", in: info, now: Fixture.at(.day), policy: .serverSnapshot).state
         == .offlineUnavailable(.deviceAccessExpired))
   }
 }

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -13,23 +14,23 @@ struct EvaluatedReadsTests {
     let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
     let cache = InMemoryCustomerInfoCache(clock: clock.cacheClock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(2 * Fixture.hour))
+    clock.advance(by: .seconds(2 * .hour))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     if rebooted { clock.reboot(session: "boot-2") }
     // Set back an hour: more than the tolerance behind the time a read already saw.
-    clock.set(Fixture.at(Fixture.hour))
+    clock.set(Fixture.at(.hour))
     let before = try #require(try cache.load(Fixture.scopeA)).bookkeeping
     let expected = EntitlementEvaluator.effectiveDeviceTime(
       now: clock.now, bookkeeping: before, bootInstant: clock.bootInstant)
-    #expect(expected == Fixture.at(2 * Fixture.hour))
+    #expect(expected == Fixture.at(2 * .hour))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == expected)
     // Not rebooted, the boot clock still measures since the refresh: it runs on past the mark.
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     let later = try #require(try cache.load(Fixture.scopeA)).bookkeeping
     let next = EntitlementEvaluator.effectiveDeviceTime(
       now: clock.now, bookkeeping: later, bootInstant: clock.bootInstant)
-    #expect(next == (rebooted ? expected : Fixture.at(2 * Fixture.hour + 60)))
+    #expect(next == (rebooted ? expected : Fixture.at(2 * .hour + .minute)))
     #expect(throws: CacheError.self) {
       try OfflinePolicy(staleAfter: .nan).validate(trustRoots: nil)
     }
@@ -45,11 +46,11 @@ struct EvaluatedReadsTests {
   func evaluatorRefusesWhatTheCacheRefuses(window: Double) throws {
     let info = Fixture.info([
       "lifetime": Fixture.entitlement(.active),
-      "monthly": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day)),
+      "monthly": Fixture.entitlement(.active, expiresAt: Fixture.at(.day)),
     ])
     var policy = OfflinePolicy.conservative
     policy.nonExpiringMaxOfflineAge = window
-    let later = Fixture.at(400 * Fixture.day)
+    let later = Fixture.at(400 * .day)
     let harness = try CacheHarness()
     try harness.store(info)
     harness.clock.set(later)
@@ -71,26 +72,26 @@ struct EvaluatedReadsTests {
   /// One snapshot with an entitlement in every situation, stored at T.
   static let info = Fixture.info(
     [
-      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(2 * Fixture.hour)),
+      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(2 * .hour)),
       "grace": Fixture.entitlement(
-        .grace, expiresAt: Fixture.at(-Fixture.day), graceEnd: Fixture.at(2 * Fixture.hour)),
+        .grace, expiresAt: Fixture.at(-.day), graceEnd: Fixture.at(2 * .hour)),
       "lifetime": Fixture.entitlement(.active),
       "monthly": Fixture.monthly,
       "revoked": Fixture.entitlement(.revoked),
       "paused": Fixture.entitlement(
-        .unknown("not_a_status_yet"), expiresAt: Fixture.at(Fixture.minute)),
+        .unknown("not_a_status_yet"), expiresAt: Fixture.at(.minute)),
     ],
     accessContext: AccessContext(
-      token: AccessToken(rawValue: "SECRET"), expiresAt: Fixture.at(Fixture.hour)))
+      token: AccessToken(rawValue: "SECRET"), expiresAt: Fixture.at(.hour)))
 
   @Test("lapsed entitlements read expired, the expired access context is gone")
   func evaluatedView() throws {
-    let early = Fixture.evaluate(Self.info, now: Fixture.at(Fixture.minute))
+    let early = Fixture.evaluate(Self.info, now: Fixture.at(.minute))
     #expect(early.customerInfo == Self.info, "nothing lapsed yet: the snapshot as stored")
     #expect(early.activeEntitlementKeys == ["pro", "grace", "lifetime", "monthly"])
     #expect(Set(early.decisions.keys) == Set(Self.info.entitlements.keys))
 
-    let later = Fixture.evaluate(Self.info, now: Fixture.at(3 * Fixture.hour))
+    let later = Fixture.evaluate(Self.info, now: Fixture.at(3 * .hour))
     let statuses = later.customerInfo.entitlements.mapValues(\.status)
     #expect(statuses["pro"] == .known(.expired))
     #expect(statuses["grace"] == .known(.expired))
@@ -110,7 +111,7 @@ struct EvaluatedReadsTests {
 
   @Test(
     "the perk model keeps the server's status past expiresAt",
-    arguments: [Fixture.hour, 3 * Fixture.hour])
+    arguments: [.hour, 3 * .hour])
   func serverSnapshotView(_ offset: TimeInterval) {
     let evaluated = Fixture.evaluate(Self.info, now: Fixture.at(offset), policy: .serverSnapshot)
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.active))
@@ -120,8 +121,8 @@ struct EvaluatedReadsTests {
   @Test("an entitlement past expiresAt reads expired even when the snapshot is too old")
   func lapsedInTooOldSnapshot() {
     var policy = OfflinePolicy.conservative
-    policy.maxSnapshotAge = Fixture.day
-    let evaluated = Fixture.evaluate(Self.info, now: Fixture.at(2 * Fixture.day), policy: policy)
+    policy.maxSnapshotAge = .day
+    let evaluated = Fixture.evaluate(Self.info, now: Fixture.at(2 * .day), policy: policy)
     #expect(evaluated.decisions["pro"]?.state == .offlineUnavailable(.snapshotTooOld))
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
     #expect(evaluated.customerInfo.entitlements["grace"]?.status == .known(.expired))
@@ -139,7 +140,7 @@ struct EvaluatedReadsTests {
     #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
     try harness.store(Self.info)
 
-    for offset in [Fixture.minute, 3 * Fixture.hour, 31 * Fixture.day] {
+    for offset in [.minute, 3 * .hour, 31 * .day] {
       harness.clock.set(Fixture.at(offset))
       let memory = Fixture.evaluate(Self.info, now: Fixture.at(offset))
       for reader in [cache, try harness.secondInstance()] {
@@ -161,7 +162,7 @@ struct EvaluatedReadsTests {
   func configuredPolicy() throws {
     let harness = try CacheHarness { $0.policy = .serverSnapshot }
     try harness.store(Self.info)
-    harness.clock.set(Fixture.at(3 * Fixture.hour))
+    harness.clock.set(Fixture.at(3 * .hour))
     let cache = harness.cache
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
     #expect(cache.hasActiveEntitlement("pro", for: Fixture.scopeA))
@@ -182,7 +183,7 @@ struct EvaluatedReadsTests {
     let session = harness.cache.bound(to: Fixture.scopeA)
     let other = harness.cache.bound(to: Fixture.scopeB)
     try session.store(try CustomerInfoSnapshot(Self.info))
-    harness.clock.set(Fixture.at(3 * Fixture.hour))
+    harness.clock.set(Fixture.at(3 * .hour))
 
     #expect(session.access(to: "monthly").state == .granted)
     #expect(session.access(to: "pro").state == .denied(.expired))

@@ -12,10 +12,6 @@ import Testing
 /// millisecond storage exactly and a decision read back from the file can be compared with
 /// `==` against one computed in memory.
 extension Fixture {
-  static let minute: TimeInterval = 60
-  static let hour: TimeInterval = 3_600
-  static let day: TimeInterval = 86_400
-
   /// T, when most scenarios store their snapshot: the example snapshot's `requestDate`
   /// (<doc:SnapshotFormat>).
   static let t0 = Fixture.requestDate
@@ -45,7 +41,7 @@ extension Fixture {
 
   /// A monthly subscription that runs for 30 more days: usable through every boundary below
   /// it, so a case isolates the one boundary it is about.
-  static let monthly = entitlement(.active, expiresAt: at(30 * day))
+  static let monthly = entitlement(.active, expiresAt: at(30 * .day))
 
   static func info(
     _ entitlements: [String: EntitlementInfo], requestDate: Date = t0,

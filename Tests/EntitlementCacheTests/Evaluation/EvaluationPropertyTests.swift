@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -52,7 +53,7 @@ struct EvaluationPropertyTests {
           Self.decide(key, scenario, now: boundary.addingTimeInterval(-0.001)).isGranted,
           "\(scenario) \(key) just before \(validUntil)")
         for later in [
-          boundary, boundary.addingTimeInterval(random.seconds(1...(40 * Fixture.day))),
+          boundary, boundary.addingTimeInterval(random.seconds(1...(40 * .day))),
         ] {
           #expect(
             !Self.decide(key, scenario, now: later).isGranted, "\(scenario) \(key) at \(later)")
@@ -69,8 +70,8 @@ struct EvaluationPropertyTests {
       let first = scenario.instant(&random)
       // The read at `first` raises the mark, as the cache does in memory.
       let mark = Self.effectiveNow(scenario, first)
-      let earlier = first.addingTimeInterval(-random.seconds(1...(40 * Fixture.day)))
-      let later = first.addingTimeInterval(random.seconds(1...(40 * Fixture.day)))
+      let earlier = first.addingTimeInterval(-random.seconds(1...(40 * .day)))
+      let later = first.addingTimeInterval(random.seconds(1...(40 * .day)))
       for key in Scenario.keys where !Self.decide(key, scenario, now: first).isGranted {
         let back = Self.decide(key, scenario, now: earlier, readMark: mark)
         #expect(!back.isGranted, "\(scenario) \(key): \(first) then \(earlier)")

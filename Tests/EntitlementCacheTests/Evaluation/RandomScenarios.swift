@@ -60,7 +60,7 @@ struct Scenario: CustomStringConvertible {
     self.seed = seed
     var random = ScenarioRNG(seed: seed)
     storedAt = Fixture.t0
-    failedAt = random.chance(0.3) ? random.date(0...(3 * Fixture.day)) : nil
+    failedAt = random.chance(0.3) ? random.date(0...(3 * .day)) : nil
     policy = Self.policy(&random)
     var entitlements: [String: EntitlementInfo] = [:]
     for key in Self.keys where random.chance(0.7) {
@@ -74,13 +74,13 @@ struct Scenario: CustomStringConvertible {
     }
     info = CustomerInfo(
       // Usually before the store; sometimes a server clock a little ahead of the device.
-      requestDate: random.chance(0.8) ? random.date(-2 * Fixture.day...0) : random.date(0...600),
+      requestDate: random.chance(0.8) ? random.date(-2 * .day...0) : random.date(0...600),
       verification: random.chance(0.85)
         ? .known(random.pick(VerificationStatus.allCases)) : .unknown("signed_twice"),
       entitlements: entitlements, unclaimedPurchases: unclaimed,
       accessContext: random.chance(0.5)
         ? AccessContext(
-          token: AccessToken(rawValue: "tok"), expiresAt: random.date(-Fixture.hour...Fixture.day))
+          token: AccessToken(rawValue: "tok"), expiresAt: random.date(-.hour ... .day))
         : nil,
       deviceAccess: random.chance(0.4) ? Self.device(&random) : nil)
   }
@@ -89,14 +89,14 @@ struct Scenario: CustomStringConvertible {
     var policy: OfflinePolicy = random.chance(0.5) ? .conservative : .serverSnapshot
     if random.chance(0.3) {
       policy.maxSnapshotAge =
-        random.chance(0.2) ? nil : random.seconds(Fixture.hour...(10 * Fixture.day))
+        random.chance(0.2) ? nil : random.seconds(.hour...(10 * .day))
     }
     policy.excludeFamilyShared = random.chance(0.3)
     if random.chance(0.2) {
-      policy.nonExpiringMaxOfflineAge = random.seconds(Fixture.day...(60 * Fixture.day))
+      policy.nonExpiringMaxOfflineAge = random.seconds(.day...(60 * .day))
     }
-    if random.chance(0.2) { policy.clockRollbackTolerance = random.seconds(0...Fixture.hour) }
-    if random.chance(0.2) { policy.staleAfter = random.seconds(Fixture.minute...Fixture.day) }
+    if random.chance(0.2) { policy.clockRollbackTolerance = random.seconds(0 ... .hour) }
+    if random.chance(0.2) { policy.staleAfter = random.seconds(.minute ... .day) }
     return policy
   }
 
@@ -105,7 +105,7 @@ struct Scenario: CustomStringConvertible {
       [.known(.active), .known(.active), .known(.active), .known(.grace), .known(.grace)]
       + EntitlementStatus.allCases.map { .known($0) } + [.unknown("not_a_status_yet")]
     let status = random.pick(statuses)
-    let expiresAt = random.chance(0.65) ? random.date(-5 * Fixture.day...(40 * Fixture.day)) : nil
+    let expiresAt = random.chance(0.65) ? random.date(-5 * .day...(40 * .day)) : nil
     let graceChance = status == .known(.grace) ? 0.6 : 0.15
     let sources: [OpenEnum<EntitlementSource>?] =
       EntitlementSource.allCases.map { .known($0) } + [
@@ -116,12 +116,12 @@ struct Scenario: CustomStringConvertible {
     let verifiedAt =
       random.chance(0.75)
       ? random.chance(0.2)
-        ? random.date(Fixture.hour...(3 * Fixture.day)) : random.date(-40 * Fixture.day...0)
+        ? random.date(.hour...(3 * .day)) : random.date(-40 * .day...0)
       : nil
     return EntitlementInfo(
       status: status, expiresAt: expiresAt,
       gracePeriodExpiresAt: random.chance(graceChance)
-        ? random.date(-2 * Fixture.day...(20 * Fixture.day)) : nil,
+        ? random.date(-2 * .day...(20 * .day)) : nil,
       verifiedAt: verifiedAt,
       productId: "product", source: random.pick(sources), willRenew: random.chance(0.5))
   }
@@ -135,8 +135,8 @@ struct Scenario: CustomStringConvertible {
       DeviceBlockReason.allCases.map { .known($0) } + [.unknown("DEVICE_ON_FIRE"), nil, nil]
     return DeviceAccessInfo(
       status: random.pick(statuses), reason: random.pick(reasons),
-      expiresAt: random.chance(0.7) ? random.date(-Fixture.day...(20 * Fixture.day)) : nil,
-      nextAllowedAt: random.chance(0.5) ? random.date(0...(3 * Fixture.day)) : nil,
+      expiresAt: random.chance(0.7) ? random.date(-.day...(20 * .day)) : nil,
+      nextAllowedAt: random.chance(0.5) ? random.date(0...(3 * .day)) : nil,
       changeBudget: random.chance(0.5)
         ? DeviceChangeBudget(
           remaining: Int.random(in: 0...3, using: &random), limit: 3, windowDays: 30,
@@ -145,7 +145,7 @@ struct Scenario: CustomStringConvertible {
       devices: (0..<Int.random(in: 0...2, using: &random)).map { index in
         DeviceSummary(
           id: "d_\(index)", label: random.chance(0.5) ? "iPhone" : nil,
-          lastSeenAt: random.chance(0.5) ? random.date(-3 * Fixture.day...0) : nil,
+          lastSeenAt: random.chance(0.5) ? random.date(-3 * .day...0) : nil,
           unknownFields: random.chance(0.3) ? ["pushToken": .string("SECRET")] : [:])
       })
   }
@@ -187,7 +187,7 @@ struct Scenario: CustomStringConvertible {
     boundaries += serverBoundaries.map {
       storedAt.addingTimeInterval($0.timeIntervalSince(info.requestDate))
     }
-    guard random.chance(0.6) else { return random.date(-3 * Fixture.day...(45 * Fixture.day)) }
+    guard random.chance(0.6) else { return random.date(-3 * .day...(45 * .day)) }
     return random.pick(boundaries).addingTimeInterval(random.pick([-1, 0, 1]))
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -9,14 +10,14 @@ struct RecoveryAndTrustTests {
 
   /// An entitlement for each kind of denial, keyed by what it is.
   static let deniedEntitlements: [String: EntitlementInfo] = [
-    "expired": Fixture.entitlement(.expired, expiresAt: Fixture.at(-Fixture.day)),
-    "lapsed": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.minute)),
+    "expired": Fixture.entitlement(.expired, expiresAt: Fixture.at(-.day)),
+    "lapsed": Fixture.entitlement(.active, expiresAt: Fixture.at(.minute)),
     "revoked": Fixture.entitlement(.revoked),
     "billing": Fixture.entitlement(.billingRetry),
-    "window": Fixture.entitlement(.active, verifiedAt: Fixture.at(-31 * Fixture.day)),
+    "window": Fixture.entitlement(.active, verifiedAt: Fixture.at(-31 * .day)),
     "unknown": Fixture.entitlement(.unknown("not_a_status_yet")),
     "shared": Fixture.entitlement(
-      .active, expiresAt: Fixture.at(Fixture.day), source: .known(.familyShared)),
+      .active, expiresAt: Fixture.at(.day), source: .known(.familyShared)),
   ]
   static let deniedKeys = deniedEntitlements.keys.sorted() + ["missing"]
 
@@ -32,7 +33,7 @@ struct RecoveryAndTrustTests {
     let info = Fixture.info(
       Self.deniedEntitlements.merging(["pro": Fixture.monthly]) { $1 },
       unclaimed: [Fixture.unclaimed(Self.deniedKeys + ["pro"], hint: .known(hint))])
-    let now = Fixture.at(Fixture.hour)
+    let now = Fixture.at(.hour)
     var reasons: Set<DenialReason> = []
     for key in Self.deniedKeys {
       let decision = Fixture.decide(key, in: info, now: now, policy: Self.excludingFamily)
@@ -64,26 +65,26 @@ struct RecoveryAndTrustTests {
   func noHintUnlessDenied() {
     let unclaimed = [Fixture.unclaimed(["pro"], hint: .known(.loginRequired))]
     let expiringDevice = DeviceAccessInfo(
-      status: .known(.active), expiresAt: Fixture.at(Fixture.minute))
+      status: .known(.active), expiresAt: Fixture.at(.minute))
     let blockedDevice = DeviceAccessInfo(status: .known(.blocked), reason: .known(.deviceReplaced))
     let decisions = [
       Fixture.decide(
         "pro", in: Fixture.info(["pro": Fixture.monthly], unclaimed: unclaimed),
-        now: Fixture.at(Fixture.hour)),
+        now: Fixture.at(.hour)),
       Fixture.decide(
         "pro", in: Fixture.info(["pro": Fixture.monthly], unclaimed: unclaimed),
-        now: Fixture.at(3 * Fixture.day),
+        now: Fixture.at(3 * .day),
         policy: .serverSnapshot),
       Fixture.decide(
         "pro",
         in: Fixture.info(
           ["pro": Fixture.monthly], unclaimed: unclaimed, deviceAccess: expiringDevice),
-        now: Fixture.at(Fixture.hour)),
+        now: Fixture.at(.hour)),
       Fixture.decide(
         "pro",
         in: Fixture.info(
           ["pro": Fixture.monthly], unclaimed: unclaimed, deviceAccess: blockedDevice),
-        now: Fixture.at(Fixture.hour)),
+        now: Fixture.at(.hour)),
     ]
     #expect(
       decisions.map(\.state) == [
@@ -95,7 +96,7 @@ struct RecoveryAndTrustTests {
 
   @Test("a hint this build does not know is never offered; the first known one is")
   func unknownHints() {
-    let now = Fixture.at(Fixture.hour)
+    let now = Fixture.at(.hour)
     let onlyUnknown = Fixture.info(
       [:], unclaimed: [Fixture.unclaimed(["pro"], hint: .unknown("call_us"))])
     #expect(Fixture.decide("pro", in: onlyUnknown, now: now).recovery == nil)
@@ -134,16 +135,16 @@ struct RecoveryAndTrustTests {
   ) throws {
     let info = Fixture.info(
       ["pro": Fixture.monthly, "gone": Fixture.entitlement(.revoked)], verification: verification)
-    let failedAt = computedOffline ? Fixture.at(Fixture.minute) : nil
+    let failedAt = computedOffline ? Fixture.at(.minute) : nil
     let decision = Fixture.decide(
-      "pro", in: info, failedAt: failedAt, now: Fixture.at(2 * Fixture.minute))
+      "pro", in: info, failedAt: failedAt, now: Fixture.at(2 * .minute))
     #expect(decision.state == .granted)
     #expect(decision.evidence.verification == verification)
     #expect(decision.evidence.isComputedOffline == computedOffline)
     #expect(decision.isHighTrust == highTrust)
     // Never for a decision that does not grant.
     #expect(
-      !Fixture.decide("gone", in: info, failedAt: failedAt, now: Fixture.at(2 * Fixture.minute))
+      !Fixture.decide("gone", in: info, failedAt: failedAt, now: Fixture.at(2 * .minute))
         .isHighTrust)
 
     let harness = try CacheHarness()
@@ -152,7 +153,7 @@ struct RecoveryAndTrustTests {
       harness.clock.set(failedAt)
       try harness.cache.recordRefreshFailure(for: Fixture.scopeA, reason: "timeout")
     }
-    harness.clock.set(Fixture.at(2 * Fixture.minute))
+    harness.clock.set(Fixture.at(2 * .minute))
     #expect(try harness.secondInstance().access(to: "pro", for: Fixture.scopeA) == decision)
   }
 }

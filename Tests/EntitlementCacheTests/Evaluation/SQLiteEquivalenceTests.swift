@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -44,8 +45,8 @@ struct SQLiteEquivalenceTests {
 
       var random = ScenarioRNG(seed: ~seed)
       let first = scenario.instant(&random)
-      let second = first.addingTimeInterval(random.seconds(0...(10 * Fixture.day)))
-      let back = second.addingTimeInterval(-random.seconds(1...(40 * Fixture.day)))
+      let second = first.addingTimeInterval(random.seconds(0...(10 * .day)))
+      let back = second.addingTimeInterval(-random.seconds(1...(40 * .day)))
       var mark = stored.deviceHighWaterMark
       var previous: [String: AccessDecision] = [:]
       for now in [first, second, back] {
@@ -89,8 +90,8 @@ struct SQLiteEquivalenceTests {
     try harness.cache.store(snapshot, for: Fixture.scopeA)
     var bookkeeping = try #require(try harness.cache.load(Fixture.scopeA)).bookkeeping
     let instants = [
-      0, 14 * Fixture.minute, 15 * Fixture.minute, 2 * Fixture.day, 7 * Fixture.day - 1,
-      7 * Fixture.day, 30 * Fixture.day,
+      0, 14 * .minute, 15 * .minute, 2 * .day, 7 * .day - 1,
+      7 * .day, 30 * .day,
     ].map(Fixture.at)
     let reader = try harness.secondInstance()
     for now in instants {

@@ -90,16 +90,16 @@ extension TrustedTimePropertyTests {
       var step: TimeInterval
       switch Int.random(in: 0..<8, using: &random) {
       case 0: step = random.seconds(1...59)
-      case 1, 2: step = random.seconds(Fixture.minute...Fixture.hour)
-      case 3, 4: step = random.seconds(Fixture.hour...Fixture.day)
-      case 5: step = random.seconds(Fixture.day...(4 * Fixture.day))
-      default: step = nextBoundary().map { $0.timeIntervalSince(trueNow) } ?? Fixture.hour
+      case 1, 2: step = random.seconds(.minute ... .hour)
+      case 3, 4: step = random.seconds(.hour ... .day)
+      case 5: step = random.seconds(.day...(4 * .day))
+      default: step = nextBoundary().map { $0.timeIntervalSince(trueNow) } ?? .hour
       }
       step = max(1, step)
       trueNow = trueNow.addingTimeInterval(step)
       clock.advance(by: .seconds(step))
       if drift != 0 {
-        skew += (drift * step / Fixture.day).rounded()
+        skew += (drift * step / .day).rounded()
         clock.set(deviceNow)
       }
       trace.append("\(Self.at(trueNow)): time passes, device \(Self.interval(skew)) off")
@@ -111,13 +111,13 @@ extension TrustedTimePropertyTests {
       guard let refresh else { return nil }
       let info = refresh.info
       var boundaries = [
-        refresh.trueTime.addingTimeInterval(5 * Fixture.minute),
-        refresh.trueTime.addingTimeInterval(2 * Fixture.day),
+        refresh.trueTime.addingTimeInterval(5 * .minute),
+        refresh.trueTime.addingTimeInterval(2 * .day),
       ]
       for entitlement in info.entitlements.values {
         boundaries += [entitlement.expiresAt, entitlement.gracePeriodExpiresAt].compactMap { $0 }
         boundaries.append(
-          (entitlement.verifiedAt ?? info.requestDate).addingTimeInterval(30 * Fixture.day))
+          (entitlement.verifiedAt ?? info.requestDate).addingTimeInterval(30 * .day))
       }
       boundaries += [info.deviceAccess?.expiresAt, info.accessContext?.expiresAt].compactMap { $0 }
       let ahead = boundaries.filter { $0 > trueNow.addingTimeInterval(1) }.sorted().prefix(3)
@@ -367,7 +367,7 @@ extension TrustedTimePropertyTests {
       }
       if !truth.isGranted {
         if policy == .conservative, legacy(key, refresh).isGranted { tally.legacyFalseGrants += 1 }
-        if refresh.skew <= -20 * Fixture.day { tally.setBackBeforeRefreshDenials += 1 }
+        if refresh.skew <= -20 * .day { tally.setBackBeforeRefreshDenials += 1 }
       }
     }
 

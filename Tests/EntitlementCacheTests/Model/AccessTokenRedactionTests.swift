@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -6,7 +7,7 @@ import Testing
 /// Tokens are opaque and must not reach a log through any way Swift renders a value.
 @Suite("AccessToken redaction")
 struct AccessTokenRedactionTests {
-  static let secret = StoreTest.sampleToken
+  static let secret = SampleSnapshot.token
 
   /// Every rendering a logger, a debugger or string interpolation might use.
   static func renderings(of value: Any) -> [String] {

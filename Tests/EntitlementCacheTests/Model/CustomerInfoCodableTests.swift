@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -40,7 +41,7 @@ struct CustomerInfoCodableTests {
     #expect(unclaimed.claimHint == .known(.restoreRequired))
 
     let context = try #require(info.accessContext)
-    #expect(context.token.rawValue == StoreTest.sampleToken)
+    #expect(context.token.rawValue == SampleSnapshot.token)
     #expect(context.expiresAt == Fixture.date("2026-11-30T12:15:00Z"))
 
     let device = try #require(info.deviceAccess)

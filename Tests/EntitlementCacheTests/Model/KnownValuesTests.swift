@@ -186,9 +186,9 @@ struct KnownValuesTests {
     // Every date of its own ahead, so only the status decides.
     let info = Fixture.info([
       "pro": Fixture.entitlement(
-        status, expiresAt: Fixture.at(30 * Fixture.day), graceEnd: Fixture.at(30 * Fixture.day))
+        status, expiresAt: Fixture.at(30 * .day), graceEnd: Fixture.at(30 * .day))
     ])
-    let now = Fixture.at(Fixture.hour)
+    let now = Fixture.at(.hour)
     let expected: AccessState = status.expectedDenial.map { .denied($0) } ?? .granted
     let memory = Fixture.decide("pro", in: info, now: now, policy: preset.policy)
     #expect(memory.state == expected)
@@ -205,7 +205,7 @@ struct KnownValuesTests {
     arguments: VerificationStatus.allCases)
   func verificationExpectations(_ verification: VerificationStatus) {
     let info = Fixture.info(["pro": Fixture.monthly], verification: .known(verification))
-    let decision = Fixture.decide("pro", in: info, now: Fixture.at(Fixture.hour))
+    let decision = Fixture.decide("pro", in: info, now: Fixture.at(.hour))
     #expect(decision.isGranted)
     #expect(decision.isHighTrust == verification.expectedHighTrust)
   }

@@ -128,7 +128,7 @@ struct SnapshotValidationTests {
       .exact("deviceAccess.devices[0].lastSeenAt: not an ISO-8601 timestamp with a UTC offset")),
     .replacing(
       "a token where a date belongs", ["purchases", "[0]", "purchasedAt"],
-      .string(StoreTest.sampleToken),
+      .string(SampleSnapshot.token),
       .exact("purchases[0].purchasedAt: not an ISO-8601 timestamp with a UTC offset")),
   ]
 
@@ -142,7 +142,7 @@ struct SnapshotValidationTests {
       },
       expected: .tooLarge(limit: CustomerInfoSnapshot.defaultSizeLimit)),
     BadInput(
-      testDescription: "over a configured cap", data: { Data(Fixture.sampleJSON.utf8) },
+      testDescription: "over a configured cap", data: { Data(SampleSnapshot.json.utf8) },
       expected: .tooLarge(limit: 512), sizeLimit: 512),
   ]
 
@@ -159,7 +159,7 @@ struct SnapshotValidationTests {
     case .tooLarge(let limit):
       #expect(message == "snapshot: \(data.count) bytes is over the \(limit)-byte cap")
     }
-    #expect(!message.contains(StoreTest.sampleToken), "\(message)")
+    #expect(!message.contains(SampleSnapshot.token), "\(message)")
     #expect(!message.contains("\n"))
     // The cache wraps the same error for the CLI; it must be just as clean.
     #expect(CacheError.invalidSnapshot(error).description == message)
@@ -172,7 +172,7 @@ struct SnapshotValidationTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     let good = try Fixture.snapshot()
     try cache.store(good, for: Fixture.scopeA)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
 
     // What an SDK does with a response: validate, then store. Validation stops it.
     let data = try input.data()

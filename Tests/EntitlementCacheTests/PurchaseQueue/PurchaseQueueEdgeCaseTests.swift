@@ -10,7 +10,7 @@ import Testing
 /// early. Each test failed before the fix it keeps.
 @Suite("Purchase queue: retention, redelivery and backoff edges")
 struct PurchaseQueueEdgeCaseTests {
-  static let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start)
+  static let notEntitled = Fixture.notEntitledJSON()
 
   @Test(
     "a conflicted or expired entry 30 days after retention still binds its transaction to its observer",
@@ -23,7 +23,7 @@ struct PurchaseQueueEdgeCaseTests {
     _ = try cache.updatePurchase("tx1", observedBy: Fixture.scopeA, to: change)
     // Never synced, so (as purchaseCompleted's doc says) the app never finished it: the store
     // delivers it again, now while user B is current.
-    caches.clock.advance(by: .seconds(QueuedPurchase.retentionAge + 60))
+    caches.clock.advance(by: .seconds(QueuedPurchase.retentionAge + .minute))
     _ = try cache.prune()
     let again = try cache.enqueue(PurchaseFixture.purchase("tx1"), observedBy: Fixture.scopeB)
     #expect(
@@ -143,7 +143,7 @@ struct PurchaseQueueEdgeCaseTests {
     "the SDK names a user a previous launch could not post as, and their purchase is posted as them"
   )
   func postQueuedPurchasesOfAnEarlierUser() throws {
-    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     let directory = try TemporaryDirectory()
     let poster = HandAnsweredPoster()
     var configuration = CacheConfiguration()
@@ -191,7 +191,7 @@ struct PurchaseQueueEdgeCaseTests {
     harness.runtime.runUntilIdle()
     // The user sets the date 31 days ahead: the next drain finds the entry too old to post.
     let now = harness.runtime.manualClock.now
-    harness.runtime.manualClock.set(now.addingTimeInterval(31 * 86_400))
+    harness.runtime.manualClock.set(now.addingTimeInterval(31 * .day))
     harness.client.networkAvailable()
     harness.runtime.runUntilIdle()
     #expect(try queue.queuedPurchases(observedBy: scope).map(\.state) == [.expired])

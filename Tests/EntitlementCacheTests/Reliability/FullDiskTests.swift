@@ -20,13 +20,13 @@ struct FullDiskTests {
     let cache = try Fixture.cache(in: directory, clock: clock) { $0.vfsName = vfs.name }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let stored = try #require(try cache.load(Fixture.scopeA)?.snapshot?.jsonData)
-    clock.advance(by: .seconds(3600))
+    clock.advance(by: .hour)
     // A read an hour later raises the high-water mark in memory.
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     let markInMemory = try #require(try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark)
 
     vfs.armFault(.write, at: 1, code: SQLITE_FULL, persistent: true)
-    let expired = try Fixture.snapshot(StoreTest.json(status: "expired"))
+    let expired = try StoreTest.snapshot(status: "expired")
     var failures: [(String, CacheError?)] = []
     func attempt(_ name: String, _ body: () throws -> Void) {
       do {

@@ -35,7 +35,7 @@ extension StorageUnavailableTests {
       cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.storageUnavailable)
     )
     let refused = try #require(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     #expect(refused.storageFailureKind == .unavailable, "\(refused)")
     #expect(StoreTest.bytes(path) == before)
@@ -46,7 +46,7 @@ extension StorageUnavailableTests {
     clock.advance(by: .seconds(2))
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     #expect(told.withLock { $0 } == ["storage_unavailable", "storage_available"])
-    try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
@@ -65,7 +65,7 @@ extension StorageUnavailableTests {
     }
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
     let refused = try #require(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     #expect(refused.storageFailureKind == .unavailable, "\(refused)")
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)

@@ -64,7 +64,7 @@ struct StorageUnavailableTests {
     // A write is refused, typed, and changes nothing; observers hear nothing of a write that
     // never touched the file.
     let refused = try #require(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     guard case .storage(.store, let failure) = refused else {
       Issue.record("expected a storage failure, got \(refused)")
@@ -105,8 +105,8 @@ struct StorageUnavailableTests {
     vfs.disarm()
     #expect(cache.protectedDataDidBecomeAvailable())
     #expect(cache.protectedDataDidBecomeAvailable())  // already open
-    clock.advance(by: .seconds(60))
-    try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+    clock.advance(by: .minute)
+    try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     try cache.close()
     #expect(!cache.protectedDataDidBecomeAvailable())
@@ -126,7 +126,7 @@ struct StorageUnavailableTests {
     try cache.flush()  // nothing read, nothing to persist: no error
     try cache.close()
     vfs.disarm()
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     #expect(!cache.protectedDataDidBecomeAvailable())
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
     #expect(throws: CacheError.closed) { try cache.load(Fixture.scopeA) }

@@ -24,15 +24,11 @@ struct SweptWrite: Sendable, CustomStringConvertible {
   /// of them may change.
   static let scopes = [Fixture.scopeA, Fixture.scopeB]
 
-  static let start = Fixture.requestDate.addingTimeInterval(60)
+  static let start = Fixture.requestDate.addingTimeInterval(.minute)
 
   /// The sample snapshot with another request date.
   static func snapshot(requestDate: String) throws -> CustomerInfoSnapshot {
-    try Fixture.snapshot(
-      Fixture.sampleJSON
-        .replacingOccurrences(
-          of: #""requestDate": "2026-11-30T12:00:00Z""#,
-          with: #""requestDate": "\#(requestDate)""#))
+    try Fixture.snapshot(SampleSnapshot.json(requestDate: requestDate))
   }
 
   static func purchase(_ id: String) -> ObservedPurchase { PurchaseFixture.purchase(id) }
@@ -42,7 +38,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
     _ = try cache.enqueue(purchase("t-1"), observedBy: Fixture.scopeA)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
   }
 
   static func posted(_ cache: SQLiteCustomerInfoCache, _ clock: ManualClock) throws {
@@ -73,7 +69,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       prepare: { cache, clock in
         try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
         try cache.store(try TrustFixture.signed(for: Fixture.scopeB), for: Fixture.scopeB)
-        clock.advance(by: .seconds(60))
+        clock.advance(by: .minute)
       }
     ) { cache, _ in
       try cache.store(
@@ -91,7 +87,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       prepare: { cache, clock in
         try populated(cache, clock)
         _ = try cache.updatePurchase("t-1", observedBy: Fixture.scopeA, to: .synced)
-        clock.advance(by: .seconds(200 * 86_400))
+        clock.advance(by: .day * 200)
       }
     ) { cache, _ in
       _ = try cache.prune()
@@ -100,7 +96,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       name: "purge unusable scopes",
       prepare: { cache, clock in
         try populated(cache, clock)
-        clock.advance(by: .seconds(60 * 86_400))
+        clock.advance(by: .day * 60)
       }
     ) { cache, _ in
       _ = try cache.purgeUnusable()
@@ -109,7 +105,7 @@ struct SweptWrite: Sendable, CustomStringConvertible {
       name: "flush read marks", writesFromNewInstance: false,
       prepare: { cache, clock in
         try populated(cache, clock)
-        clock.advance(by: .seconds(3_600))
+        clock.advance(by: .hour)
         _ = cache.access(to: "pro", for: Fixture.scopeA)
       }
     ) { cache, _ in

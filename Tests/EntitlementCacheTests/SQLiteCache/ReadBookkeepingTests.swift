@@ -23,7 +23,7 @@ struct ReadBookkeepingTests {
     let before = try Self.dataVersion(observer)
 
     for _ in 0..<100 {
-      clock.advance(by: .seconds(60))
+      clock.advance(by: .minute)
       _ = cache.access(to: "pro", for: Fixture.scopeA)
       _ = cache.activeEntitlementKeys(for: Fixture.scopeA)
     }
@@ -43,11 +43,11 @@ struct ReadBookkeepingTests {
   @Test func highWaterMarkRaisedByReadsSurvivesCloseAndGuardsTheNextRun() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let halfDay = StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")
+    let halfDay = try StoreTest.snapshot(expiresAt: "2026-12-01T00:00:00Z")
     do {
       let cache = try Fixture.cache(in: directory, clock: clock)
-      try cache.store(try Fixture.snapshot(halfDay), for: Fixture.scopeA)
-      clock.advance(by: .seconds(86_400))
+      try cache.store(halfDay, for: Fixture.scopeA)
+      clock.advance(by: .day)
       #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
       // No flush: closing the cache persists what reads saw.
     }
@@ -66,8 +66,8 @@ struct ReadBookkeepingTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(
-      try Fixture.snapshot(StoreTest.json(expiresAt: "2026-12-01T00:00:00Z")), for: Fixture.scopeA)
-    clock.advance(by: .seconds(86_400))
+      try StoreTest.snapshot(expiresAt: "2026-12-01T00:00:00Z"), for: Fixture.scopeA)
+    clock.advance(by: .day)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
 
     // The next read goes to the file, whose mark is still the write's; the clock is set back.
@@ -79,7 +79,7 @@ struct ReadBookkeepingTests {
     #expect(try StoreTest.persistedHighWaterMark(cache.path, Fixture.scopeA) == Fixture.requestDate)
     #expect(
       try cache.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.requestDate.addingTimeInterval(86_400))
+        == Fixture.requestDate.addingTimeInterval(.day))
   }
 
   @Test func aWriteCarriesPendingReadBookkeepingOfOtherScopes() throws {
@@ -87,14 +87,16 @@ struct ReadBookkeepingTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(600))
+    clock.advance(by: .minute * 10)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     clock.advance(by: .seconds(1))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeB)
     let summaries = try CacheInspector(cache).scopeSummaries()
     let scopeA = try #require(summaries.first { $0.key == Fixture.scopeA.key })
-    #expect(scopeA.lastUsedAt == Fixture.requestDate.addingTimeInterval(600))
-    #expect(scopeA.bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(600))
+    #expect(scopeA.lastUsedAt == Fixture.requestDate.addingTimeInterval(10 * .minute))
+    #expect(
+      scopeA.bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(10 * .minute)
+    )
   }
 
   /// Last use only moves forward; the device mark belongs to one refresh, and a refresh at a
@@ -105,19 +107,19 @@ struct ReadBookkeepingTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(3_600))
+    clock.advance(by: .hour)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     try cache.flush()
-    clock.set(Fixture.requestDate.addingTimeInterval(-86_400))
+    clock.set(Fixture.requestDate.addingTimeInterval(-.day))
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
     #expect(bookkeeping.deviceHighWaterMark == clock.now)
     #expect(bookkeeping.storedAt == clock.now)
-    #expect(bookkeeping.serverOffset == 86_400)
+    #expect(bookkeeping.serverOffset == .day)
     #expect(
       try CacheInspector(cache).scopeSummaries().first?.lastUsedAt
-        == Fixture.requestDate.addingTimeInterval(3_600))
+        == Fixture.requestDate.addingTimeInterval(.hour))
   }
 
   /// The file keeps times to the millisecond, so a read's marks are floored before they are
@@ -144,7 +146,7 @@ struct ReadBookkeepingTests {
       let held = cache.access(to: "pro", for: Fixture.scopeA)
       try cache.flush()
       let flushed = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
-      #expect(flushed.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(60))
+      #expect(flushed.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(.minute))
       #expect(try memory.load(Fixture.scopeA)?.bookkeeping == flushed)
       decisions = [held, memory.access(to: "pro", for: Fixture.scopeA)]
     }

@@ -16,8 +16,8 @@ struct ReadFromMemoryTests {
     _ directory: TemporaryDirectory, trusted: Bool
   ) throws -> SQLiteCustomerInfoCache {
     trusted
-      ? try TrustFixture.cache(in: directory, clock: clock, checkInterval: 3_600)
-      : try Fixture.cache(in: directory, clock: clock) { $0.changeCheckInterval = .seconds(3_600) }
+      ? try TrustFixture.cache(in: directory, clock: clock, checkInterval: .hour)
+      : try Fixture.cache(in: directory, clock: clock) { $0.changeCheckInterval = .hour }
   }
 
   @Test(
@@ -28,7 +28,7 @@ struct ReadFromMemoryTests {
     let snapshot = try TrustFixture.signed()
     try cache.store(snapshot, for: Fixture.scopeA)
     for _ in 0..<50 {
-      clock.advance(by: .seconds(60))
+      clock.advance(by: .minute)
       #expect(try cache.evaluatedCustomerInfo(for: Fixture.scopeA) != nil)
       #expect(try cache.load(Fixture.scopeA)?.snapshot == snapshot)
     }
@@ -78,7 +78,8 @@ struct ReadFromMemoryTests {
     _ = reader.changeMark()
     for _ in 0..<5 {
       let evaluated = try #require(try reader.evaluatedCustomerInfo(for: Fixture.scopeA))
-      #expect(evaluated.customerInfo.requestDate == Fixture.requestDate.addingTimeInterval(300))
+      #expect(
+        evaluated.customerInfo.requestDate == Fixture.requestDate.addingTimeInterval(5 * .minute))
       #expect(evaluated.freshness == .fresh)
     }
     #expect(reader.testingSeam.bodyDecodes == 2)
@@ -90,7 +91,7 @@ struct ReadFromMemoryTests {
     let cache = try cache(directory, trusted: false)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
     // Fresh, stale, and past the sample's expiries.
-    clock.advance(by: .seconds([60, 2 * Fixture.day, 400 * Fixture.day][instant]))
+    clock.advance(by: .seconds([.minute, 2 * .day, 400 * .day][instant]))
     let evaluated = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(evaluated.decisions.count > 1)
     for (key, decision) in evaluated.decisions {
@@ -104,7 +105,7 @@ struct ReadFromMemoryTests {
     let writer = try cache(directory, trusted: false)
     try writer.store(try Fixture.snapshot(), for: Fixture.scopeA)
     // Another tool edits the row behind the body's back: the entitlement ended yesterday.
-    let yesterday = Fixture.requestDate.addingTimeInterval(-Fixture.day)
+    let yesterday = Fixture.requestDate.addingTimeInterval(-.day)
     try StoreTest.connection(writer.path).execute(
       "UPDATE entitlement SET expires_at = \(yesterday.unixMilliseconds) WHERE key = 'pro'")
     let reader = try cache(directory, trusted: false)
@@ -113,36 +114,5 @@ struct ReadFromMemoryTests {
     let evaluated = try #require(try reader.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(evaluated.decisions["pro"] == decision)
     #expect(evaluated.customerInfo.entitlements["pro"]?.status == .known(.expired))
-  }
-}
-
-/// An entitlement key is one key in every form Swift calls equal: the server's composed `é`
-/// and an app's `e` with a combining accent. The point read compared bytes while memory
-/// compared as Swift does, so the answer depended on the order of reads, and a read of the
-/// other form could leave the stored key itself `notEntitled`.
-@Suite("Entitlement keys in another Unicode form")
-struct EntitlementKeyFormTests {
-  static let composed = "caf\u{E9}"
-  static let decomposed = "cafe\u{301}"
-
-  @Test(
-    "both forms answer as the in-memory cache does, in any order of reads",
-    arguments: [
-      [composed, decomposed, "pro", composed], [decomposed, "pro", composed, decomposed],
-    ])
-  func bothFormsAreOneKey(order: [String]) throws {
-    let info = Fixture.info([
-      Self.composed: Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
-    ])
-    let harness = try CacheHarness()
-    try harness.store(info)
-    let memory = InMemoryCustomerInfoCache(clock: harness.clock.cacheClock)
-    try memory.store(try CustomerInfoSnapshot(info), for: Fixture.scopeA)
-    let reader = try harness.secondInstance()
-    for key in order {
-      let decision = reader.access(to: key, for: Fixture.scopeA)
-      #expect(decision == memory.access(to: key, for: Fixture.scopeA), "\(Array(key.utf8))")
-      #expect(decision.isGranted == (key != "pro"), "\(Array(key.utf8))")
-    }
   }
 }

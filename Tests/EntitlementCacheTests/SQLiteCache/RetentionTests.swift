@@ -31,7 +31,7 @@ struct RetentionTests {
     configure: (inout CacheConfiguration) -> Void = { _ in }
   ) throws -> SQLiteCustomerInfoCache {
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.retention = 10 * Fixture.day
+      $0.retention = 10 * .day
       configure(&$0)
     }
     try cache.store(
@@ -41,10 +41,11 @@ struct RetentionTests {
     try cache.recordRefreshFailure(for: scope("failed-old"), reason: nil)
     try cache.store(try StoreTest.snapshot(status: "revoked"), for: scope("revoked-old"))
     try cache.store(try StoreTest.snapshot(expiresAt: nil), for: scope("lifetime-old"))
-    clock.advance(by: .seconds(2 * Fixture.day))
+    clock.advance(by: .seconds(2 * .day))
     try cache.store(
       try StoreTest.snapshot(
-        requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z"),
+        requestDate: "2026-12-02T12:00:00Z", expiresAt: "2026-12-01T12:00:00Z",
+        verifiedAt: "2026-11-30T12:00:00Z"),
       for: scope("expired-recent"))
     return cache
   }
@@ -54,7 +55,7 @@ struct RetentionTests {
     let clock = ManualClock(Self.start)
     let cache = try Self.populated(directory, clock: clock)
 
-    clock.set(Self.start.addingTimeInterval(11 * Fixture.day))
+    clock.set(Self.start.addingTimeInterval(11 * .day))
     let report = try cache.prune()
     #expect(report == PruneReport(expired: 3, overCap: 0))
     #expect(
@@ -72,7 +73,7 @@ struct RetentionTests {
     let cache = try Self.populated(directory, clock: clock)
     // `expired-recent` was last used at start + 2 days: exactly 10 days later it is kept, and
     // one millisecond after that it goes.
-    clock.set(Self.start.addingTimeInterval(12 * Fixture.day))
+    clock.set(Self.start.addingTimeInterval(12 * .day))
     #expect(try cache.prune().expired == 3)
     #expect(try Self.remaining(cache).contains(Self.scope("expired-recent").key))
     clock.advance(by: .seconds(0.001))
@@ -84,9 +85,9 @@ struct RetentionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Self.start)
     let cache = try Self.populated(directory, clock: clock)
-    clock.set(Self.start.addingTimeInterval(5 * Fixture.day))
+    clock.set(Self.start.addingTimeInterval(5 * .day))
     #expect(cache.access(to: "pro", for: Self.scope("expired-old")).state == .denied(.expired))
-    clock.set(Self.start.addingTimeInterval(11 * Fixture.day))
+    clock.set(Self.start.addingTimeInterval(11 * .day))
     // The read is in memory only; prune persists it in its own transaction before judging.
     #expect(try cache.prune().expired == 2)
     #expect(try Self.remaining(cache).contains(Self.scope("expired-old").key))
@@ -103,7 +104,7 @@ struct RetentionTests {
 
     // Under a stricter policy the lifetime scope cannot grant either.
     var policy = OfflinePolicy.conservative
-    policy.nonExpiringMaxOfflineAge = 60
+    policy.nonExpiringMaxOfflineAge = .minute
     #expect(try cache.purgeUnusable(policy: policy) == 1)
     #expect(try Self.remaining(cache) == [Self.scope("usable-old").key])
   }
@@ -114,11 +115,11 @@ struct RetentionTests {
     let cache = try Fixture.cache(in: directory, clock: clock) { $0.maxScopes = 2 }
     for name in ["first", "second", "third"] {
       try cache.store(try StoreTest.snapshot(), for: Self.scope(name))
-      clock.advance(by: .seconds(60))
+      clock.advance(by: .minute)
     }
     // Reading `first` makes `second` the least recently used.
     #expect(cache.hasActiveEntitlement("pro", for: Self.scope("first")))
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     #expect(try cache.prune() == PruneReport(expired: 0, overCap: 1))
     #expect(try Self.remaining(cache) == Set(["first", "third"].map { Self.scope($0).key }))
     #expect(
@@ -131,9 +132,9 @@ struct RetentionTests {
     let clock = ManualClock(Self.start)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try StoreTest.snapshot(), for: Self.scope("read"))
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try cache.store(try StoreTest.snapshot(), for: Self.scope("written"))
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     _ = cache.access(to: "pro", for: Self.scope("read"))
 
     // Another instance sees only what is in the file: before a flush, the read is not there.
@@ -144,7 +145,7 @@ struct RetentionTests {
     }
     #expect(try lastUsed("read") == Self.start)
     try cache.flush()
-    #expect(try lastUsed("read") == Self.start.addingTimeInterval(120))
+    #expect(try lastUsed("read") == Self.start.addingTimeInterval(2 * .minute))
 
     // So an instance with a cap of one, opened now, keeps the scope that was read.
     let capped = try Fixture.cache(in: directory, clock: clock) {
@@ -160,9 +161,9 @@ struct RetentionTests {
     do {
       _ = try Self.populated(directory, clock: clock)
     }
-    clock.set(Self.start.addingTimeInterval(11 * Fixture.day))
+    clock.set(Self.start.addingTimeInterval(11 * .day))
     let reopened = try Fixture.cache(in: directory, clock: clock) {
-      $0.retention = 10 * Fixture.day
+      $0.retention = 10 * .day
       $0.maxScopes = 2
       $0.pruneOnOpen = true
     }
@@ -178,7 +179,7 @@ struct RetentionTests {
     do {
       _ = try Self.populated(directory, clock: clock)
     }
-    clock.set(Self.start.addingTimeInterval(100 * Fixture.day))
+    clock.set(Self.start.addingTimeInterval(100 * .day))
     let reopened = try Fixture.cache(in: directory, clock: clock) { $0.maxScopes = 1 }
     #expect(try Self.remaining(reopened).count == 6)
   }

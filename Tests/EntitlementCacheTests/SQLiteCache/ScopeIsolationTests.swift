@@ -12,7 +12,7 @@ struct ScopeIsolationTests {
     ("SDK key", Fixture.scope(sdkKey: "sdk_live_other")),
     ("installation", Fixture.scope(installation: "install-2")),
     ("environment", Fixture.scope(environment: .sandbox)),
-    ("app user", Fixture.scope(user: "user-b")),
+    ("app user", Fixture.scopeB),
   ]
 
   @Test(arguments: neighbours)
@@ -28,7 +28,7 @@ struct ScopeIsolationTests {
     #expect(try cache.load(neighbour) == nil)
 
     // Writes through the neighbour leave the stored scope alone, and the other way round.
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try cache.store(try StoreTest.snapshot(status: "revoked"), for: neighbour)
     try cache.recordRefreshFailure(for: neighbour, reason: "neighbour failed")
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)

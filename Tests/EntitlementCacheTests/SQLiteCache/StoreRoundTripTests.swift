@@ -51,13 +51,13 @@ struct StoreRoundTripTests {
   /// ahead is recorded as the offset, not folded into the mark (issue 9).
   @Test func theDeviceMarkHoldsTheDeviceTimeWhenTheServerIsAhead() throws {
     let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.requestDate.addingTimeInterval(-3600))
+    let clock = ManualClock(Fixture.requestDate.addingTimeInterval(-.hour))
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
-    #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(-3600))
-    #expect(bookkeeping.storedAt == Fixture.requestDate.addingTimeInterval(-3600))
-    #expect(bookkeeping.serverOffset == 3600)
+    #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate.addingTimeInterval(-.hour))
+    #expect(bookkeeping.storedAt == Fixture.requestDate.addingTimeInterval(-.hour))
+    #expect(bookkeeping.serverOffset == .hour)
     let raw = try StoreTest.connection(directory.path("cache.sqlite"), readOnly: true)
     #expect(try raw.scalarInt("SELECT server_offset FROM scope") == 3_600_000)
   }

@@ -22,14 +22,14 @@ import Testing
       #expect(
         cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.noSnapshot))
     }
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     let reopened = try Fixture.cache(in: directory, clock: clock)
     let decision = reopened.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .granted)
     #expect(reopened.activeEntitlementKeys(for: Fixture.scopeA) == ["pro", "lifetime"])
     let evaluated = try #require(try reopened.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(evaluated.customerInfo.accessContext != nil)
-    clock.advance(by: .seconds(15 * 60))
+    clock.advance(by: .minute * 15)
     let later = try #require(try reopened.evaluatedCustomerInfo(for: Fixture.scopeA))
     #expect(later.customerInfo.accessContext == nil)
     #expect(later.freshness == .stale)

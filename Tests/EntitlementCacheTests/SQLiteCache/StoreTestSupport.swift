@@ -1,13 +1,12 @@
 import CSQLite
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
 
 /// Helpers shared by the storage, model and SQLite suites.
 enum StoreTest {
-  /// The token of ``Fixture/sampleJSON``; no message, description or log line may contain it.
-  static let sampleToken = "SECRET-ACCESS-TOKEN"
 
   /// The bytes of the file at `path`; nil when it does not exist.
   static func bytes(_ path: String) -> Data? {
@@ -58,38 +57,24 @@ enum StoreTest {
     while MonotonicClock.nanoseconds() &- start < target, ContinuousClock.now < deadline {}
   }
 
-  /// A minimal snapshot whose only entitlement is `pro`, without device access, so retention and
-  /// isolation tests control every boundary.
-  static func json(
-    requestDate: String = "2026-11-30T12:00:00Z", status: String = "active",
-    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String = "2026-11-30T12:00:00Z",
-    key: String = "pro"
-  ) -> String {
-    let expiry = expiresAt.map { "\"\($0)\"" } ?? "null"
-    return """
-      {"requestDate": "\(requestDate)", "verification": "verified",
-       "entitlements": {"\(key)": {"status": "\(status)", "expiresAt": \(expiry),
-         "verifiedAt": "\(verifiedAt)", "productId": "pro_monthly", "source": "purchase"}}}
-      """
-  }
-
-  /// ``json(requestDate:status:expiresAt:verifiedAt:key:)`` as a validated snapshot.
+  /// A minimal snapshot whose only entitlement is `key` (`pro_monthly`), without device access,
+  /// so retention and isolation tests control every boundary: `verifiedAt` is `requestDate`
+  /// unless given.
   static func snapshot(
-    requestDate: String = "2026-11-30T12:00:00Z", status: String = "active",
-    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String = "2026-11-30T12:00:00Z",
-    key: String = "pro"
+    requestDate: String = SampleSnapshot.requestDate, status: String = "active",
+    expiresAt: String? = "2026-12-30T12:00:00Z", verifiedAt: String? = nil, key: String = "pro"
   ) throws -> CustomerInfoSnapshot {
     try Fixture.snapshot(
-      json(
-        requestDate: requestDate, status: status, expiresAt: expiresAt, verifiedAt: verifiedAt,
-        key: key))
+      SampleSnapshot.single(
+        key, requestDate: requestDate, status: status, expiresAt: expiresAt,
+        verifiedAt: verifiedAt ?? requestDate, productId: "pro_monthly"))
   }
 
   /// The sample snapshot with the value at `path` replaced, or removed when `value` is nil.
   ///
   /// Path components are object keys, or `[n]` for array elements.
   static func sample(replacing path: [String], with value: JSONValue?) throws -> Data {
-    let original = try JSONDecoder().decode(JSONValue.self, from: Data(Fixture.sampleJSON.utf8))
+    let original = try JSONDecoder().decode(JSONValue.self, from: Data(SampleSnapshot.json.utf8))
     let changed = try #require(replace(in: original, at: path[...], with: value))
     return try JSONEncoder().encode(changed)
   }

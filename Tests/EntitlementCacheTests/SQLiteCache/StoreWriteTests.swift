@@ -26,8 +26,8 @@ struct StoreWriteTests {
       CREATE TRIGGER refuse_poison BEFORE INSERT ON entitlement WHEN new.key = 'poison'
       BEGIN SELECT RAISE(ABORT, 'poison refused'); END
       """)
-    clock.advance(by: .seconds(60))
-    let poisoned = try Fixture.snapshot(StoreTest.json(status: "revoked", key: "poison"))
+    clock.advance(by: .minute)
+    let poisoned = try StoreTest.snapshot(status: "revoked", key: "poison")
     let error = try #require(throws: CacheError.self) {
       try cache.store(poisoned, for: Fixture.scopeA)
     }
@@ -185,7 +185,7 @@ struct StoreWriteTests {
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(-86_400))
+    clock.advance(by: .day * -1)
     try cache.recordRefreshFailure(for: Fixture.scopeA, reason: "clock set back")
     let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
     #expect(bookkeeping.deviceHighWaterMark == Fixture.requestDate)
@@ -198,7 +198,7 @@ struct StoreWriteTests {
     let cache = try Fixture.cache(in: directory, clock: clock)
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "lifetime", for: Fixture.scopeA).state == .granted)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try cache.store(try StoreTest.snapshot(), for: Fixture.scopeA)
     #expect(cache.access(to: "lifetime", for: Fixture.scopeA).state == .denied(.notEntitled))
     #expect(cache.activeEntitlementKeys(for: Fixture.scopeA) == ["pro"])
@@ -268,200 +268,5 @@ struct StoreWriteTests {
       error.description
         == "stored snapshot does not decode: requestDate: expected a string, found a number")
     #expect(throws: CacheError.self) { _ = try cache.evaluatedCustomerInfo(for: Fixture.scopeA) }
-  }
-}
-
-/// `close()`, and what explains an `unreadable` answer.
-@Suite("Closing the cache and read-failure diagnostics")
-struct CloseAndDiagnosticsTests {
-  @Test func closeFlushesTheReadMarksThenRefusesEverything() throws {
-    let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.requestDate)
-    let cache = try Fixture.cache(in: directory, clock: clock)
-    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(600))
-    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .granted)
-    try cache.close()
-
-    let observer = try Fixture.cache(in: directory, clock: clock)
-    #expect(
-      try observer.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark
-        == Fixture.requestDate.addingTimeInterval(600))
-    #expect(
-      cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.unreadable))
-    #expect(cache.lastReadFailure?.error == .closed)
-    #expect(cache.activeEntitlementKeys(for: Fixture.scopeA).isEmpty)
-    #expect(throws: CacheError.closed) {
-      try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    }
-    #expect(throws: CacheError.closed) { try cache.load(Fixture.scopeA) }
-    #expect(throws: CacheError.closed) { try cache.flush() }
-    try cache.close()  // a second close does nothing
-    #expect(observer.access(to: "pro", for: Fixture.scopeA).state == .granted)
-  }
-
-  @Test func closeReportsAFailedFlushAndStillCloses() throws {
-    let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.requestDate)
-    let cache = try Fixture.cache(in: directory, clock: clock) { $0.busyTimeout = 0 }
-    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(600))
-    _ = cache.access(to: "pro", for: Fixture.scopeA)
-    let otherProcess = try StoreTest.connection(cache.path)
-    try otherProcess.execute("BEGIN IMMEDIATE")
-    let error = try #require(throws: CacheError.self) { try cache.close() }
-    guard case .storage(.flush, let cause) = error else {
-      Issue.record("expected a flush error, got \(error)")
-      return
-    }
-    #expect(cause.kind == .other)
-    #expect(error.sqliteCause?.isBusy == true)
-    try otherProcess.execute("ROLLBACK")
-    #expect(throws: CacheError.closed) { try cache.flush() }
-  }
-
-  @Test func anUnreadableAnswerKeepsItsCauseWithoutRawIdentities() throws {
-    let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.requestDate)
-    let told = Locked<[Diagnostic]>([])
-    let writer = try Fixture.cache(in: directory, clock: clock)
-    try writer.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    let raw = try StoreTest.connection(writer.path)
-    try raw.execute("UPDATE scope SET device_status = 'blocked', device_block = 'not json'")
-    let reader = try Fixture.cache(in: directory, clock: clock) { configuration in
-      configuration.onDiagnostic = { diagnostic in told.withLock { $0.append(diagnostic) } }
-    }
-    #expect(reader.lastReadFailure == nil)
-    let decision = reader.access(to: "pro", for: Fixture.scopeA)
-    #expect(decision.state == .offlineUnavailable(.unreadable))
-    let report = try #require(reader.lastReadFailure)
-    #expect(
-      told.withLock { $0 }
-        == [Diagnostic(.readFailed(report.error), scope: Fixture.scopeA, date: clock.now)])
-    // The same failure again is kept, not told again.
-    clock.advance(by: .seconds(1))
-    #expect(reader.access(to: "pro", for: Fixture.scopeA) == decision)
-    #expect(reader.lastReadFailure?.at == clock.now)
-    #expect(told.withLock { $0.count } == 1)
-    guard case .unreadableSnapshot = report.error else {
-      Issue.record("expected an unreadable snapshot, got \(report.error)")
-      return
-    }
-    #expect(report.scopeHashPrefix == Fixture.scopeA.key.hexPrefix)
-    #expect(!report.description.contains("user-a") && !report.description.contains("sdk_live"))
-  }
-}
-
-/// Read marks, the boot clock and a read's policy at the edges: a reboot, a cache that must not
-/// write, a closed cache, a flush with nothing to persist. Each failed once.
-@Suite("Read marks, the boot clock and a read's policy at the edges")
-struct ReadMarkEdgeCaseTests {
-
-  @Test("evaluatedCustomerInfo keeps the boot clock's measure past a reboot, as access does")
-  func evaluatedViewRaisesTheBootMeasuredMark() throws {
-    let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.t0, bootSession: "boot-1")
-    let cache = try Fixture.cache(in: directory, clock: clock)
-    let daily = Fixture.info([
-      "pro": Fixture.entitlement(.active, expiresAt: Fixture.at(Fixture.day))
-    ])
-    try cache.store(try CustomerInfoSnapshot(daily), for: Fixture.scopeA)
-    clock.set(Fixture.at(-20 * Fixture.day))
-    clock.advance(by: .seconds(2 * Fixture.day))
-    let view = try #require(try cache.evaluatedCustomerInfo(for: Fixture.scopeA))
-    #expect(view.decisions["pro"]?.state == .denied(.expired))
-    try cache.flush()
-    clock.reboot(session: "boot-2")
-    #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
-    #expect(
-      try Fixture.cache(in: directory, clock: clock).access(to: "pro", for: Fixture.scopeA).state
-        == .denied(.expired))
-  }
-
-  @Test("a cache that must not persist read marks does not, not even with its next write")
-  func readMarksStayInMemoryWhenTheConfigurationSaysSo() throws {
-    let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.t0)
-    let app = try Fixture.cache(in: directory, clock: clock)
-    try app.store(
-      try CustomerInfoSnapshot(Fixture.info(["pro": Fixture.monthly])), for: Fixture.scopeA)
-    let toolClock = ManualClock(Fixture.at(365 * Fixture.day))
-    let tool = try Fixture.cache(in: directory, clock: toolClock) {
-      $0.persistsReadTimeBookkeeping = false
-    }
-    #expect(tool.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
-    try tool.recordRefreshFailure(for: Fixture.scopeB, reason: nil)
-    try tool.flush()
-    try tool.close()
-    #expect(try app.load(Fixture.scopeA)?.bookkeeping.deviceHighWaterMark == Fixture.t0)
-    clock.advance(by: .seconds(Fixture.minute))
-    let decision = try Fixture.cache(in: directory, clock: clock).access(
-      to: "pro", for: Fixture.scopeA)
-    #expect(decision.state == .granted)
-    #expect(!decision.evidence.clockRollbackSuspected)
-  }
-
-  @Test("a clock of the app's own keeps the system boot clock unless told otherwise")
-  func customClockKeepsTheBootClock() {
-    let custom = CacheClock(now: { Date() })
-    #if os(Linux)
-      #expect(custom.bootInstant() != nil)
-    #endif
-    #expect(CacheClock.fixed(Fixture.t0).bootInstant() == nil)
-    #expect(CacheClock(now: { Date() }, bootInstant: { nil }).bootInstant() == nil)
-  }
-
-  @Test("a policy passed to a read is checked: out of range it fails closed, never open")
-  func perCallPolicyIsChecked() throws {
-    let directory = try TemporaryDirectory()
-    let clock = ManualClock(Fixture.t0)
-    let cache = try Fixture.cache(in: directory, clock: clock)
-    let lifetime = Fixture.info(["pro": Fixture.entitlement(.active)])
-    try cache.store(try CustomerInfoSnapshot(lifetime), for: Fixture.scopeA)
-    var broken = OfflinePolicy.conservative
-    broken.nonExpiringMaxOfflineAge = .nan
-    clock.advance(by: .seconds(400 * Fixture.day))
-    let decision = cache.access(to: "pro", for: Fixture.scopeA, policy: broken)
-    #expect(decision.state == .offlineUnavailable(.unreadable))
-    #expect(
-      cache.lastReadFailure?.error
-        == .invalidConfiguration(
-          field: "policy.nonExpiringMaxOfflineAge", problem: "must be a finite number of seconds"))
-    #expect(cache.activeEntitlementKeys(for: Fixture.scopeA, policy: broken).isEmpty)
-    #expect(throws: CacheError.self) {
-      try cache.evaluatedCustomerInfo(for: Fixture.scopeA, policy: broken)
-    }
-    #expect(throws: CacheError.self) { try cache.purgeUnusable(policy: broken) }
-    #expect(throws: CacheError.self) {
-      try CacheInspector(cache).scopeSummaries(policy: broken)
-    }
-    #expect(try cache.load(Fixture.scopeA) != nil, "nothing was purged")
-  }
-
-  @Test("after close the inspector says closed, never that the file is empty")
-  func inspectorAfterCloseThrows() throws {
-    let directory = try TemporaryDirectory()
-    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.t0))
-    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    try cache.close()
-    #expect(throws: CacheError.closed) { try CacheInspector(cache).scopeSummaries() }
-    #expect(throws: InspectionError.cache(.closed)) {
-      try CacheInspector(cache).removeScope(hashPrefix: Fixture.scopeA.key.hexPrefix)
-    }
-  }
-
-  @Test("flushing with nothing to persist opens no transaction, so another writer cannot block it")
-  func emptyFlushOpensNoTransaction() throws {
-    let directory = try TemporaryDirectory()
-    let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.t0)) {
-      $0.busyTimeout = 0
-    }
-    try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
-    _ = cache.access(to: "pro", for: Fixture.scopeA)
-    let otherProcess = try StoreTest.connection(cache.path)
-    try otherProcess.execute("BEGIN IMMEDIATE")
-    try cache.flush()
-    try cache.close()
-    try otherProcess.execute("ROLLBACK")
   }
 }

@@ -38,7 +38,7 @@ struct CacheScopeTests {
 
   @Test(arguments: [
     Fixture.scope(sdkKey: "sdk_live_other"), Fixture.scope(installation: "install-2"),
-    Fixture.scope(environment: .sandbox), Fixture.scope(user: "user-b"),
+    Fixture.scope(environment: .sandbox), Fixture.scopeB,
   ])
   func eachPartChangesTheKey(_ other: CacheScope) {
     #expect(other.key != Fixture.scopeA.key)

@@ -59,9 +59,10 @@ struct ForgeryAndTamperingTests {
       proExpiresAt: Fixture.date("2099-12-31T00:00:00Z"))
     harness.fetcher.answer(.success(FetchedCustomerInfo(body: Data(forged.utf8))))
     harness.runtime.runUntilIdle()
-    harness.runtime.advance(by: .seconds(600))
+    harness.runtime.advance(by: .minute * 10)
     _ = harness.run { client in await client.refresh() }
-    let genuine = ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(600))
+    let genuine = ClientFixture.json(
+      requestDate: Fixture.requestDate.addingTimeInterval(10 * .minute))
     try SignedAnswerTests.answerSigned(harness, json: genuine)
     #expect(harness.outcomes.last == "alice: stored")
     let pro = harness.cache.access(to: "pro", for: ClientFixture.identity("alice").scope)
@@ -73,7 +74,7 @@ struct ForgeryAndTamperingTests {
     let directory = try TemporaryDirectory()
     let cache = try TrustFixture.cache(in: directory, clock: clock)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(40 * 86_400))  // past pro's expiresAt (2026-12-30)
+    clock.advance(by: .day * 40)  // past pro's expiresAt (2026-12-30)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
     try cache.close()
     let connection = try StoreTest.connection(directory.path("cache.sqlite"))
@@ -126,10 +127,11 @@ struct ForgeryAndTamperingTests {
     try SignedAnswerTests.answerSigned(harness, json: ClientFixture.json())
     let connection = try StoreTest.connection(harness.directory.path("cache.sqlite"))
     try connection.execute("UPDATE scope SET snapshot = CAST('x' AS BLOB)")
-    harness.runtime.advance(by: .seconds(600))
+    harness.runtime.advance(by: .minute * 10)
     _ = harness.run { client in await client.refresh() }
     try SignedAnswerTests.answerSigned(
-      harness, json: ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(600)))
+      harness,
+      json: ClientFixture.json(requestDate: Fixture.requestDate.addingTimeInterval(10 * .minute)))
     #expect(harness.outcomes.last == "alice: stored")
   }
 

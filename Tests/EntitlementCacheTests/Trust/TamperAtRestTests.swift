@@ -163,7 +163,7 @@ struct TamperAtRestTests {
   func hotPathUntilReread() throws {
     let directory = try TemporaryDirectory()
     // Another connection's writes are noticed only when the test asks.
-    let cache = try TrustFixture.cache(in: directory, clock: clock, checkInterval: 86_400)
+    let cache = try TrustFixture.cache(in: directory, clock: clock, checkInterval: .day)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
     let verified = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(TrustFixture.verdict(verified) == .verified)
@@ -220,7 +220,7 @@ struct TamperAtRestTests {
     let writer = try TrustFixture.cache(in: directory, clock: clock)
     try writer.store(try TrustFixture.signed(), for: Fixture.scopeA)
     try writer.close()
-    let later = clock.now.addingTimeInterval(40 * 86_400)
+    let later = clock.now.addingTimeInterval(40 * .day)
     let honest = try TrustFixture.cache(in: directory, clock: ManualClock(later))
     let expected = honest.access(to: "pro", for: Fixture.scopeA)
     #expect(expected.state == .denied(.expired))

@@ -10,7 +10,7 @@ import Testing
 struct TrustTestVectorTests {
   static let scope = Fixture.scope(
     sdkKey: "sdk_test_key", installation: "install-1", environment: .production, user: "alice")
-  static let requestDate = Fixture.date("2026-11-30T12:00:00Z")
+  static let requestDate = Fixture.requestDate
   static let body = Data(
     #"{"requestDate":"2026-11-30T12:00:00Z","verification":"verified","entitlements":{"pro":{"status":"active","expiresAt":"2026-12-30T12:00:00Z"}}}"#
       .utf8)

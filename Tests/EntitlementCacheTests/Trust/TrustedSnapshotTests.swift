@@ -5,61 +5,6 @@ import Testing
 
 @testable import EntitlementCache
 
-/// Signed snapshots and caches with trust roots, for the trusted-snapshot tests.
-enum TrustFixture {
-  static let body = Data(SampleSnapshot.json.utf8)
-  /// The sample with its installation blocked, so the device block column is stored.
-  static let blockedBody = Data(
-    SampleSnapshot.json.replacingOccurrences(
-      of: #""status": "active",\#n    "reason": null"#,
-      with: #""status": "blocked",\#n    "reason": "DEVICE_REPLACED""#
-    ).utf8)
-
-  /// The sample with another `requestDate`.
-  static func body(requestDate: String) -> Data {
-    Data(
-      SampleSnapshot.json.replacingOccurrences(
-        of: #""requestDate": "2026-11-30T12:00:00Z""#, with: #""requestDate": "\#(requestDate)""#
-      ).utf8)
-  }
-
-  /// `body` signed for `scope` with the test signer's nonce, as a request that sent
-  /// `requestNonce` receives it.
-  static func signed(
-    _ body: Data = body, for scope: CacheScope = Fixture.scopeA,
-    requestNonce: [UInt8]? = TestSigner.nonce, certificate: [UInt8]? = nil
-  ) throws -> CustomerInfoSnapshot {
-    let unsigned = try CustomerInfoSnapshot(jsonData: body)
-    return try CustomerInfoSnapshot(
-      jsonData: body,
-      signature: TestSigner.sign(
-        body, requestDate: unsigned.customerInfo.requestDate, scope: scope,
-        certificate: certificate),
-      requestNonce: requestNonce)
-  }
-
-  static func cache(
-    in directory: TemporaryDirectory, clock: ManualClock, requireVerified: Bool = false,
-    checkInterval: TimeInterval = 0.05
-  ) throws -> SQLiteCustomerInfoCache {
-    let roots = try TestSigner.roots()
-    return try Fixture.cache(in: directory, clock: clock) { configuration in
-      configuration.trustRoots = roots
-      configuration.policy.requireVerified = requireVerified
-      configuration.changeCheckInterval = .seconds(checkInterval)
-    }
-  }
-
-  /// The verdict a decision's evidence shows; nil when it shows none of the library's.
-  static func verdict(_ decision: AccessDecision) -> TrustVerdict? {
-    switch decision.evidence.verification {
-    case .known(.verified)?: .verified
-    case .known(.failed)?: .failed(decision.evidence.verificationFailure ?? .tampered)
-    default: nil
-    }
-  }
-}
-
 /// Trusted snapshots through a cache (<doc:TrustedSnapshots>).
 @Suite("Trusted snapshots: verified on store, checked again from disk")
 struct TrustedSnapshotTests {
@@ -113,7 +58,7 @@ struct TrustedSnapshotTests {
   @Test(
     "a snapshot signed for another scope fails scopeMismatch",
     arguments: [
-      ("another user", Fixture.scope(user: "user-b")),
+      ("another user", Fixture.scopeB),
       ("sandbox stored under production", Fixture.scope(environment: .sandbox)),
       ("another installation", Fixture.scope(installation: "install-2")),
       ("another SDK key", Fixture.scope(sdkKey: "sdk_live_other")),
@@ -158,9 +103,9 @@ struct TrustedSnapshotTests {
     #expect(try cache.verifySnapshot(for: Fixture.scopeA) == .verified)
     // Twenty days pass on the device (its boot clock measures them), then the clock is set
     // back to the day of the first answer.
-    clock.advance(by: .seconds(20 * 86_400))
+    clock.advance(by: .day * 20)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
-    clock.set(Fixture.requestDate.addingTimeInterval(3_600))
+    clock.set(Fixture.requestDate.addingTimeInterval(.hour))
     // An answer from that key, dated before it expired, arriving now: by the trusted server
     // time the key had expired, so it cannot vouch for what arrives now.
     let replayed = try TrustFixture.signed(
@@ -193,7 +138,7 @@ struct TrustedSnapshotTests {
     let directory = try TemporaryDirectory()
     let cache = try TrustFixture.cache(in: directory, clock: clock)
     try cache.store(try TrustFixture.signed(), for: Fixture.scopeA)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     let newer = TrustFixture.body(requestDate: "2026-11-30T12:01:00Z")
     var forged = try TrustFixture.signed(newer)
     forged = try CustomerInfoSnapshot(

@@ -69,7 +69,7 @@
     func purchaseProcessing() async throws {
       let harness = try ClientHarness(on: .sqlite, posts: true)
       let model = AccessModel(client: harness.client)
-      harness.start(answering: PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start))
+      harness.start(answering: Fixture.notEntitledJSON())
       await nextChange { _ = model.state }
       while model["pro"]?.state != .denied(.notEntitled) {
         await nextChange { _ = model.state }

@@ -1,5 +1,6 @@
 import EntitlementCacheTesting
 import Foundation
+import TestSupport
 import Testing
 
 @testable import EntitlementCache
@@ -59,7 +60,7 @@ struct CustomStorageFailureTests {
     harness.runtime.runUntilIdle()
     harness.fetcher.answer(
       json: ClientFixture.json(
-        requestDate: ClientFixture.start.addingTimeInterval(60), status: "expired"))
+        requestDate: Fixture.requestDate.addingTimeInterval(.minute), status: "expired"))
     harness.runtime.runUntilIdle()
 
     #expect(harness.outcomes == ["alice: storageFailed"])

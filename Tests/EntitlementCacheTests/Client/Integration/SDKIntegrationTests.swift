@@ -60,11 +60,11 @@ struct SDKIntegrationTests {
   @Test("the example: cached access at launch, the model follows the stream, logIn switches")
   func exampleWorks() async throws {
     let directory = try TemporaryDirectory()
-    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     let transport = ScriptedTransport()
     transport.queue(status: 200, body: ClientFixture.json())
     let purchases = try Purchases(
-      apiKey: "sdk_live_123", appUserID: "alice", installationID: "install-1",
+      apiKey: SampleScope.sdkKey, appUserID: "alice", installationID: SampleScope.installation,
       cacheFile: directory.path("purchases.sqlite"), transport: transport, clock: runtime.clock,
       runtime: runtime)
     let model = ProAccessModel()
@@ -96,13 +96,12 @@ struct SDKIntegrationTests {
   @Test("the example: a purchase made offline says processing, and is posted as its buyer later")
   func purchaseOffline() async throws {
     let directory = try TemporaryDirectory()
-    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     let transport = ScriptedTransport()
-    let free =
-      #"{"requestDate":"2026-11-30T12:00:00Z","verification":"verified","entitlements":{}}"#
+    let free = Fixture.notEntitledJSON()
     transport.queue(status: 200, body: free)
     let purchases = try Purchases(
-      apiKey: "sdk_live_123", appUserID: "alice", installationID: "install-1",
+      apiKey: SampleScope.sdkKey, appUserID: "alice", installationID: SampleScope.installation,
       cacheFile: directory.path("purchases.sqlite"), transport: transport, clock: runtime.clock,
       runtime: runtime)
     let model = ProAccessModel()
@@ -121,7 +120,7 @@ struct SDKIntegrationTests {
     transport.queue(status: 200, body: free)
     _ = runtime.spawn { try? await purchases.logIn("bob") }
     await settle(runtime)
-    transport.queue(status: 200, body: ClientFixture.json(requestDate: ClientFixture.start))
+    transport.queue(status: 200, body: ClientFixture.json(requestDate: Fixture.requestDate))
     runtime.advance(by: .seconds(5))
     purchases.networkBecameReachable()
     await settle(runtime) { model.message == "Upgrade to Pro" }

@@ -12,7 +12,7 @@ struct PurchaseBackoffTests {
   /// One device: a file, a virtual clock, and the client of the current launch.
   @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
   final class Device: Sendable {
-    let runtime = SimulatedRuntime(start: ClientFixture.start, bootSession: "boot-1")
+    let runtime = SimulatedRuntime(start: Fixture.requestDate, bootSession: "boot-1")
     let directory: TemporaryDirectory
     let fetcher = HandAnsweredFetcher()
     let poster = HandAnsweredPoster()
@@ -89,12 +89,12 @@ struct PurchaseBackoffTests {
       device.runtime.advance(by: .milliseconds(1))
     }
     for (index, delay) in delays.enumerated() {
-      let base = min(2 * pow(2, Double(index)), 3600)
+      let base = min(2 * pow(2, Double(index)), .hour)
       #expect(
-        delay >= base * 0.75 - 0.001 && delay <= min(base * 1.25, 3600) + 0.001,
+        delay >= base * 0.75 - 0.001 && delay <= min(base * 1.25, .hour) + 0.001,
         "\(index): \(delay)")
     }
-    #expect(delays.last == 3600 || (delays.last ?? 0) >= 2700)
+    #expect(delays.last == .hour || (delays.last ?? 0) >= 0.75 * .hour)
     #expect(device.poster.requests.allSatisfy { $0.appUserID == "alice" })
     client.stop()
     device.runtime.runUntilIdle()
@@ -108,7 +108,7 @@ struct PurchaseBackoffTests {
     let device = try Device()
     try device.leaveAFailedPost(status: nil)
     let (client, _) = try device.launch(as: "bob")
-    device.runtime.advance(by: .seconds(600))
+    device.runtime.advance(by: .minute * 10)
     #expect(device.poster.waiting.isEmpty)
 
     let relaunched = client
@@ -120,7 +120,7 @@ struct PurchaseBackoffTests {
     // Her log-in fetch answers before the post: not entitled yet. The post then syncs with no
     // CustomerInfo, and a fetch that starts after it follows, or her state says "buy" (not
     // entitled, nothing pending) until some later refresh.
-    let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: device.runtime.manualClock.now)
+    let notEntitled = Fixture.notEntitledJSON(requestDate: device.runtime.manualClock.now)
     device.fetcher.answer(user: "alice", json: notEntitled)
     device.runtime.runUntilIdle()
     let alices = { device.fetcher.waiting.filter { $0.appUserID == "alice" }.map(\.flow) }
@@ -137,7 +137,7 @@ struct PurchaseBackoffTests {
   func clockSetBack() throws {
     let device = try Device()
     try device.leaveAFailedPost(status: nil)
-    device.runtime.manualClock.advance(by: .seconds(-2 * 86_400))
+    device.runtime.manualClock.advance(by: .day * -2)
     let (client, _) = try device.launch()
     #expect(device.poster.waiting.map(\.attempt) == [2])
     client.stop()

@@ -8,7 +8,7 @@ import Testing
 /// The refresh client driving the purchase queue (<doc:PurchaseQueue>), on both caches.
 @Suite("Refresh client: the purchase queue")
 struct PurchaseQueueClientTests {
-  static let notEntitled = PurchaseFixture.notEntitledJSON(requestDate: ClientFixture.start)
+  static let notEntitled = Fixture.notEntitledJSON()
 
   static func answer(_ json: String) -> Result<FetchedCustomerInfo, FetchFailure> {
     .success(FetchedCustomerInfo(body: Data(json.utf8)))
@@ -194,7 +194,7 @@ struct PurchaseQueueClientTests {
     #expect(waiting.evidence.pendingPurchase)
     #expect(harness.proDecisions.last?.evidence.pendingPurchase == true)
     let proJSON = ClientFixture.json(
-      requestDate: ClientFixture.start.addingTimeInterval(1))
+      requestDate: Fixture.requestDate.addingTimeInterval(1))
     harness.poster.answer(.success(.synced(FetchedCustomerInfo(body: Data(proJSON.utf8)))))
     harness.runtime.runUntilIdle()
     // The post's CustomerInfo is stored before the entry is marked synced.

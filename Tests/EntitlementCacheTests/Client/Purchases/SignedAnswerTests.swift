@@ -87,15 +87,16 @@ struct SignedAnswerTests {
     harness.client.start()
     harness.runtime.runUntilIdle()
     try Self.answerSigned(harness, json: ClientFixture.json())
-    harness.runtime.advance(by: .seconds(600))
+    harness.runtime.advance(by: .minute * 10)
     _ = harness.run { client in await client.refresh() }
-    let later = ClientFixture.json(requestDate: ClientFixture.start.addingTimeInterval(600))
+    let later = ClientFixture.json(
+      requestDate: Fixture.requestDate.addingTimeInterval(10 * .minute))
     // Signed for another user: the server answered for someone else.
     try Self.answerSigned(harness, json: later, scope: ClientFixture.identity("mallory").scope)
     #expect(harness.outcomes.last == "alice: verificationFailed")
     let scope = ClientFixture.identity("alice").scope
     let loaded = try #require(try harness.cache.load(scope))
-    #expect(loaded.snapshot?.customerInfo.requestDate == ClientFixture.start)
+    #expect(loaded.snapshot?.customerInfo.requestDate == Fixture.requestDate)
     #expect(loaded.bookkeeping.lastRefreshFailureReason == "verification_failed_scope_mismatch")
     let pro = harness.cache.access(to: "pro", for: scope)
     #expect(pro.evidence.verification == .known(.verified))

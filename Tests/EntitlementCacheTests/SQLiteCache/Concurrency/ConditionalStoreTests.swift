@@ -10,13 +10,7 @@ import Testing
 @Suite("Conditional store: never backwards, decided inside the write")
 struct ConditionalStoreTests {
   static func answer(at requestDate: Date) throws -> CustomerInfoSnapshot {
-    try CustomerInfoSnapshot(
-      jsonData: Data(
-        """
-        {"requestDate":"\(ISO8601.format(requestDate))","verification":"verified",
-         "entitlements":{"pro":{"status":"active","expiresAt":"2026-12-30T12:00:00Z",
-         "verifiedAt":"\(ISO8601.format(requestDate))","source":"purchase"}}}
-        """.utf8))
+    try Fixture.snapshot(SampleSnapshot.single(requestDate: ISO8601.format(requestDate)))
   }
 
   /// Both instances read the first answer into memory; then one stores an answer and the
@@ -36,7 +30,7 @@ struct ConditionalStoreTests {
     #expect(try first.storeAnswer(Self.answer(at: start), for: scope) == .stored)
     #expect(second.access(to: "pro", for: scope).isGranted)
     #expect(first.access(to: "pro", for: scope).isGranted)
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
 
     let (older, newer) = (start.addingTimeInterval(10), start.addingTimeInterval(20))
     if newerFirst {
@@ -73,7 +67,7 @@ struct ConditionalStoreTests {
     #expect(refusal(of: same, verdict: nil, over: stored) == nil)
     #expect(refusal(of: older, verdict: nil, over: nil) == nil)
     // However old an answer is, a stored date the device's clock has reached holds it back.
-    let yearOlder = try Self.answer(at: start.addingTimeInterval(-365 * 86_400))
+    let yearOlder = try Self.answer(at: start.addingTimeInterval(-365 * .day))
     #expect(refusal(of: yearOlder, verdict: nil, over: stored) == .discardedOlder)
     // A stored date ahead of both the answer and the clock holds it back up to a day ahead;
     // a second more, and it is no date a server gave.
@@ -112,7 +106,7 @@ struct ConditionalStoreTests {
     let farFuture = try #require(ISO8601.parse("9999-12-31T00:00:00Z"))
     for cache in caches {
       #expect(try cache.storeAnswer(Self.answer(at: farFuture), for: Fixture.scopeA) == .stored)
-      clock.advance(by: .seconds(60))
+      clock.advance(by: .minute)
       let genuine = clock.now
       #expect(try cache.storeAnswer(Self.answer(at: genuine), for: Fixture.scopeA) == .stored)
       #expect(try cache.load(Fixture.scopeA)?.snapshot?.customerInfo.requestDate == genuine)

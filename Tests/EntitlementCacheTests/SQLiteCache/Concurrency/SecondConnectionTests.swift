@@ -45,7 +45,7 @@ struct SecondConnectionTests {
     #expect(widget.activeEntitlementKeys(for: Fixture.scopeA) == ["pro", "lifetime"])
 
     // A replacement, a refresh failure and a removal each show up the same way.
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
     try app.store(try StoreTest.snapshot(status: "revoked"), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .denied(.revoked))
     try app.recordRefreshFailure(for: Fixture.scopeA, reason: nil)
@@ -86,7 +86,7 @@ struct SecondConnectionTests {
     // load() agrees with access(to:); asking for the change mark checks at once.
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: .hour)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
     try app.store(try Fixture.snapshot(), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
@@ -115,7 +115,7 @@ struct SecondConnectionTests {
   @Test func aRewriteAtTheSameInstantIsNotMixedIntoAPartlyReadScope() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: .hour)
     try app.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
 
@@ -131,7 +131,7 @@ struct SecondConnectionTests {
   @Test func aRemovedAndRewrittenScopeIsNotMixedIntoAPartlyReadScope() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: .hour)
     try app.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
 
@@ -146,7 +146,7 @@ struct SecondConnectionTests {
   @Test func aDeletedRevisionCounterRowIsRestored() throws {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
-    let (app, widget) = try Self.pair(directory, clock: clock, interval: 3_600)
+    let (app, widget) = try Self.pair(directory, clock: clock, interval: .hour)
     try app.store(try Self.twoKeys(pro: "active"), for: Fixture.scopeA)
     try app.store(try Fixture.snapshot(), for: Fixture.scopeB)
     #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .granted)
@@ -187,7 +187,7 @@ struct SecondConnectionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.changeCheckInterval = .seconds(3_600)
+      $0.changeCheckInterval = .hour
     }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     cache.dropResidentState(for: Fixture.scopeA)
@@ -209,7 +209,7 @@ struct SecondConnectionTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.changeCheckInterval = .seconds(3_600)
+      $0.changeCheckInterval = .hour
     }
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
@@ -241,7 +241,7 @@ struct CrossConnectionInvalidationTests {
   /// A cache holding one snapshot for scope A, whose own reads do not check in the test's
   /// time unless `checkInterval` is 0, and the writer's `data_version` it recorded at open.
   static func cache(
-    _ directory: TemporaryDirectory, checkInterval: TimeInterval = 3_600
+    _ directory: TemporaryDirectory, checkInterval: TimeInterval = .hour
   ) throws -> (SQLiteCustomerInfoCache, baseline: Int64) {
     let cache = try Fixture.cache(in: directory, clock: ManualClock(Fixture.requestDate)) {
       $0.changeCheckInterval = .seconds(checkInterval)
@@ -255,7 +255,7 @@ struct CrossConnectionInvalidationTests {
     let directory = try TemporaryDirectory()
     let (always, _) = try Self.cache(directory, checkInterval: 0)
     #expect(always.testingSeam.isCrossConnectionCheckDue)
-    let (hourly, _) = try Self.cache(directory, checkInterval: 3_600)
+    let (hourly, _) = try Self.cache(directory, checkInterval: .hour)
     #expect(!hourly.testingSeam.isCrossConnectionCheckDue)
     _ = hourly.access(to: "pro", for: Fixture.scopeA)
     #expect(!hourly.testingSeam.isCrossConnectionCheckDue)
@@ -303,11 +303,11 @@ struct CrossConnectionInvalidationTests {
     let directory = try TemporaryDirectory()
     let clock = ManualClock(Fixture.requestDate)
     let cache = try Fixture.cache(in: directory, clock: clock) {
-      $0.changeCheckInterval = .seconds(3_600)
+      $0.changeCheckInterval = .hour
     }
     try cache.store(try Fixture.snapshot(), for: Fixture.scopeA)
     let seam = cache.testingSeam
-    let later = Fixture.requestDate.addingTimeInterval(3_600)
+    let later = Fixture.requestDate.addingTimeInterval(.hour)
     clock.set(later)
     _ = cache.access(to: "pro", for: Fixture.scopeA)
     seam.observe(dataVersion: nil)

@@ -29,7 +29,9 @@ struct ConfigurationValidationTests {
     BadValue(field: "policy.staleAfter") { $0.policy.staleAfter = .nan },
     BadValue(field: "policy.nonExpiringMaxOfflineAge") { $0.policy.nonExpiringMaxOfflineAge = -1 },
     BadValue(field: "policy.maxSnapshotAge") { $0.policy.maxSnapshotAge = .infinity },
-    BadValue(field: "policy.clockRollbackTolerance") { $0.policy.clockRollbackTolerance = -60 },
+    BadValue(field: "policy.clockRollbackTolerance") {
+      $0.policy.clockRollbackTolerance = -.minute
+    },
   ]
 
   @Test("a bad value is an error naming its field, and nothing is created", arguments: badValues)
@@ -53,7 +55,7 @@ struct ConfigurationValidationTests {
     var configuration = CacheConfiguration()
     try configuration.validate()
     configuration.busyTimeout = 0
-    configuration.changeCheckInterval = .seconds(86_400)
+    configuration.changeCheckInterval = .day
     configuration.retention = 0
     configuration.maxScopes = 0
     configuration.snapshotSizeLimit = 1

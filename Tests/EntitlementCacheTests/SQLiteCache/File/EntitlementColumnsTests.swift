@@ -17,7 +17,7 @@ struct EntitlementColumnsTests {
   static let info = Fixture.info(
     [
       "pro": Fixture.entitlement(
-        .grace, expiresAt: Fixture.at(Fixture.day), graceEnd: Fixture.at(2 * Fixture.day),
+        .grace, expiresAt: Fixture.at(.day), graceEnd: Fixture.at(2 * .day),
         verifiedAt: Fixture.t0, source: .known(.purchase))
     ],
     unclaimed: [Fixture.unclaimed(["pro"], hint: .known(.restoreRequired))])

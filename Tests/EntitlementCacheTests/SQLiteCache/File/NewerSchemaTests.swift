@@ -38,7 +38,7 @@ struct NewerSchemaTests {
     let clock = ManualClock(Fixture.requestDate, bootSession: "boot-1")
     let path = try Self.newerFile(in: directory, clock: clock, readFloor: Self.supported)
     let before = try #require(StoreTest.bytes(path))
-    clock.advance(by: .seconds(60))
+    clock.advance(by: .minute)
 
     let cache = try Fixture.cache(in: directory, clock: clock)
     #expect(cache.access(to: "pro", for: Fixture.scopeA).isGranted)
@@ -48,7 +48,7 @@ struct NewerSchemaTests {
     #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .offlineUnavailable(.noSnapshot))
 
     let refused = try #require(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeA)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeA)
     }
     guard case .storage(.store, let failure) = refused else {
       Issue.record("expected a storage failure, got \(refused)")
@@ -108,7 +108,7 @@ struct NewerSchemaTests {
       PRAGMA user_version = \(Self.supported + 1);
       """)
     let refused = try #require(throws: CacheError.self) {
-      try cache.store(try Fixture.snapshot(StoreTest.json(status: "expired")), for: Fixture.scopeB)
+      try cache.store(try StoreTest.snapshot(status: "expired"), for: Fixture.scopeB)
     }
     #expect(refused.storageFailureKind == .newerSchema, "\(refused)")
     #expect(cache.damageReport == nil)

@@ -50,7 +50,7 @@ struct SchemaUpgradeTests {
       try statement.bind(Fixture.scopeA.sdkKeyHash, at: 3)
       try statement.bind(Fixture.scopeA.userHash, at: 4)
       try statement.bind(Fixture.scopeA.installationHash, at: 5)
-      try statement.bind(Data(Fixture.sampleJSON.utf8), at: 6)
+      try statement.bind(Data(SampleSnapshot.json.utf8), at: 6)
       try statement.run()
     }
     try connection.execute(Self.version1Entitlements)
@@ -131,11 +131,8 @@ struct SchemaVersion2UpgradeTests {
        'verified', 5);
     """
 
-  static let snapshot = """
-    {"requestDate": "2026-11-30T12:00:00Z", "verification": "verified",
-     "entitlements": {"pro": {"status": "active", "expiresAt": "2026-12-05T12:00:00Z",
-       "verifiedAt": "2026-11-30T12:00:00Z", "productId": "pro_monthly", "source": "purchase"}}}
-    """
+  static let snapshot = SampleSnapshot.single(
+    expiresAt: "2026-12-05T12:00:00Z", productId: "pro_monthly")
 
   static func writeVersion2File(_ path: String) throws {
     let connection = try SQLiteConnection(path: path)
@@ -196,7 +193,7 @@ struct SchemaVersion2UpgradeTests {
     // server time is 12-19, two weeks past pro's expiry.
     let decision = cache.access(to: "pro", for: Fixture.scopeA)
     #expect(decision.state == .denied(.expired))
-    #expect(decision.evidence.clockOffset == 20 * 86_400)
+    #expect(decision.evidence.clockOffset == Int(20 * TimeInterval.day))
     #expect(!decision.evidence.clockRollbackSuspected)
     // Scope B's read-time mark is gone with the upgrade: the clock one day before the refresh
     // is behind the refresh itself, so rollback is still flagged.
