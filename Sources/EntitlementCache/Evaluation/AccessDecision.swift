@@ -25,7 +25,7 @@ public struct AccessDecision: Sendable, Hashable {
   /// When access is denied but an unclaimed purchase lists this entitlement: what to offer.
   public var recovery: ClaimHint?
   /// When the device is blocked: what the app needs to show device management.
-  public var device: DeviceAccessInfo?
+  public var device: DeviceBlockDetails?
 
   /// Whether access is granted.
   public var isGranted: Bool {
@@ -172,4 +172,16 @@ public struct AccessEvidence: Sendable, Hashable {
     self.estimatedServerTime = estimatedServerTime
     self.pendingPurchase = pendingPurchase
   }
+}
+
+/// What the app needs to show device management for a blocked installation.
+public struct DeviceBlockDetails: Sendable, Hashable {
+  /// The server's reason code.
+  public var reason: OpenEnum<DeviceBlockReason>?
+  /// When the next device change is allowed.
+  public var nextAllowedAt: Date?
+  /// The rolling budget of device changes.
+  public var changeBudget: DeviceChangeBudget?
+  /// The customer's activations, as redacted by the server.
+  public var devices: [DeviceSummary]
 }

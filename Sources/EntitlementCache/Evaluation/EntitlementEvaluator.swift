@@ -305,10 +305,9 @@ public enum EntitlementEvaluator {
         evidence.validUntil = earliest(earliest(boundary, snapshotBoundary), acceptanceBoundary)
         return AccessDecision(
           entitlement: key, state: .deviceBlocked(device.reason), evidence: evidence,
-          device: DeviceAccessInfo(
-            status: device.status, reason: device.reason, expiresAt: device.expiresAt,
-            nextAllowedAt: device.nextAllowedAt, changeBudget: device.changeBudget,
-            devices: device.devices))
+          device: DeviceBlockDetails(
+            reason: device.reason, nextAllowedAt: device.nextAllowedAt,
+            changeBudget: device.changeBudget, devices: device.devices))
       }
       if let expiresAt = device.expiresAt, now >= expiresAt {
         return AccessDecision(

@@ -53,7 +53,7 @@ enum DecisionOutput {
     ])
   }
 
-  private static func json(_ device: DeviceAccessInfo) -> JSONOutput {
+  private static func json(_ device: DeviceBlockDetails) -> JSONOutput {
     .object([
       ("reason", .text(device.reason?.rawValue)),
       ("nextAllowedAt", .date(device.nextAllowedAt)),
@@ -176,7 +176,7 @@ enum DecisionOutput {
     return rows
   }
 
-  static func deviceRows(_ device: DeviceAccessInfo, serverNow: Date, deviceNow: Date)
+  static func deviceRows(_ device: DeviceBlockDetails, serverNow: Date, deviceNow: Date)
     -> [[String]]
   {
     var rows = [

@@ -33,13 +33,9 @@ struct DeviceAccessTests {
 
   /// The details as the decision must carry them: the server's redacted list, nothing the
   /// server added to it (it could hold tokens).
-  static func expectedDetails(
-    _ reason: OpenEnum<DeviceBlockReason>?,
-    status: OpenEnum<DeviceAccessStatus> = .known(.blocked)
-  ) -> DeviceAccessInfo {
-    DeviceAccessInfo(
-      status: status, reason: reason, expiresAt: Fixture.at(7 * .day),
-      nextAllowedAt: Fixture.at(2 * .day),
+  static func expectedDetails(_ reason: OpenEnum<DeviceBlockReason>?) -> DeviceBlockDetails {
+    DeviceBlockDetails(
+      reason: reason, nextAllowedAt: Fixture.at(2 * .day),
       changeBudget: DeviceChangeBudget(remaining: 0, limit: 3, windowDays: 30),
       devices: [
         DeviceSummary(id: "d_7f3a", label: "iPhone", lastSeenAt: Fixture.at(-.day)),
@@ -79,9 +75,7 @@ struct DeviceAccessTests {
     let decision = Fixture.decide(
       "pro", in: info, now: Fixture.at(.hour), policy: preset.policy)
     #expect(decision.state == .deviceBlocked(.known(.loginRequired)))
-    #expect(
-      decision.device
-        == Self.expectedDetails(.known(.loginRequired), status: .unknown("suspended")))
+    #expect(decision.device == Self.expectedDetails(.known(.loginRequired)))
   }
 
   @Test("blocked, but the entitlement is not usable anyway: the commercial denial wins")
