@@ -59,10 +59,29 @@ extension FileRelocation {
     WHERE id = ?1
     """
 
+  /// What the merge compares of a queued entry: ``queuedEntry`` returns all three,
+  /// ``observationOrder`` the first and the last.
+  enum EntryColumn: Int32, ResultColumn {
+    case id, observedAt, state
+
+    static let first: Int32 = 0
+
+    var expression: String {
+      switch self {
+      case .id: "q.id"
+      case .observedAt: "q.first_observed_at"
+      case .state: "q.state"
+      }
+    }
+  }
+
   static let queuedEntry =
-    "SELECT id, state, first_observed_at FROM purchase_queue WHERE transaction_id = ?1"
+    "SELECT \(EntryColumn.selectList) FROM purchase_queue q WHERE q.transaction_id = ?1"
   static let deleteEntry = "DELETE FROM purchase_queue WHERE id = ?1"
-  static let observationOrder = "SELECT id, first_observed_at FROM purchase_queue ORDER BY id"
+  static let observationOrder = """
+    SELECT \(EntryColumn.id.expression), \(EntryColumn.observedAt.expression)
+    FROM purchase_queue q ORDER BY q.id
+    """
   static let renumberEntry = "UPDATE purchase_queue SET id = ?1 WHERE id = ?2"
 
   static let mergedBefore = "SELECT 1 FROM merged_file WHERE identity = ?1"

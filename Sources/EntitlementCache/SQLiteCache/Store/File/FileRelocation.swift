@@ -252,7 +252,9 @@ struct FileRelocation {
         let held = try target.withStatement(Self.queuedEntry) { entry throws(SQLiteError) in
           try entry.bind(columnOf: old, transaction, at: 1)
           return try entry.step()
-            ? QueuedEntry(id: entry.int64(0), state: entry.string(1), observedAt: entry.int64(2))
+            ? QueuedEntry(
+              id: entry.int64(EntryColumn.id), state: entry.string(EntryColumn.state),
+              observedAt: entry.int64(EntryColumn.observedAt))
             : nil
         }
         if let held {
@@ -313,7 +315,7 @@ struct FileRelocation {
     var incoming: [(id: Int64, observedAt: Int64)] = []
     try target.withStatement(observationOrder) { row throws(SQLiteError) in
       while try row.step() {
-        let entry = (id: row.int64(0), observedAt: row.int64(1))
+        let entry = (id: row.int64(EntryColumn.id), observedAt: row.int64(EntryColumn.observedAt))
         if moved.contains(entry.id) { incoming.append(entry) } else { own.append(entry) }
       }
     }
