@@ -3,8 +3,11 @@
 # cache with one snapshot, then a put of a 550 KB snapshot that does not fit. It proves that:
 #
 #   - the put fails with exit 3 and says the disk is full (SQLITE_FULL, typed as `full`);
-#   - the snapshot stored before still grants, `doctor` says the file is healthy, and the
-#     database file is byte for byte what it was;
+#   - the snapshot stored before still grants, `doctor` says the file is healthy, the
+#     database file is byte for byte what it was, and what the file and its log hold (the
+#     `sqlite3` shell's `.dump`, read-only) is too. The log itself may grow: the refused
+#     transaction can leave frames, cut short where the disk ran out, after the last commit,
+#     and no reader takes a frame after the last commit, so they hold nothing;
 #   - once space is freed, the same put succeeds.
 #
 #   scripts/reliability/full-disk.sh [BIN]
@@ -44,8 +47,10 @@ PY
 
 db="$mnt/cache.sqlite"
 "$bin" put --db "$db" "${scope[@]}" --file "$work/small.json" --now 2026-11-30T12:00:00Z >/dev/null
-# The file and its log, if one is left.
-files() { { cat "$db"; cat "$db-wal" 2>/dev/null || true; } | sha256sum | cut -d' ' -f1; }
+# The database file's bytes, and what the file and its log hold.
+files() {
+  { sha256sum <"$db"; sqlite3 -readonly "$db" .dump | sha256sum; } | tr -d ' \n-'
+}
 before="$(files)"
 
 set +e
@@ -59,7 +64,7 @@ grep -q "disk is full" "$work/err" || fail "the put did not say the disk is full
   || fail "the snapshot stored before no longer grants pro"
 "$bin" doctor --db "$db" >"$work/doctor" || fail "doctor: $(cat "$work/doctor")"
 grep -q "healthy" "$work/doctor" || fail "doctor: $(cat "$work/doctor")"
-[[ "$(files)" == "$before" ]] || fail "the database file or its log changed"
+[[ "$(files)" == "$before" ]] || fail "the database file, or what it and its log hold, changed"
 echo "full-disk: refused put: $(cat "$work/err")"
 
 # Space again: the same put lands.
