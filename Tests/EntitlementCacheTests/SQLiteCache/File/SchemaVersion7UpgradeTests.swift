@@ -10,9 +10,18 @@ import Testing
 @Suite("Schema upgrade from version 7")
 struct SchemaVersion7UpgradeTests {
   @Test func aVersion7FileUpgradesKeepingEverySnapshotWithTheBodyLast() throws {
+    try Self.upgradeKeepsEverySnapshot(fromVersion: 7)
+  }
+
+  /// Writes a file at `version` with two scopes, opens it with this build, and checks what
+  /// every upgrade from version 6 on must leave: the current schema version, the body as the
+  /// scope row's last column, no import on a row written before migration 8, no foreign key
+  /// broken, the read floor's row, every value kept, and each snapshot read and decided as
+  /// it was written.
+  static func upgradeKeepsEverySnapshot(fromVersion version: Int) throws {
     let directory = try TemporaryDirectory()
     let path = directory.path("cache.sqlite")
-    try SchemaVersion3UpgradeTests.writeVersion3File(path, version: 7)
+    try SchemaVersion3UpgradeTests.writeVersion3File(path, version: version)
     let before = try DatabaseFingerprint.read(path)
     #expect(before.tables["scope"]?.count == 2)
 
@@ -31,12 +40,14 @@ struct SchemaVersion7UpgradeTests {
         == 0)
     #expect(try raw.scalarInt("SELECT count(*) FROM pragma_foreign_key_check") == 0)
     let after = try DatabaseFingerprint.read(path, columnsOf: before)
+    #expect(after.tables["schema_compatibility"] == ["1,6"])
     #expect(after.keepsEveryValue(of: before), "\(after.difference(from: before))")
     for scope in [Fixture.scopeA, Fixture.scopeB] {
       let loaded = try #require(try cache.load(scope))
       #expect(loaded.snapshot?.jsonData == Data(SchemaVersion2UpgradeTests.snapshot.utf8))
       #expect(loaded.bookkeeping.origin == .refresh)
     }
+    // Decided from the upgraded rows as before the upgrade.
     #expect(cache.access(to: "pro", for: Fixture.scopeB).state == .granted)
   }
 
