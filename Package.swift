@@ -69,8 +69,11 @@ let package = Package(
     .target(
       name: "EntitlementCacheCLI",
       // The testing product's manual clock is the demo's virtual clock; the import adapters
-      // read the formats `import --format` takes.
-      dependencies: ["EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheImport"]
+      // read the formats `import --format` takes; CSQLite for the VFS of a simulated device
+      // that launches locked.
+      dependencies: [
+        "EntitlementCache", "EntitlementCacheTesting", "EntitlementCacheImport", "CSQLite",
+      ]
     ),
     .executableTarget(
       name: "entitlement-cache",

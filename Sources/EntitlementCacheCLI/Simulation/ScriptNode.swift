@@ -38,7 +38,7 @@ struct ScriptNode: Sendable {
     return text
   }
 
-  /// The value as a whole number.
+  /// The value as true or false.
   func bool() throws(ScriptError) -> Bool {
     guard case .bool(let value) = value else { throw error("expected true or false") }
     return value

@@ -263,6 +263,7 @@ package enum ScriptParser {
     var steps: [ScriptStep] = []
     var purchases = 0
     var started = false
+    var locked = false
     for (index, item) in items.enumerated() {
       let object = try item.object()
       let atNode = try object.required("at")
@@ -287,6 +288,22 @@ package enum ScriptParser {
               + "{\"do\": \"start\", \"in\": \"background\"}")
         default: break
         }
+      }
+      switch step.action {
+      case .start(_, locked: true) where started:
+        // The file is open by then: only a restart (a relaunch) locks it again.
+        throw item.error(
+          "the app has launched already; a restart before the first unlock is "
+            + "{\"do\": \"relaunch\", \"locked\": true}")
+      case .start(_, let isLocked), .relaunch(_, let isLocked):
+        locked = locked || isLocked
+      case .unlock where !locked:
+        throw item.error(
+          "the device is not locked; a start or relaunch with \"locked\": true locks it")
+      case .unlock:
+        locked = false
+      default:
+        break
       }
       started = started || step.isStart
       if case .purchase = step.action {
@@ -314,10 +331,12 @@ package enum ScriptParser {
     // A misspelt field is named as such, not reported as the field it meant being missing.
     try object.rejectingOthers(than: ["at", "do"] + fields)
     switch name {
-    case "start":
-      return .start(
+    case "start", "relaunch":
+      let phase =
         try object.optional("in")?.choice(
-          "phase", ["foreground": AppPhase.foreground, "background": .background]) ?? .foreground)
+          "phase", ["foreground": AppPhase.foreground, "background": .background]) ?? .foreground
+      let locked = try object.optional("locked")?.bool() ?? false
+      return name == "start" ? .start(phase, locked: locked) : .relaunch(phase, locked: locked)
     case "foreground": return .foreground
     case "background": return .background
     case "logIn": return .logIn(user: try object.required("user").string())
@@ -330,7 +349,7 @@ package enum ScriptParser {
     case "restore": return .restore
     case "sync": return .sync
     case "networkAvailable": return .networkAvailable
-    case "relaunch": return .relaunch
+    case "unlock": return .unlock
     case "check": return .check(entitlement: try object.required("entitlement").string())
     case "setClock":
       return .setClock(to: try times.instant(object.required("to"), allowingEarlier: true))

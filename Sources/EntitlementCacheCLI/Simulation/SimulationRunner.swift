@@ -100,6 +100,9 @@ private final class SimulatedDevice: Sendable {
   /// The simulation's server keys, when the script's answers are signed.
   let signer: SimulationSigner?
   let server: ScriptedServer
+  /// The device's lock screen, in a run whose script locks it; nil otherwise, and the file is
+  /// opened through the platform's own VFS.
+  let deviceLock: DeviceLock?
   let log: EventLog
   let recorders = ImmediateExecutor()
   private let state = Locked(State())
@@ -119,6 +122,8 @@ private final class SimulatedDevice: Sendable {
       answers: script.server, posts: script.posts, runtime: runtime, start: start, signer: signer,
       identity: script.identity)
     log = EventLog(now: { start + SimulationTime.milliseconds(runtime.elapsed) })
+    deviceLock = script.locksDevice ? try DeviceLock() : nil
+    if script.startsLocked { deviceLock?.lock() }
     let identity: ClientIdentity
     do {
       identity = try ClientIdentity(
@@ -178,12 +183,25 @@ private final class SimulatedDevice: Sendable {
     }
   }
 
+  /// Ends the run for a storage failure, unless it is the file refused while the script keeps
+  /// the device locked: what the app meets then, and what the run is there to show.
+  private func failUnlessLocked(_ error: CacheError) {
+    if isRefusedWhileLocked(error) { return }
+    fail(CLIError(error, path: path))
+  }
+
+  private func isRefusedWhileLocked(_ error: CacheError) -> Bool {
+    guard let deviceLock, deviceLock.isLocked else { return false }
+    if case .storage(_, let failure) = error, failure.kind == .unavailable { return true }
+    return false
+  }
+
   // MARK: Steps
 
   private func perform(_ action: ScriptAction) async {
     guard let client = state.withLock({ $0.app?.client }) else { return }
     switch action {
-    case .start(let phase):
+    case .start(let phase, _):
       client.start(in: phase)
     case .foreground:
       client.didEnterForeground()
@@ -196,7 +214,7 @@ private final class SimulatedDevice: Sendable {
       do {
         _ = try await client.logOut(to: SimulationScript.anonymousUser)
       } catch {
-        fail(CLIError(error, path: path))
+        failUnlessLocked(error)
       }
     case .refresh(nil):
       _ = await client.refresh()
@@ -215,7 +233,7 @@ private final class SimulatedDevice: Sendable {
             .purchaseBoundToAnotherUser(transaction: transaction))
         }
       } catch {
-        fail(CLIError(error, path: path))
+        failUnlessLocked(error)
       }
     case .restore:
       _ = await client.restorePurchases()
@@ -223,8 +241,12 @@ private final class SimulatedDevice: Sendable {
       _ = await client.syncPurchases()
     case .networkAvailable:
       client.networkAvailable()
-    case .relaunch:
-      relaunch()
+    case .relaunch(let phase, let locked):
+      relaunch(in: phase, locked: locked)
+    case .unlock:
+      deviceLock?.unlock()
+      // What an app does on UIKit's protectedDataDidBecomeAvailableNotification.
+      state.withLock { $0.app?.cache }?.protectedDataDidBecomeAvailable()
     case .check(let entitlement):
       log.record(user: client.identity.appUserID, .check(client.access(to: entitlement)))
     case .setClock(let date):
@@ -234,17 +256,23 @@ private final class SimulatedDevice: Sendable {
 
   /// Kills the app and launches it again on the same file, as the same user: the client is
   /// stopped (its fetches in flight are lost, as in a kill), the cache closed, and a new cache
-  /// and client opened, subscribed to and started.
-  private func relaunch() {
+  /// and client opened, subscribed to and started in `phase`. `locked`: the device restarted
+  /// meanwhile, so the boot clock starts again in a new session and the file is refused until
+  /// unlocked.
+  private func relaunch(in phase: AppPhase, locked: Bool) {
     guard let old = state.withLock({ $0.app }) else { return }
     let identity = old.client.identity
     old.running.end()
     old.client.stop()
     close(old.cache)
+    if locked {
+      runtime.manualClock.reboot(session: SimulationRunner.bootSession())
+      deviceLock?.lock()
+    }
     do {
       let app = try launch(identity)
       state.withLock { $0.app = app }
-      app.client.start()
+      app.client.start(in: phase)
     } catch {
       state.withLock { $0.app = nil }
       fail(error)
@@ -272,6 +300,7 @@ private final class SimulatedDevice: Sendable {
     // A script may come from someone else, and its `db` names any path: a file there that is
     // not a usable database is refused and left as it is, never moved aside and replaced.
     cacheConfiguration.damageHandling = .fail
+    cacheConfiguration.vfsName = deviceLock?.name
     let cache: SQLiteCustomerInfoCache
     do {
       cache = try SQLiteCustomerInfoCache(
@@ -281,7 +310,10 @@ private final class SimulatedDevice: Sendable {
     }
     // An app waits for a file it cannot open yet; a replay on one would show only the waiting,
     // whatever the script holds. Refused as every command refuses it (exit 3), before any step.
-    if let error = cache.awaitedStorageError(.open) { throw CLIError(error, path: path) }
+    // A script that launches the device locked means the waiting, until its `unlock`.
+    if deviceLock?.isLocked != true, let error = cache.awaitedStorageError(.open) {
+      throw CLIError(error, path: path)
+    }
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = script.watched
     // One process owns the file, so there is no other writer to look for; polling for one
@@ -309,7 +341,7 @@ private final class SimulatedDevice: Sendable {
         log.record(user: report.appUserID, .fetch(flow: report.flow, outcome: report.outcome))
         // The file took no answer: the run stops here, as for a purchase it could not store,
         // and the error is said once (the fetch line names only the outcome, as in JSON).
-        if case .storageFailed(let error) = report.outcome { fail(CLIError(error, path: path)) }
+        if case .storageFailed(let error) = report.outcome { failUnlessLocked(error) }
       }
     }
     Task(executorPreference: recorders) {

@@ -41,6 +41,26 @@ package struct SimulationScript: Sendable {
   /// The user label the client switches to on `logOut`, whose answers the server gives under
   /// this key.
   static let anonymousUser = "anonymous"
+
+  /// Whether a step locks the device (a `start` or `relaunch` with `"locked": true`): the run
+  /// then opens its file through a ``DeviceLock``.
+  var locksDevice: Bool {
+    steps.contains { step in
+      switch step.action {
+      case .start(_, locked: true), .relaunch(_, locked: true): true
+      default: false
+      }
+    }
+  }
+
+  /// Whether the app's first launch is a locked one: the file is opened before the first step,
+  /// so the device is locked from the run's start.
+  var startsLocked: Bool {
+    switch steps.first(where: \.isStart)?.action {
+    case .start(_, locked: true)?, .relaunch(_, locked: true)?: true
+    default: false
+    }
+  }
 }
 
 /// One answer of the scripted server to one fetch.
@@ -95,8 +115,10 @@ struct ScriptStep: Sendable {
 
 /// What a step does to the app; each is one call on the client, or on the simulated device.
 enum ScriptAction: Sendable {
-  /// `start(in:)`: a launch in the foreground, or in the background (a background fetch).
-  case start(AppPhase)
+  /// `start(in:)`: a launch in the foreground, or in the background (a background fetch);
+  /// `locked` when the device has not been unlocked since it started, so the cache's file is
+  /// refused until an `unlock` step.
+  case start(AppPhase, locked: Bool)
   /// `didEnterForeground()`.
   case foreground
   /// `didEnterBackground()`.
@@ -115,8 +137,13 @@ enum ScriptAction: Sendable {
   case sync
   /// `networkAvailable()`.
   case networkAvailable
-  /// The process is killed and the app launched again on the same file.
-  case relaunch
+  /// The process is killed and the app launched again on the same file, in the foreground or
+  /// in the background; `locked` when the device restarted meanwhile (a new boot session) and
+  /// is not unlocked yet.
+  case relaunch(AppPhase, locked: Bool)
+  /// The device's first unlock since it started: the app calls
+  /// `protectedDataDidBecomeAvailable()`, and the file opens.
+  case unlock
   /// The cache-only decision for one entitlement (no network).
   case check(entitlement: String)
   /// A person or a time server sets the device's wall clock; true time and the boot clock do
@@ -125,9 +152,9 @@ enum ScriptAction: Sendable {
 
   /// Each action's name in a script, and the fields it takes besides `at` and `do`.
   static let fields: KeyValuePairs<String, [String]> = [
-    "start": ["in"], "foreground": [], "background": [], "logIn": ["user"], "logOut": [],
-    "refresh": ["policy", "timeout"], "purchase": ["transaction", "product"], "restore": [],
-    "sync": [], "networkAvailable": [], "relaunch": [], "check": ["entitlement"],
-    "setClock": ["to"],
+    "start": ["in", "locked"], "foreground": [], "background": [], "logIn": ["user"],
+    "logOut": [], "refresh": ["policy", "timeout"], "purchase": ["transaction", "product"],
+    "restore": [], "sync": [], "networkAvailable": [], "relaunch": ["in", "locked"],
+    "check": ["entitlement"], "setClock": ["to"], "unlock": [],
   ]
 }

@@ -32,6 +32,9 @@ package struct Timeline {
     case phase
     /// The device's wall clock, where a step set it, against true time.
     case clock
+    /// Whether the device is locked since it started (its protected files refused), in a
+    /// script that locks it.
+    case lock
     /// Every fetch that ended.
     case network
     /// Each queued purchase's changes.
@@ -75,7 +78,7 @@ extension Timeline {
     self.start = start
     // A run of one instant still lasts a second on the page, so its bands can be seen.
     end = max(start + 1_000, events.last?.at ?? start, stepTimes.last ?? start)
-    var builder = Builder(end: end)
+    var builder = Builder(start: start, end: end)
     for event in events { builder.add(event) }
     for (step, at) in zip(steps, stepTimes) {
       builder.add(step.action, at: at)
@@ -92,6 +95,7 @@ extension Timeline {
 
   /// Collects the lanes' changes, in the order they happened.
   private struct Builder {
+    let start: Int64
     let end: Int64
     /// Each entitlement's decisions, in order: (at, user, decision).
     var decisions: [String: [(Int64, String?, AccessDecision)]] = [:]
@@ -101,13 +105,17 @@ extension Timeline {
     var users: [(Int64, String)] = []
     var phases: [(Int64, String, String)] = []
     var clocks: [(Int64, String, String)] = []
+    var locks: [(Int64, String, String)] = []
     var userMarks: [Marker] = []
     var phaseMarks: [Marker] = []
     var network: [Marker] = []
     var purchases: [Marker] = []
     var diagnostics: [Marker] = []
 
-    init(end: Int64) { self.end = end }
+    init(start: Int64, end: Int64) {
+      self.start = start
+      self.end = end
+    }
 
     mutating func add(_ event: SimulationEvent) {
       let at = event.at
@@ -166,18 +174,32 @@ extension Timeline {
     mutating func add(_ action: ScriptAction, at: Int64) {
       let when = SimulationTime.date(at).iso8601
       switch action {
-      case .start(let phase):
+      case .start(let phase, let locked):
         phases.append((at, phase == .background ? "background" : "foreground", "launched"))
+        if locked {
+          // The file is opened before the first step: locked from the run's start.
+          locks.append(
+            (start, "locked", "locked since the device started: the cache's file is refused"))
+        }
       case .foreground:
         phases.append((at, "foreground", "to the foreground"))
       case .background:
         phases.append((at, "background", "to the background"))
-      case .relaunch:
+      case .relaunch(let phase, let locked):
+        let restart = locked ? "; the device restarted, and is locked" : ""
         phaseMarks.append(
           Marker(
             at: at, style: "relaunch", label: "relaunch",
-            detail: "\(when)\nkilled and launched again on the same file"))
-        phases.append((at, "foreground", "relaunched"))
+            detail: "\(when)\nkilled and launched again on the same file\(restart)"))
+        phases.append((at, phase == .background ? "background" : "foreground", "relaunched"))
+        if locked {
+          if locks.isEmpty { locks.append((start, "unlocked", "unlocked")) }
+          locks.append(
+            (at, "locked", "the device restarted, not unlocked since: the cache's file is refused"))
+        }
+      case .unlock:
+        locks.append(
+          (at, "unlocked", "the device's first unlock: the app says protected data is available"))
       case .logIn(let user):
         userMarks.append(
           Marker(
@@ -243,6 +265,12 @@ extension Timeline {
               clocks.map {
                 ($0.0, $0.1 == "true time" ? "clock" : "clock-set:" + $0.1, $0.1, $0.2, nil)
               })))
+      }
+      if !locks.isEmpty {
+        lanes.append(
+          Lane(
+            title: "device lock", kind: .lock,
+            bands: bands(locks.map { ($0.0, $0.1, $0.1, $0.2, nil) })))
       }
       lanes.append(Lane(title: "network", kind: .network, markers: network))
       lanes.append(Lane(title: "purchases", kind: .purchases, markers: purchases))

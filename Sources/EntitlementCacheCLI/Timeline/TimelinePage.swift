@@ -90,7 +90,8 @@ package enum TimelinePage {
     .band rect { stroke: #FFFFFF; stroke-width: 0.8; }
     .band-label { font-size: 11px; fill: #111; pointer-events: none; paint-order: stroke; \
     stroke: rgba(255, 255, 255, 0.85); stroke-width: 3px; }
-    .band-label.on-granted, .band-label.on-clock-set { fill: #FFFFFF; stroke: none; }
+    .band-label.on-granted, .band-label.on-clock-set, .band-label.on-locked { fill: #FFFFFF; \
+    stroke: none; }
     .fill-granted { fill: #009E73; }
     .fill-denied { fill: url(#p-denied); }
     .fill-offline_unavailable { fill: url(#p-offline_unavailable); }
@@ -104,6 +105,8 @@ package enum TimelinePage {
     .fill-background { fill: url(#p-background); }
     .fill-clock { fill: #F1F1F1; }
     .fill-clock-set { fill: #0072B2; }
+    .fill-locked { fill: url(#p-locked); }
+    .fill-unlocked { fill: #F1F1F1; }
     .fill-mixed { fill: url(#p-mixed); }
     .imported { stroke: #1A1A1A !important; stroke-width: 1.6 !important; \
     stroke-dasharray: 4 3; }

@@ -24,6 +24,9 @@ enum TimelinePatterns {
     <pattern id="p-background" width="8" height="8" patternUnits="userSpaceOnUse" \
     patternTransform="rotate(-45)"><rect width="8" height="8" fill="#E9E9E9"/>\
     <rect width="2" height="8" fill="#A9A9A9"/></pattern>
+    <pattern id="p-locked" width="8" height="8" patternUnits="userSpaceOnUse">\
+    <rect width="8" height="8" fill="#4D4D4D"/><rect width="4" height="4" fill="#2B2B2B"/>\
+    <rect x="4" y="4" width="4" height="4" fill="#2B2B2B"/></pattern>
     <pattern id="p-mixed" width="4" height="4" patternUnits="userSpaceOnUse">\
     <rect width="4" height="4" fill="#D6D6D6"/><rect width="1.5" height="4" fill="#444"/>\
     </pattern>
@@ -42,6 +45,7 @@ enum TimelinePatterns {
     ("foreground", "app in the foreground", "yellow"),
     ("background", "app in the background", "grey stripes"),
     ("clock-set", "device clock set", "dark blue; the label gives how far from true time"),
+    ("locked", "device locked", "dark checks; restarted and not unlocked yet: files refused"),
     ("mixed", "many changes", "grey bars: too many to draw apart here; hover for them"),
   ]
 

@@ -64,6 +64,23 @@ extension SimulateTests {
       #"steps[0].in: unknown phase "asleep" (foreground or background)"#
     ),
     (
+      // Unlocking a device no step locked would say the file was refused until then.
+      SimScript.make(steps: [SimScript.step("+0s", "start"), SimScript.step("+1m", "unlock")]),
+      #"steps[1]: the device is not locked; a start or relaunch with "locked": true locks it"#
+    ),
+    (
+      // The file is open once the app has launched: only a restart locks it again.
+      SimScript.make(steps: [
+        SimScript.step("+0s", "start"), SimScript.step("+1m", "start", #""locked": true"#),
+      ]),
+      #"steps[1]: the app has launched already; a restart before the first unlock is "#
+        + #"{"do": "relaunch", "locked": true}"#
+    ),
+    (
+      SimScript.make(steps: [SimScript.step("+0s", "relaunch", #""locked": "yes""#)]),
+      "steps[0].locked: expected true or false"
+    ),
+    (
       SimScript.make(steps: [
         SimScript.step(
           "+0s", "purchase",

@@ -14,6 +14,7 @@ import Testing
   /// The field reports in `Examples/FieldReports`, and the scripts below.
   static let examples = [
     "plane-trip", "account-switch", "refund", "clock-set-back", "device-blocked",
+    "locked-at-launch",
   ]
 
   static func example(_ name: String) throws -> String {
@@ -28,6 +29,28 @@ import Testing
     arguments: examples)
   func exampleFieldReport(_ name: String) throws {
     try TimelineCheck(script: try Self.example(name)).verify()
+  }
+
+  @Test("a launch before the device's first unlock: storage unavailable until the unlock")
+  func lockedAtLaunch() throws {
+    let check = try TimelineCheck(script: try Self.example("locked-at-launch"))
+    try check.verify()
+    let lock = check.svg.bands(in: "device lock")
+    #expect(lock.map(\.state) == ["unlocked", "locked", "unlocked"])
+    let locked = try #require(lock.dropFirst().first)
+    #expect(locked.start == "2026-12-02T12:00:00Z")
+    #expect(locked.end == "2026-12-02T12:15:00Z")
+    // Never no_snapshot, which an app would take for a new user and show the paywall.
+    let pro = check.svg.bands(in: "pro")
+    #expect(
+      pro.map(\.state) == ["granted", "offline_unavailable:storage_unavailable", "granted"],
+      "\(pro.map(\.state))")
+    #expect(pro.dropFirst().first?.start == locked.start)
+    #expect(pro.dropFirst().first?.end == locked.end)
+    // The start's answer came while the file was refused: it was not stored, and says so.
+    let fetches = check.lines.filter { $0["type"] as? String == "fetch" }
+    #expect(
+      fetches.compactMap { $0["outcome"] as? String } == ["stored", "storageFailed", "stored"])
   }
 
   @Test func oneEventIsDrawn() throws {
