@@ -9,7 +9,7 @@
 ///
 /// Stored as of the save, not as a refresh now, the time since the save counts as time that
 /// passed: expiries that passed since are past, the snapshot is stale at once, and lifetime
-/// windows count from the save (``bookkeeping(at:policy:)`` has the rule).
+/// windows count from the save (``bookkeeping(at:bootInstant:over:policy:)`` has the rule).
 public struct SnapshotImport: Sendable, Hashable {
   /// The snapshot, in this package's format (an adapter maps another format to it).
   public var snapshot: CustomerInfoSnapshot
@@ -32,29 +32,35 @@ public struct SnapshotImport: Sendable, Hashable {
   /// The longest label, in bytes of UTF-8.
   package static let labelLimit = 64
 
-  /// The bookkeeping an import at `now` writes, or why it is refused (thrown): the one rule every cache
-  /// applies, so a cache of your own calls this inside its write.
+  /// The bookkeeping an import writes when the cache's clock reads `now` (and `bootInstant`),
+  /// over `existing`, the scope's bookkeeping when it has some without a snapshot (a failed
+  /// refresh left it), or why the import is refused (thrown): the one rule every cache
+  /// applies, so a cache of your own calls this inside its write, after it checked that the
+  /// scope holds no snapshot.
   ///
   /// It is the bookkeeping a refresh at the save would have written (`storedAt` and the last
   /// refresh attempt at the save, the server's offset at it, no boot-clock reading, since the
-  /// save was in another boot session as far as anyone knows) with the device high-water mark
-  /// at `now`: the import is a write at `now`, so a clock set back after it gains nothing. A
-  /// save ahead of `now` within the policy's ``OfflinePolicy/clockRollbackTolerance`` is taken
-  /// as at `now`.
+  /// save was in another boot session as far as anyone knows), with the device high-water
+  /// mark at the time a read now decides with: the import is a write, so a clock set back
+  /// after it gains nothing, and the mark `existing` holds is raised, never lowered. A save
+  /// ahead of that time within the policy's ``OfflinePolicy/clockRollbackTolerance`` is taken
+  /// as at that time. Device times are to the millisecond, as a file keeps them.
   ///
-  /// - Throws: ``ImportRefusal/savedAfterNow`` when the save is ahead of `now` by more than
-  ///   the tolerance (a clock set back since the save would re-grant what lapsed), and
+  /// - Throws: ``ImportRefusal/savedAfterNow`` when the save is ahead by more than the
+  ///   tolerance (a clock set back since the save would re-grant what lapsed), and
   ///   ``ImportRefusal/invalidLabel`` for a label that is empty, over 64 bytes or
   ///   holds a control or format character (such as a bidirectional override).
-  public func bookkeeping(at now: Date, policy: OfflinePolicy) throws(ImportRefusal)
-    -> ScopeBookkeeping
-  {
-    try bookkeeping(at: now, policy: policy, digest: SHA256.hash(Array(snapshot.jsonData)))
+  public func bookkeeping(
+    at now: Date, bootInstant: BootInstant? = nil, over existing: ScopeBookkeeping?,
+    policy: OfflinePolicy
+  ) throws(ImportRefusal) -> ScopeBookkeeping {
+    try bookkeeping(
+      at: now, bootInstant: bootInstant, over: existing, policy: policy,
+      digest: SHA256.hash(Array(snapshot.jsonData)))
   }
 
   /// The time the import is stored as, or why it is refused: the checks of
-  /// ``bookkeeping(at:policy:)`` alone, which a cache makes before it hashes or writes
-  /// anything.
+  /// ``bookkeeping(at:bootInstant:over:policy:)`` alone, at the time it is written.
   func savedTime(at now: Date, policy: OfflinePolicy) throws(ImportRefusal) -> Date {
     guard Self.isValidLabel(label) else { throw .invalidLabel }
     let claimed = savedAt ?? min(snapshot.customerInfo.requestDate, now)
@@ -64,10 +70,10 @@ public struct SnapshotImport: Sendable, Hashable {
     return min(claimed, now)
   }
 
-  /// ``bookkeeping(at:policy:)`` with the body's SHA-256 already computed, so a cache hashes
-  /// the body once, outside its lock or transaction.
-  func bookkeeping(at now: Date, policy: OfflinePolicy, digest: [UInt8]) throws(ImportRefusal)
-    -> ScopeBookkeeping
+  /// The bookkeeping of an import written at `now` (the time a read decides with), its body's
+  /// SHA-256 `digest`.
+  private func bookkeeping(writtenAt now: Date, policy: OfflinePolicy, digest: [UInt8])
+    throws(ImportRefusal) -> ScopeBookkeeping
   {
     let saved = try savedTime(at: now, policy: policy)
     var bookkeeping = ScopeBookkeeping(
@@ -116,13 +122,15 @@ public enum ImportRefusal: String, Error, Sendable, Hashable, CaseIterable,
 
 /// A cache that can take over a previous cache's snapshot as of the time it was saved: the
 /// optional capability an SDK needs to adopt the cache on an installed base. Both caches of
-/// this package offer it; a cache of your own does with ``SnapshotImport/bookkeeping(at:policy:)``,
-/// and the conformance kit checks it when it is offered.
+/// this package offer it; a cache of your own does with
+/// ``SnapshotImport/bookkeeping(at:bootInstant:over:policy:)``, and the conformance kit checks
+/// it when it is offered.
 public protocol CustomerInfoImporting: CustomerInfoCache {
   /// Stores `request` for `scope` if, and only if, the scope holds no snapshot, decided in the
   /// same transaction (or under the same lock) as the write.
   ///
-  /// The bookkeeping is ``SnapshotImport/bookkeeping(at:policy:)``'s at the clock's now, and
+  /// The bookkeeping is ``SnapshotImport/bookkeeping(at:bootInstant:over:policy:)``'s at the
+  /// clock's now, and
   /// the origin ``SnapshotOrigin/imported(label:importedAt:)`` is kept with it until a refresh
   /// replaces the snapshot, which the first successful one does.
   ///
@@ -134,19 +142,18 @@ public protocol CustomerInfoImporting: CustomerInfoCache {
 }
 
 extension SnapshotImport {
-  /// The bookkeeping a cache writes for this import over `existing`, the scope's bookkeeping
-  /// without a snapshot (a failed refresh), if any: ``bookkeeping(at:policy:)`` at the time a
-  /// read now decides with, so the import, a write, raises the scope's device high-water mark
-  /// and never lowers it; to the millisecond, as a file keeps it. Both caches call it inside
-  /// their write.
+  /// ``bookkeeping(at:bootInstant:over:policy:)`` with the body's SHA-256 already computed,
+  /// so a cache hashes the body once, outside its lock or transaction. Both caches of this
+  /// package call it inside their write.
   func bookkeeping(
-    now: Date, boot: BootInstant?, over existing: ScopeBookkeeping?, policy: OfflinePolicy,
-    digest: [UInt8]
+    at now: Date, bootInstant: BootInstant?, over existing: ScopeBookkeeping?,
+    policy: OfflinePolicy, digest: [UInt8]
   ) throws(ImportRefusal) -> ScopeBookkeeping {
     let writtenAt = EntitlementEvaluator.effectiveDeviceTime(
-      now: now, bookkeeping: existing, bootInstant: boot, policy: policy
+      now: now, bookkeeping: existing, bootInstant: bootInstant, policy: policy
     ).truncatedToMilliseconds
-    return try bookkeeping(at: writtenAt, policy: policy, digest: digest).truncatedToMilliseconds
+    return try bookkeeping(writtenAt: writtenAt, policy: policy, digest: digest)
+      .truncatedToMilliseconds
   }
 }
 

@@ -33,7 +33,7 @@ extension InMemoryCustomerInfoCache: CustomerInfoImporting {
       let bookkeeping: ScopeBookkeeping
       do throws(ImportRefusal) {
         bookkeeping = try request.bookkeeping(
-          now: now, boot: boot, over: existing?.bookkeeping, policy: policy, digest: digest)
+          at: now, bootInstant: boot, over: existing?.bookkeeping, policy: policy, digest: digest)
       } catch {
         return .refused(error)
       }

@@ -11,7 +11,7 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
   /// answer (see ``CustomerInfoImporting/importSnapshot(_:for:)``).
   ///
   /// The snapshot is written like a refresh's, with the bookkeeping of
-  /// ``SnapshotImport/bookkeeping(at:policy:)``, its `verification` column `not_requested`
+  /// ``SnapshotImport/bookkeeping(at:bootInstant:over:policy:)``, its `verification` column `not_requested`
   /// and no signed material: with trust roots or without, an import is never verified.
   ///
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` when the snapshot is over
@@ -51,7 +51,7 @@ extension SQLiteCustomerInfoCache: CustomerInfoImporting {
       let bookkeeping: ScopeBookkeeping
       do throws(ImportRefusal) {
         bookkeeping = try request.bookkeeping(
-          now: now, boot: boot, over: row?.bookkeeping, policy: policy, digest: digest)
+          at: now, bootInstant: boot, over: row?.bookkeeping, policy: policy, digest: digest)
       } catch {
         outcome = .refused(error)
         return { _ in }

@@ -9,7 +9,8 @@ import Testing
 
 extension ContractContext {
   /// An import stores a previous cache's snapshot as of its save, only into an empty scope,
-  /// never verified; the first answer replaces it. Checks nothing for a cache that does not
+  /// never verified, never lowering the mark a failed refresh left; the first answer replaces
+  /// it. Checks nothing for a cache that does not
   /// adopt `CustomerInfoImporting`.
   func importAsOfTheSave() throws {
     // The device launches 10 days after the previous cache saved its snapshot.
@@ -61,6 +62,21 @@ extension ContractContext {
         for: other),
       .refused(.savedAfterNow), "a save a day ahead of the device's clock is refused")
     equal(try run.load(other), nil, "and stores nothing")
+
+    // A failed refresh a day after the launch left the scope a mark and no snapshot; then the
+    // device's clock is set back to the launch. The import is a write: it keeps that mark.
+    let failed = ContractScope.variants[1].scope
+    run.clock.set(launch.addingTimeInterval(T.day))
+    try run.fail(failed)
+    run.clock.set(launch)
+    equal(
+      try cache.importSnapshot(
+        SnapshotImport(snapshot: previous, savedAt: T.start, label: "contract-blob"), for: failed),
+      .imported, "an import into a scope that holds only a failed refresh is imported")
+    equal(
+      try run.load(failed)?.bookkeeping.deviceHighWaterMark, launch.addingTimeInterval(T.day),
+      "an import over a failed refresh keeps the mark it left: a clock set back gains nothing")
+    run.clock.set(launch)
 
     let answer = try ContractSnapshot.make(
       requestDate: launch, verification: "failed",

@@ -149,8 +149,10 @@ public struct CustomerInfoCacheContract: Sendable {
     case storageUnavailable
     /// For a cache that adopts `CustomerInfoImporting`: an import is stored as of its save
     /// (access that lapsed since reads `denied(.expired)`, the rest grants, never high trust,
-    /// `not_requested`, with the import's origin), only into an empty scope; a save ahead of
-    /// the clock beyond the tolerance is refused; the first answer replaces it, even one whose
+    /// `not_requested`, with the import's origin), only into an empty scope; over a failed
+    /// refresh it keeps the device high-water mark that refresh left, even with the clock set
+    /// back; a save ahead of the clock beyond the tolerance is refused; the first answer
+    /// replaces it, even one whose
     /// body says `failed`. A cache that does not offer the import passes it, checked for
     /// nothing.
     case importAsOfTheSave

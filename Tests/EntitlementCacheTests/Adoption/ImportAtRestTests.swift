@@ -91,7 +91,7 @@ struct ImportAtRestTests {
   @Test func theConditionalRuleLetsAnyAnswerReplaceAnImport() throws {
     let imported = try ImportTests.snapshot(proEndsDaysAfterSave: 30)
     var bookkeeping = try ImportTests.request(imported).bookkeeping(
-      at: ImportTests.now, policy: .conservative)
+      at: ImportTests.now, over: nil, policy: .conservative)
     bookkeeping.origin = .imported(label: "x", importedAt: ImportTests.now)
     let stored = CachedCustomerInfo(snapshot: imported, bookkeeping: bookkeeping)
     let failed = try CustomerInfoSnapshot(

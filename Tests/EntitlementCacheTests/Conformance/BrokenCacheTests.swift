@@ -117,7 +117,65 @@ struct BrokenCacheConformanceTests {
     try contract.check(.outOfRangePolicy)
   }
 
+  @Test("a cache that imports as a refresh now fails the import clause")
+  func importsAsARefreshNow() throws {
+    let contract = CustomerInfoCacheContract { clock in
+      ImportsAsRefreshCache(base: InMemoryCustomerInfoCache(clock: clock))
+    }
+    withKnownIssue("access that lapsed since the save is granted again", isIntermittent: false) {
+      try contract.check(.importAsOfTheSave)
+    }
+  }
+
+  @Test("a cache whose import ignores a failed refresh's mark fails the import clause")
+  func importOverNothing() throws {
+    let contract = CustomerInfoCacheContract { clock in
+      ImportsOverNothingCache(base: NaiveEvaluatorCache(clock: clock))
+    }
+    try withKnownIssue(
+      "the clock set back lowers the mark the failure left", isIntermittent: false
+    ) {
+      try contract.check(.importAsOfTheSave)
+    } matching: { issue in
+      issue.comments.contains { $0.rawValue.contains("keeps the mark it left") }
+    }
+  }
+
   typealias Clause = CustomerInfoCacheContract.Clause
+}
+
+/// The import an SDK author writes first: the previous cache's snapshot stored as a refresh
+/// now, into an empty scope. The time since the save is lost, so what lapsed since grants.
+struct ImportsAsRefreshCache: ForwardingCustomerInfoCache, CustomerInfoImporting {
+  let base: InMemoryCustomerInfoCache
+
+  func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
+    -> ImportOutcome
+  {
+    if try base.load(scope)?.snapshot != nil { return .scopeAlreadyFilled }
+    try base.store(request.snapshot, for: scope)
+    return .imported
+  }
+}
+
+/// An import by the library's rule, but computed over nothing: the mark a failed refresh left
+/// in the scope is replaced by the clock's now, which a clock set back has lowered.
+struct ImportsOverNothingCache: ForwardingCustomerInfoCache, CustomerInfoImporting {
+  let base: NaiveEvaluatorCache
+
+  func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
+    -> ImportOutcome
+  {
+    if try base.load(scope)?.snapshot != nil { return .scopeAlreadyFilled }
+    do throws(ImportRefusal) {
+      let bookkeeping = try request.bookkeeping(
+        at: clock.now(), bootInstant: clock.bootInstant(), over: nil, policy: .conservative)
+      base.put(CachedCustomerInfo(snapshot: request.snapshot, bookkeeping: bookkeeping), for: scope)
+      return .imported
+    } catch {
+      return .refused(error)
+    }
+  }
 }
 
 /// Wraps a real cache, but a read of a scope that has nothing stored is answered with the
@@ -306,6 +364,11 @@ final class NaiveEvaluatorCache: CustomerInfoCache {
 
   func remove(_ scope: CacheScope) throws(CacheError) {
     _ = scopes.withLock { $0.removeValue(forKey: scope) }
+  }
+
+  /// Stores `cached` as it is, for a cache built on this one.
+  func put(_ cached: CachedCustomerInfo, for scope: CacheScope) {
+    scopes.withLock { $0[scope] = cached }
   }
 
   func access(

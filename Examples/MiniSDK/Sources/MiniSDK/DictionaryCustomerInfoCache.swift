@@ -2,12 +2,15 @@ import EntitlementCache
 import Foundation
 
 /// A `CustomerInfoCache` kept in a dictionary, built on the library's public API alone: it
-/// decides with `EntitlementEvaluator`, stores answers by `StoreOutcome`'s rule book, checks
-/// every policy before reading with it, and passes the conformance kit.
+/// decides with `EntitlementEvaluator`, stores answers by `StoreOutcome`'s rule book, imports a
+/// previous cache's snapshot by `SnapshotImport`'s rule, checks every policy before reading
+/// with it, and passes the conformance kit.
 ///
 /// Nothing outlives the instance. It keeps no purchase queue, so a client over it posts no
 /// purchases, and it has no trust roots: a snapshot's verification is the body's claim.
-public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoChangeSignaling {
+public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoChangeSignaling,
+  CustomerInfoImporting
+{
   /// The clock every read and write uses.
   public let clock: CacheClock
   /// The policy reads use when they pass none.
@@ -86,6 +89,29 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
       let outcome = StoreOutcome.deciding(snapshot, over: stored, at: now)
       if outcome == .stored { state.put(snapshot, for: scope, now: now, boot: boot) }
       return outcome
+    }
+  }
+
+  /// Stores a previous cache's snapshot as of its save, only into a scope that holds no
+  /// snapshot, decided under the same lock as the write.
+  public func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
+    -> ImportOutcome
+  {
+    try checkSize(request.snapshot)
+    let (now, boot) = (clock.now(), clock.bootInstant())
+    return state.withLock { state in
+      let existing = state.entries[scope]
+      guard existing?.snapshot == nil else { return .scopeAlreadyFilled }
+      do throws(ImportRefusal) {
+        // Over what a failed refresh left, so its high-water mark is kept.
+        let bookkeeping = try request.bookkeeping(
+          at: now, bootInstant: boot, over: existing?.bookkeeping, policy: policy)
+        state.entries[scope] = Entry(snapshot: request.snapshot, bookkeeping: bookkeeping)
+        state.writes += 1
+        return .imported
+      } catch {
+        return .refused(error)
+      }
     }
   }
 
