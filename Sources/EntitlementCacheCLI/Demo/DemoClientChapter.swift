@@ -211,7 +211,7 @@ struct DemoClientChapter {
           at: at, who: "\(user)'s stream", content: .fact("published, nothing watched"))
       }
       return DemoObservation(at: at, who: "\(user)'s stream", content: .decision(decision))
-    case .fetch(let flow, let outcome):
+    case .fetch(let flow, let outcome, _):
       return DemoObservation(
         at: at, who: user,
         content: .fact("\(flow.rawValue) fetch → \(SimulationOutput.outcomeText(outcome))"))

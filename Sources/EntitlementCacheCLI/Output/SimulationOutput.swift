@@ -11,7 +11,8 @@ enum SimulationOutput {
   }
 
   /// `{"at","type":"update","user","decisions":{key: check object}}`,
-  /// `{"at","type":"fetch","user","flow","outcome"}` (with `status` when the failure had one),
+  /// `{"at","type":"fetch","user","flow","outcome"}` (with `status` when the failure had one,
+  /// and `requestedAt` when the answer took time to come),
   /// `{"at","type":"check","user","decision"}`, `{"at","type":"purchase","user","transaction",
   /// "state",...}`, `{"at","type":"event","event":NAME,"user",...}` (`user` only when the
   /// diagnostic is about one of the script's users, then the event's own fields).
@@ -27,11 +28,15 @@ enum SimulationOutput {
       fields.append(("type", .string("update")))
       fields.append(
         ("decisions", .object(decisions.map { ($0.key, DecisionOutput.json($0.value)) })))
-    case .fetch(let flow, let outcome):
+    case .fetch(let flow, let outcome, let requestedAt):
       fields.append(("type", .string("fetch")))
       fields.append(("flow", .string(flow.rawValue)))
       fields.append(("outcome", .string(outcome.name)))
       if let status = status(outcome) { fields.append(("status", .integer(status))) }
+      if let requestedAt, requestedAt != event.at {
+        fields.append(
+          ("requestedAt", .string(TextOutput.clamped(SimulationTime.date(requestedAt)).iso8601)))
+      }
     case .check(let decision):
       fields.append(("type", .string("check")))
       fields.append(("decision", DecisionOutput.json(decision)))
@@ -83,7 +88,7 @@ enum SimulationOutput {
     // A script's labels are a field report's text: escaped before they are measured.
     let users = events.map { TerminalText.field($0.user ?? "-") }
     let userWidth = users.map(\.count).max() ?? 0
-    let parts = events.map { textParts($0.kind) }
+    let parts = events.map { textParts($0.kind, at: $0.at) }
     let kindWidth = parts.map(\.0.count).max() ?? 0
     return zip(times, zip(users, parts)).map { time, userAndParts in
       let (user, (kind, content)) = userAndParts
@@ -92,13 +97,14 @@ enum SimulationOutput {
     }.joined()
   }
 
-  private static func textParts(_ kind: SimulationEvent.Kind) -> (String, String) {
+  private static func textParts(_ kind: SimulationEvent.Kind, at: Int64) -> (String, String) {
     switch kind {
     case .update(let decisions):
       let parts = decisions.keys.sorted().compactMap { key in decisions[key].map(summary) }
       return ("update", parts.isEmpty ? "(no watched entitlements)" : parts.joined(separator: "; "))
-    case .fetch(let flow, let outcome):
-      return ("fetch ", "\(flow.rawValue): \(outcomeText(outcome))")
+    case .fetch(let flow, let outcome, let requestedAt):
+      let latency = requestedAt.map { latencyText(at - $0) } ?? ""
+      return ("fetch ", "\(flow.rawValue): \(outcomeText(outcome))\(latency)")
     case .check(let decision):
       return ("check ", summary(decision))
     case .purchase(let entry):
@@ -126,9 +132,17 @@ enum SimulationOutput {
     return entry.state.rawValue + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
   }
 
+  /// ` after 900ms`, ` after 2s`: how long a fetch's answer took, as a script writes a
+  /// latency; nothing for an answer at once.
+  static func latencyText(_ milliseconds: Int64) -> String {
+    guard milliseconds > 0 else { return "" }
+    return milliseconds % 1000 == 0 ? " after \(milliseconds / 1000)s" : " after \(milliseconds)ms"
+  }
+
   /// `stored`, `failed (transient)`, `failed (rejected, status 401)`: what the JSON line's
   /// `outcome` and `status` say, and no more. A storage failure's error (which names the
-  /// file) is not in the line: `simulate` stops on it and says it once, on stderr (exit 3).
+  /// file) is not in the line: `simulate` stops on it and says it once, on stderr (exit 3),
+  /// unless the script keeps the device locked, which refuses the file by design.
   static func outcomeText(_ outcome: RefreshOutcome) -> String {
     switch outcome {
     case .failed(.transient(nil)): "failed (transient)"

@@ -22,6 +22,8 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     var remaining: [String: [ScriptedAnswer]]
     var remainingPosts: [String: [ScriptedPostAnswer]]
     var inFlight = 0
+    /// Each fetch answered, by user, with when its request arrived, in the order answered.
+    var answeredFetches: [(user: String, arrived: Int64)] = []
   }
 
   private let state: Locked<State>
@@ -49,10 +51,24 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   /// passed. The run goes on while one is, so a late answer is not cut off by the last step.
   var answersInFlight: Int { state.withLock { $0.inFlight } }
 
+  /// When the request of `user`'s latest answered fetch arrived, forgetting it and any before
+  /// it: the client fetches one request a user at a time and reports it as soon as its answer
+  /// lands, so the report being written now is that fetch's. Nil when none was answered since
+  /// the last report (a forced wait that stopped before the answer).
+  func takeArrival(ofFetchFor user: String) -> Int64? {
+    state.withLock { state in
+      let latest = state.answeredFetches.last { $0.user == user }?.arrived
+      state.answeredFetches.removeAll { $0.user == user }
+      return latest
+    }
+  }
+
   func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
     -> FetchedCustomerInfo
   {
-    let (answer, arrived) = try await take(\.remaining, for: request.appUserID)
+    let (taken, arrived) = try await take(\.remaining, for: request.appUserID)
+    state.withLock { $0.answeredFetches.append((request.appUserID, arrived)) }
+    guard let answer = taken else { throw .transient(status: nil) }
     switch answer.reply {
     case .failure(let failure):
       throw failure
@@ -83,7 +99,8 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   }
 
   func post(_ request: PurchasePostRequest) async throws(FetchFailure) -> PurchasePostResult {
-    let (answer, arrived) = try await take(\.remainingPosts, for: request.appUserID)
+    let (taken, arrived) = try await take(\.remainingPosts, for: request.appUserID)
+    guard let answer = taken else { throw .transient(status: nil) }
     switch answer.reply {
     case .failure(let failure):
       throw failure
@@ -102,10 +119,11 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   }
 
   /// Takes `user`'s next answer from `list` and waits out its latency on the virtual clock;
-  /// returns it with the time the request arrived. None left: `transient` at once.
+  /// returns it with the time the request arrived. None left: nil at once, which the caller
+  /// answers `transient`. A request the client cancelled throws `transient`.
   private func take<Answer: Sendable & ScriptedLatency>(
     _ list: WritableKeyPath<State, [String: [Answer]]> & Sendable, for user: String
-  ) async throws(FetchFailure) -> (answer: Answer, arrived: Int64) {
+  ) async throws(FetchFailure) -> (answer: Answer?, arrived: Int64) {
     let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
     let answer: Answer? = state.withLock { state in
       // The user whose label has the request's bytes: a dictionary lookup would also take
@@ -120,7 +138,7 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
       state.inFlight += 1
       return next
     }
-    guard let answer else { throw .transient(status: nil) }
+    guard let answer else { return (nil, arrived) }
     defer { state.withLock { $0.inFlight -= 1 } }
     if answer.latency > .zero {
       do {

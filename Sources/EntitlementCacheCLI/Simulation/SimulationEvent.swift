@@ -7,8 +7,10 @@ package struct SimulationEvent: Sendable {
   enum Kind: Sendable {
     /// The client published a state: the decision for every watched entitlement.
     case update(decisions: [String: AccessDecision])
-    /// A fetch (or a forced wait for one) ended.
-    case fetch(flow: RefreshFlow, outcome: RefreshOutcome)
+    /// A fetch (or a forced wait for one) ended; `requestedAt` is when its request reached the
+    /// server (true virtual time, in milliseconds since the Unix epoch), nil for a forced wait
+    /// that ended before the answer.
+    case fetch(flow: RefreshFlow, outcome: RefreshOutcome, requestedAt: Int64?)
     /// A `check` step read the cache-only decision.
     case check(AccessDecision)
     /// A queued purchase changed state; `user` is its observer.

@@ -338,7 +338,11 @@ private final class SimulatedDevice: Sendable {
     }
     Task(executorPreference: recorders) { [self] in
       for await report in reports {
-        log.record(user: report.appUserID, .fetch(flow: report.flow, outcome: report.outcome))
+        let requestedAt =
+          report.outcome == .timedOut ? nil : server.takeArrival(ofFetchFor: report.appUserID)
+        log.record(
+          user: report.appUserID,
+          .fetch(flow: report.flow, outcome: report.outcome, requestedAt: requestedAt))
         // The file took no answer: the run stops here, as for a purchase it could not store,
         // and the error is said once (the fetch line names only the outcome, as in JSON).
         if case .storageFailed(let error) = report.outcome { failUnlessLocked(error) }

@@ -61,6 +61,8 @@ package struct Timeline {
   /// One thing that happened at an instant.
   struct Marker {
     var at: Int64
+    /// When what it marks began, for a fetch whose answer took time: a line from there.
+    var since: Int64? = nil
     /// What kind of mark it takes (`fetch-ok`, `fetch-transient`, `purchase-synced`, ...).
     var style: String
     var label: String
@@ -137,7 +139,7 @@ extension Timeline {
           Marker(
             at: at, style: "check", label: "check",
             detail: "\(heading)\ncheck: \(safe(SimulationOutput.summary(decision), limit: 600))"))
-      case .fetch(let flow, let outcome):
+      case .fetch(let flow, let outcome, let requestedAt):
         let style =
           switch outcome {
           case .failed(.rejected), .storageFailed: "fetch-rejected"
@@ -145,10 +147,16 @@ extension Timeline {
           default: "fetch-ok"
           }
         let text = SimulationOutput.outcomeText(outcome)
+        let since = requestedAt.flatMap { $0 < at ? $0 : nil }
+        let latency =
+          since.map {
+            "\nrequested at \(SimulationTime.date($0).iso8601), answered"
+              + SimulationOutput.latencyText(at - $0)
+          } ?? ""
         network.append(
           Marker(
-            at: at, style: style, label: text,
-            detail: "\(heading)\nfetch \(flow.rawValue): \(text)"))
+            at: at, since: since, style: style, label: text,
+            detail: "\(heading)\nfetch \(flow.rawValue): \(text)\(latency)"))
       case .purchase(let entry):
         let transaction = safe(entry.transactionID)
         purchases.append(

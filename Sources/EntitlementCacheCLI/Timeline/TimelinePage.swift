@@ -114,6 +114,7 @@ package enum TimelinePage {
     .mark-transient { fill: #FFFFFF; stroke: #B07A00; stroke-width: 2; }
     .mark-rejected { fill: none; stroke: #D55E00; stroke-width: 2.6; }
     .mark-network { fill: #0072B2; }
+    .latency { stroke: #555; stroke-width: 1.6; stroke-dasharray: 1 2; }
     .mark-synced { fill: #009E73; stroke: #0B3D2E; stroke-width: 1; }
     .mark-conflict { fill: #D55E00; }
     .mark-bound { fill: #FFFFFF; stroke: #777; stroke-width: 1.6; }

@@ -54,6 +54,7 @@ enum TimelinePatterns {
     ("fetch-ok", "a fetch stored or confirmed the snapshot"),
     ("fetch-transient", "a fetch failed transiently (offline, 5xx)"),
     ("fetch-rejected", "a fetch was rejected (4xx), or its answer could not be stored"),
+    ("latency", "a dotted line from a fetch's request to its answer, where it took time"),
     ("network", "the network came back"),
     ("purchase-pending", "a purchase queued, or waiting to be posted again"),
     ("purchase-synced", "a purchase posted and attributed"),
@@ -99,6 +100,9 @@ enum TimelinePatterns {
     case "login", "logout":
       return
         "<path class=\"mark-\(style)\" d=\"M\(at(0, 12))L\(at(0, -12))L\(at(9, -8))L\(at(0, -4))\"/>"
+    case "latency":
+      return "<path class=\"latency\" d=\"M\(at(-12, 0))L\(at(7, 0))\"/>"
+        + "<circle class=\"mark-ok\" cx=\"\(TimelineSVG.number(x + 9))\" cy=\"\(cy)\" r=\"4\"/>"
     case "check":
       // A tick at the top of the entitlement's band: where a `check` step read it.
       return "<path class=\"mark-check\" d=\"M\(at(0, -14))L\(at(0, -6))\"/>"

@@ -191,6 +191,18 @@ struct TimelineSVG {
     var svg = ""
     var index = 0
     let middle = y + height / 2
+    // Beneath the marks: a line from each fetch's request to its answer, where it is long
+    // enough to see.
+    for marker in sorted {
+      guard let since = marker.since else { continue }
+      let from = axis.x(since)
+      let to = axis.x(marker.at)
+      guard to - from >= 3 else { continue }
+      svg += "<line class=\"latency\" data-from=\"\(Self.iso(since))\" "
+      svg += "data-at=\"\(Self.iso(marker.at))\" x1=\"\(Self.number(from))\" "
+      svg += "y1=\"\(Self.number(middle))\" x2=\"\(Self.number(to))\" "
+      svg += "y2=\"\(Self.number(middle))\"/>"
+    }
     while index < sorted.count {
       // Drawn whole inside the lane; `data-at` keeps the exact instant.
       let first = min(max(axis.x(sorted[index].at), axis.left + 6), axis.left + axis.width - 6)

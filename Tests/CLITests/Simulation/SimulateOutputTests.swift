@@ -20,7 +20,7 @@ extension SimulateTests {
     #expect(
       result.stdout.split(separator: "\n").map(String.init) == [
         #"{"at":"2026-11-30T12:00:00Z","decisions":{"pro":\#(noSnapshot)},"type":"update","user":"alice"}"#,
-        #"{"at":"2026-11-30T12:00:02Z","flow":"start","outcome":"stored","type":"fetch","user":"alice"}"#,
+        #"{"at":"2026-11-30T12:00:02Z","flow":"start","outcome":"stored","requestedAt":"2026-11-30T12:00:00Z","type":"fetch","user":"alice"}"#,
         #"{"at":"2026-11-30T12:00:02Z","decisions":{"pro":\#(granted)},"type":"update","user":"alice"}"#,
         #"{"at":"2026-11-30T12:01:00Z","decision":\#(granted),"type":"check","user":"alice"}"#,
       ])

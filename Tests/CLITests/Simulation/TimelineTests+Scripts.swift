@@ -29,9 +29,14 @@ struct SVGDocument {
   private(set) var elements: [String] = []
   private var bandsByLane: [String: [Band]] = [:]
   private var markersByLane: [String: [Marker]] = [:]
+  private var latenciesByLane: [String: [(from: String, at: String)]] = [:]
+  /// Every hover text, in document order.
+  private(set) var titles: [String] = []
 
   func bands(in lane: String) -> [Band] { bandsByLane[lane] ?? [] }
   func markers(in lane: String) -> [Marker] { markersByLane[lane] ?? [] }
+  /// The lines drawn from a fetch's request to its answer.
+  func latencies(in lane: String) -> [(from: String, at: String)] { latenciesByLane[lane] ?? [] }
 
   struct NotWellFormed: Error, CustomStringConvertible {
     var description: String
@@ -54,6 +59,8 @@ struct SVGDocument {
   private final class Reader: NSObject, XMLParserDelegate {
     var document = SVGDocument()
     var lane: String?
+    /// The text of the `<title>` being read.
+    var title: String?
 
     func parser(
       _ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
@@ -62,6 +69,11 @@ struct SVGDocument {
       document.elements.append(name)
       if name == "svg", document.root.isEmpty { document.root = attributes }
       let classes = Set((attributes["class"] ?? "").split(separator: " ").map(String.init))
+      if name == "title" { title = "" }
+      if name == "line", classes.contains("latency"), let lane {
+        document.latenciesByLane[lane, default: []].append(
+          (attributes["data-from"] ?? "", attributes["data-at"] ?? ""))
+      }
       guard name == "g" else { return }
       if classes.contains("lane") { lane = attributes["data-lane"] }
       guard let lane else { return }
@@ -80,10 +92,17 @@ struct SVGDocument {
       }
     }
 
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+      title? += string
+    }
+
     func parser(
       _ parser: XMLParser, didEndElement name: String, namespaceURI: String?,
       qualifiedName: String?
-    ) {}
+    ) {
+      if name == "title", let text = title { document.titles.append(text) }
+      if name == "title" { title = nil }
+    }
   }
 }
 
@@ -145,6 +164,16 @@ enum Scripts {
   static let previousCache = """
     {"requestDate":"2026-11-25T12:00:00Z","entitlements":{"pro":{"status":"active",
     "expiresAt":"2026-12-25T12:00:00Z"}}}
+    """
+
+  /// An answer that takes 30 seconds to come, on a run of a minute.
+  static let slowAnswer = """
+    { "start": "2026-11-30T12:00:00Z", "watch": ["pro"], \(SampleScope.scriptIdentity),
+      "server": { "alice": [ { "snapshot": { "verification": "verified", "entitlements": {
+        "pro": { "status": "active", "expiresAt": "2026-12-30T12:00:00Z" } } },
+        "latency": "30s" } ] },
+      "steps": [ { "at": "+0s", "do": "start" },
+                 { "at": "+1m", "do": "check", "entitlement": "pro" } ] }
     """
 
   /// On a file holding an import: offline at launch, then the first refresh replaces it.

@@ -53,6 +53,23 @@ import Testing
       fetches.compactMap { $0["outcome"] as? String } == ["stored", "storageFailed", "stored"])
   }
 
+  @Test("a slow answer: a line from the request to the answer, and its latency on hover")
+  func aSlowAnswer() throws {
+    let check = try TimelineCheck(script: Scripts.slowAnswer)
+    try check.verify()
+    let fetch = try #require(check.lines.first { $0["type"] as? String == "fetch" })
+    #expect(fetch["requestedAt"] as? String == "2026-11-30T12:00:00Z")
+    #expect(fetch["at"] as? String == "2026-11-30T12:00:30Z")
+    #expect(
+      check.svg.latencies(in: "network").map { [$0.from, $0.at] } == [
+        ["2026-11-30T12:00:00Z", "2026-11-30T12:00:30Z"]
+      ])
+    #expect(
+      check.svg.titles.contains {
+        $0.contains("fetch start: stored\nrequested at 2026-11-30T12:00:00Z, answered after 30s")
+      })
+  }
+
   @Test func oneEventIsDrawn() throws {
     let check = try TimelineCheck(script: Scripts.oneEvent)
     try check.verify()
@@ -169,6 +186,19 @@ struct TimelineCheck {
     }
     expectBands(
       svg.bands(in: "snapshot"), match: freshness, end: end, lane: "snapshot", sourceLocation)
+    // Each latency line drawn is a fetch line's, from its request to its answer.
+    let requests = Set(
+      lines.compactMap { line -> String? in
+        guard line["type"] as? String == "fetch", let from = line["requestedAt"] as? String
+        else { return nil }
+        return from + " " + (line["at"] as? String ?? "")
+      })
+    for line in svg.latencies(in: "network") {
+      #expect(
+        requests.contains(line.from + " " + line.at),
+        "network: a latency line from \(line.from) to \(line.at) no fetch line gives",
+        sourceLocation: sourceLocation)
+    }
     for (lane, type) in [("network", "fetch"), ("purchases", "purchase"), ("events", "event")] {
       let instants = lines.filter { $0["type"] as? String == type }
         .map { Instant.date($0["at"] as? String ?? "") }
