@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Draws field reports with `simulate --timeline` and renders each page in headless Chromium
 # (Debian's `chromium`, installed when missing) to a PNG, then checks every PNG: the page
-# rendered, at the size asked for, and is not blank. A page that does not render fails the run.
+# rendered, is not blank, and its picture is drawn at its size (its lanes reach the bottom and
+# the right of a shot sized from the SVG). A page that does not render fails the run.
 #
 #   scripts/render-timeline.sh OUTDIR SCRIPT...   OUTDIR/NAME.html and OUTDIR/NAME.png each
 #   scripts/render-timeline.sh --docs             the pictures the manual and the README show
@@ -57,7 +58,42 @@ while offset < len(data):
 pixels = zlib.decompress(b"".join(chunks))
 if len(set(pixels[i:i + 3] for i in range(0, len(pixels) - 3, 97))) < 12:
     sys.exit(f"render-timeline: {path}: blank")
-print(f"render-timeline: {path}: {w}x{h}, {len(data):,} bytes")
+# The picture as drawn: undo each row's PNG filter, then find where anything not white is.
+depth, color = data[24], data[25]
+channels = {2: 3, 6: 4}.get(color)
+if depth != 8 or channels is None:
+    sys.exit(f"render-timeline: {path}: an 8-bit RGB or RGBA PNG expected")
+stride = w * channels
+rows, previous, offset = [], bytearray(stride), 0
+for _ in range(h):
+    kind, line = pixels[offset], bytearray(pixels[offset + 1:offset + 1 + stride])
+    offset += 1 + stride
+    for i in range(stride):
+        left = line[i - channels] if i >= channels else 0
+        up, corner = previous[i], previous[i - channels] if i >= channels else 0
+        if kind == 1:
+            line[i] = (line[i] + left) & 0xFF
+        elif kind == 2:
+            line[i] = (line[i] + up) & 0xFF
+        elif kind == 3:
+            line[i] = (line[i] + (left + up) // 2) & 0xFF
+        elif kind == 4:
+            p = left + up - corner
+            pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+            line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+    rows.append(line)
+    previous = line
+# The lanes' ground (#FAFAFA, which nothing else on the page is) reaches the right of the shot
+# and its last rows: the shot is sized from the SVG's own height, so a picture that did not lay
+# out at its size (collapsed, shrunk, cut short) leaves them white or shows the legend there.
+ground = [(x, y) for y in range(0, h, 2) for x in range(0, w, 2)
+          if tuple(rows[y][x * channels:x * channels + 3]) == (250, 250, 250)]
+right = max((x for x, _ in ground), default=0)
+bottom = max((y for _, y in ground), default=0)
+if bottom < h - 40 or right < w * 0.9:
+    sys.exit(f"render-timeline: {path}: the lanes reach {right}x{bottom} of {w}x{h}: "
+             "the picture is not drawn at its size")
+print(f"render-timeline: {path}: {w}x{h}, {len(data):,} bytes, lanes to {right}x{bottom}")
 PY
 }
 
