@@ -49,12 +49,20 @@ import Testing
     let text = try workspace.run(
       "check", Sample.scope() + ["--entitlement", "team", "--now", Self.launch])
     #expect(text.stdout.contains("origin            imported (old-cache)"), "\(text.stdout)")
+    let showText = try workspace.run("show", Sample.scope() + ["--now", Self.launch])
+    #expect(
+      showText.stdout.contains("imported (old-cache): never verified; a put replaces it"),
+      "\(showText.stdout)")
 
     try workspace.put(SampleSnapshot.json, now: "2026-12-05T12:00:01Z")
     let (_, after) = try workspace.check(now: "2026-12-05T12:00:02Z")
     let refreshed = try #require(after["evidence"] as? [String: Any])
     #expect(refreshed["origin"] as? String == "refresh")
     #expect(refreshed["importLabel"] is NSNull)
+    // The text says where a snapshot came from only when it is an import.
+    let textAfter = try workspace.run(
+      "check", Sample.scope() + ["--entitlement", "team", "--now", "2026-12-05T12:00:02Z"])
+    #expect(!textAfter.stdout.contains("origin"), "\(textAfter.stdout)")
   }
 
   @Test func aScopeThatHoldsASnapshotIsNotImportedInto() throws {

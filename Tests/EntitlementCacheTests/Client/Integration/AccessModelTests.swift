@@ -65,6 +65,44 @@
     }
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @Test(
+      "an imported snapshot's origin reaches the client's updates and the model, until the first refresh"
+    )
+    func importedOrigin() async throws {
+      let harness = try ClientHarness(on: .sqlite)
+      let cache = try #require(harness.cache as? any CustomerInfoImporting)
+      let savedAt = Fixture.requestDate.addingTimeInterval(-2 * .day)
+      let previous = try CustomerInfoSnapshot(
+        jsonData: Data(ClientFixture.json(requestDate: savedAt).utf8))
+      let scope = ClientFixture.identity("alice").scope
+      #expect(
+        try cache.importSnapshot(
+          SnapshotImport(snapshot: previous, savedAt: savedAt, label: "previous-sdk"), for: scope)
+          == .imported)
+      let imported = SnapshotOrigin.imported(label: "previous-sdk", importedAt: Fixture.requestDate)
+      let model = AccessModel(client: harness.client)
+
+      // Offline at the first launch after the upgrade: the import decides, and says so.
+      harness.start(answering: .failure(.transient(status: nil)))
+      while model.state?.decisions["pro"]?.evidence.isComputedOffline != true {
+        await nextChange { _ = model.state }
+      }
+      #expect(model.isGranted("pro"))
+      #expect(model["pro"]?.evidence.origin == imported)
+      #expect(model["pro"]?.isHighTrust == false)
+      #expect(harness.proUpdates.last?.decision.evidence.origin == imported)
+      #expect(harness.states.last?.customerInfo?.decisions["pro"]?.evidence.origin == imported)
+
+      // The first answer replaces it.
+      _ = harness.run { client in await client.refresh() }
+      harness.fetcher.answer(json: ClientFixture.json())
+      harness.runtime.runUntilIdle()
+      while model["pro"]?.evidence.origin != .refresh { await nextChange { _ = model.state } }
+      #expect(model["pro"]?.isHighTrust == true)
+      #expect(harness.proUpdates.last?.decision.evidence.origin == .refresh)
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @Test("a purchase the server has not confirmed reads as processing")
     func purchaseProcessing() async throws {
       let harness = try ClientHarness(on: .sqlite, posts: true)
