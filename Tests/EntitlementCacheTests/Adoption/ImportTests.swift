@@ -176,6 +176,82 @@ final class ImportTests {
     #expect(cache.access(to: "pro", for: Fixture.scopeA).state == .denied(.expired))
   }
 
+  @Test(
+    "a requestDate ahead of the device's clock, with no save time: saved now, the offset kept",
+    arguments: Kind.allCases)
+  func noSaveTimeAndAServerAhead(_ kind: Kind) throws {
+    let cache = try openCache(kind, clock: ManualClock(Self.now))
+    // The device's clock is two hours behind the server's.
+    let snapshot = try Self.snapshot(
+      proEndsDaysAfterSave: 30, requestDate: Self.now.addingTimeInterval(2 * .hour))
+    #expect(
+      try cache.importSnapshot(Self.request(snapshot, savedAt: nil), for: Fixture.scopeA)
+        == .imported)
+    let bookkeeping = try #require(try cache.load(Fixture.scopeA)?.bookkeeping)
+    #expect(bookkeeping.storedAt == Self.now)
+    let decision = cache.access(to: "pro", for: Fixture.scopeA)
+    #expect(decision.evidence.clockOffset == 7_200)
+    #expect(decision.evidence.estimatedServerTime == Self.now.addingTimeInterval(2 * .hour))
+  }
+
+  @Test(
+    "lifetime access's offline window and the snapshot's age count from the save",
+    arguments: Kind.allCases)
+  func windowsCountFromTheSave(_ kind: Kind) throws {
+    // Lifetime access, verified at the save ten days ago.
+    let lifetime = try Fixture.snapshot(
+      SampleSnapshot.single(requestDate: ISO8601.format(Self.savedAt), expiresAt: nil))
+    var week = OfflinePolicy.conservative
+    week.nonExpiringMaxOfflineAge = 7 * .day
+    let closed = try openCache(kind, clock: ManualClock(Self.now), policy: week)
+    #expect(try closed.importSnapshot(Self.request(lifetime), for: Fixture.scopeA) == .imported)
+    let elapsed = closed.access(to: "pro", for: Fixture.scopeA)
+    #expect(elapsed.state == .denied(.offlineWindowElapsed))
+    #expect(elapsed.evidence.validUntil == Self.savedAt.addingTimeInterval(7 * .day))
+
+    var fortnight = OfflinePolicy.conservative
+    fortnight.nonExpiringMaxOfflineAge = 14 * .day
+    let open = try openCache(kind, clock: ManualClock(Self.now), policy: fortnight)
+    #expect(try open.importSnapshot(Self.request(lifetime), for: Fixture.scopeA) == .imported)
+    let granted = open.access(to: "pro", for: Fixture.scopeA)
+    #expect(granted.state == .granted)
+    #expect(granted.evidence.validUntil == Self.savedAt.addingTimeInterval(14 * .day))
+
+    // A snapshot may be at most a week old: ten days since the save is too old.
+    var young = OfflinePolicy.conservative
+    young.maxSnapshotAge = 7 * .day
+    let aged = try openCache(kind, clock: ManualClock(Self.now), policy: young)
+    let running = try Self.snapshot(proEndsDaysAfterSave: 30)
+    #expect(try aged.importSnapshot(Self.request(running), for: Fixture.scopeA) == .imported)
+    #expect(
+      aged.access(to: "pro", for: Fixture.scopeA).state
+        == .offlineUnavailable(.snapshotTooOld))
+  }
+
+  @Test("two processes import into one file: the second finds the scope filled")
+  func twoProcessesImport() throws {
+    let clock = ManualClock(Self.now)
+    var configuration = CacheConfiguration()
+    configuration.pruneOnOpen = false
+    // Each read asks whether the other wrote, rather than within 50 ms of real time.
+    configuration.changeCheckInterval = .zero
+    let path = directory.path("shared.sqlite")
+    // Both open before either imports, as an app and its widget launched at once.
+    let app = try SQLiteCustomerInfoCache(
+      path: path, configuration: configuration, clock: clock.cacheClock)
+    let widget = try SQLiteCustomerInfoCache(
+      path: path, configuration: configuration, clock: clock.cacheClock)
+    let first = Self.request(try Self.snapshot(proEndsDaysAfterSave: 30), label: "app")
+    let second = Self.request(try Self.snapshot(proEndsDaysAfterSave: 60), label: "widget")
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).state == .offlineUnavailable(.noSnapshot))
+    #expect(try app.importSnapshot(first, for: Fixture.scopeA) == .imported)
+    // The widget's read found nothing stored; its import decides in the write transaction.
+    #expect(try widget.importSnapshot(second, for: Fixture.scopeA) == .scopeAlreadyFilled)
+    let origin = SnapshotOrigin.imported(label: "app", importedAt: Self.now)
+    #expect(widget.access(to: "pro", for: Fixture.scopeA).evidence.origin == origin)
+    #expect(app.access(to: "pro", for: Fixture.scopeA).evidence.origin == origin)
+  }
+
   @Test("a clock set back after the import gains nothing", arguments: Kind.allCases)
   func aClockSetBackAfterTheImport(_ kind: Kind) throws {
     let clock = ManualClock(Self.now)
