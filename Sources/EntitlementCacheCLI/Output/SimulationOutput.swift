@@ -11,8 +11,9 @@ enum SimulationOutput {
   }
 
   /// `{"at","type":"update","user","decisions":{key: check object}}`,
-  /// `{"at","type":"fetch","user","flow","outcome"}` (with `status` when the failure had one,
-  /// and `requestedAt` when the answer took time to come),
+  /// `{"at","type":"fetch","user","flow","outcome"}` (with `failure`, `transient` or
+  /// `rejected`, and `status` when the failure had one, and `requestedAt` when the answer took
+  /// time to come),
   /// `{"at","type":"check","user","decision"}`, `{"at","type":"purchase","user","transaction",
   /// "state",...}`, `{"at","type":"event","event":NAME,"user",...}` (`user` only when the
   /// diagnostic is about one of the script's users, then the event's own fields).
@@ -32,6 +33,10 @@ enum SimulationOutput {
       fields.append(("type", .string("fetch")))
       fields.append(("flow", .string(flow.rawValue)))
       fields.append(("outcome", .string(outcome.name)))
+      if case .failed(let failure) = outcome {
+        let kind = if case .transient = failure { "transient" } else { "rejected" }
+        fields.append(("failure", .string(kind)))
+      }
       if let status = status(outcome) { fields.append(("status", .integer(status))) }
       if let requestedAt, requestedAt != event.at {
         fields.append(
@@ -62,6 +67,17 @@ enum SimulationOutput {
       for (field, value) in diagnostic.event.details { fields.append((field, .string(value))) }
     }
     return .object(fields)
+  }
+
+  /// Whether the server answered the fetch at all: false after a transient failure (no
+  /// network, a timeout, a 5xx), true after any other end of a request; nil for a forced wait
+  /// that stopped before the answer, which says nothing of the network.
+  static func serverAnswered(_ outcome: RefreshOutcome) -> Bool? {
+    switch outcome {
+    case .timedOut: nil
+    case .failed(.transient): false
+    default: true
+    }
   }
 
   /// The HTTP status of a failed fetch, when the failure had one.

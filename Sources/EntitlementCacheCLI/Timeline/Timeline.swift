@@ -35,7 +35,7 @@ package struct Timeline {
     /// Whether the device is locked since it started (its protected files refused), in a
     /// script that locks it.
     case lock
-    /// Every fetch that ended.
+    /// Every fetch that ended, over whether the server answered the last one.
     case network
     /// Each queued purchase's changes.
     case purchases
@@ -108,6 +108,8 @@ extension Timeline {
     var phases: [(Int64, String, String)] = []
     var clocks: [(Int64, String, String)] = []
     var locks: [(Int64, String, String)] = []
+    /// Whether the server answered each fetch that ended: (at, state, hover text).
+    var answers: [(Int64, String, String)] = []
     var userMarks: [Marker] = []
     var phaseMarks: [Marker] = []
     var network: [Marker] = []
@@ -157,6 +159,16 @@ extension Timeline {
           Marker(
             at: at, since: since, style: style, label: text,
             detail: "\(heading)\nfetch \(flow.rawValue): \(text)\(latency)"))
+        if let answered = SimulationOutput.serverAnswered(outcome) {
+          answers.append(
+            answered
+              ? (at, "answering", "the server answered (fetch \(flow.rawValue): \(text))")
+              : (
+                at, "no-answer",
+                "no answer from the server (fetch \(flow.rawValue): \(text)): no network, a "
+                  + "timeout or a 5xx, until a fetch is answered"
+              ))
+        }
       case .purchase(let entry):
         let transaction = safe(entry.transactionID)
         purchases.append(
@@ -280,7 +292,14 @@ extension Timeline {
             title: "device lock", kind: .lock,
             bands: bands(locks.map { ($0.0, $0.1, $0.1, $0.2, nil) })))
       }
-      lanes.append(Lane(title: "network", kind: .network, markers: network))
+      lanes.append(
+        Lane(
+          title: "network", kind: .network,
+          bands: bands(
+            answers.map {
+              ($0.0, $0.1, $0.1 == "answering" ? "server answers" : "no answer", $0.2, nil)
+            }),
+          markers: network))
       lanes.append(Lane(title: "purchases", kind: .purchases, markers: purchases))
       lanes.append(Lane(title: "events", kind: .diagnostics, markers: diagnostics))
       return lanes

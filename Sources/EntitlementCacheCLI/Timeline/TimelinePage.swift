@@ -107,6 +107,8 @@ package enum TimelinePage {
     .fill-clock-set { fill: #0072B2; }
     .fill-locked { fill: url(#p-locked); }
     .fill-unlocked { fill: #F1F1F1; }
+    .fill-answering { fill: #DDEFE5; }
+    .fill-no-answer { fill: url(#p-no-answer); }
     .fill-mixed { fill: url(#p-mixed); }
     .imported { stroke: #1A1A1A !important; stroke-width: 1.6 !important; \
     stroke-dasharray: 4 3; }

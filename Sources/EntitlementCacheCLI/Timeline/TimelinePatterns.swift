@@ -27,6 +27,9 @@ enum TimelinePatterns {
     <pattern id="p-locked" width="8" height="8" patternUnits="userSpaceOnUse">\
     <rect width="8" height="8" fill="#4D4D4D"/><rect width="4" height="4" fill="#2B2B2B"/>\
     <rect x="4" y="4" width="4" height="4" fill="#2B2B2B"/></pattern>
+    <pattern id="p-no-answer" width="10" height="6" patternUnits="userSpaceOnUse">\
+    <rect width="10" height="6" fill="#EFEFEF"/><rect y="2" width="5" height="2" \
+    fill="#8C8C8C"/></pattern>
     <pattern id="p-mixed" width="4" height="4" patternUnits="userSpaceOnUse">\
     <rect width="4" height="4" fill="#D6D6D6"/><rect width="1.5" height="4" fill="#444"/>\
     </pattern>
@@ -46,6 +49,8 @@ enum TimelinePatterns {
     ("background", "app in the background", "grey stripes"),
     ("clock-set", "device clock set", "dark blue; the label gives how far from true time"),
     ("locked", "device locked", "dark checks; restarted and not unlocked yet: files refused"),
+    ("answering", "server answers", "pale green; the last fetch got an answer"),
+    ("no-answer", "no answer", "grey dashes; the last fetch got none (offline, a timeout, a 5xx)"),
     ("mixed", "many changes", "grey bars: too many to draw apart here; hover for them"),
   ]
 

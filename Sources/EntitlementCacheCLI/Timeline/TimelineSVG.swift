@@ -59,7 +59,9 @@ struct TimelineSVG {
       svg += "width=\"\(Self.number(axis.width))\" height=\"\(Self.number(height))\"/>"
       svg += "<text class=\"lane-title\" x=\"8\" y=\"\(Self.number(y + height / 2 + 4))\">"
       svg += "\(Self.xml(Self.shortened(lane.title, to: 17)))</text>"
-      svg += drawBands(lane.bands, axis: axis, y: y, height: height)
+      // A lane with marks has one where each of its bands starts: its labels begin past it.
+      svg += drawBands(
+        lane.bands, axis: axis, y: y, height: height, labelInset: lane.markers.isEmpty ? 4 : 12)
       svg += drawMarkers(lane.markers, axis: axis, y: y, height: height)
       svg += "</g>\n"
       y += height + 6
@@ -121,7 +123,7 @@ struct TimelineSVG {
   // MARK: Bands
 
   private func drawBands(
-    _ bands: [Timeline.Band], axis: TimeAxis, y: Double, height: Double
+    _ bands: [Timeline.Band], axis: TimeAxis, y: Double, height: Double, labelInset: Double
   ) -> String {
     var svg = ""
     var index = 0
@@ -142,9 +144,10 @@ struct TimelineSVG {
             detail: "\(changes) changes from \(Self.iso(bands[index].start)) to "
               + "\(Self.iso(lastBand.end)); the last:\n\(lastBand.detail)",
             user: nil),
-          axis: axis, y: y, height: height, count: changes)
+          axis: axis, y: y, height: height, count: changes, labelInset: labelInset)
       } else {
-        svg += band(bands[index], axis: axis, y: y, height: height, count: 1)
+        svg += band(
+          bands[index], axis: axis, y: y, height: height, count: 1, labelInset: labelInset)
       }
       index = last + 1
     }
@@ -156,7 +159,8 @@ struct TimelineSVG {
   }
 
   private func band(
-    _ band: Timeline.Band, axis: TimeAxis, y: Double, height: Double, count: Int
+    _ band: Timeline.Band, axis: TimeAxis, y: Double, height: Double, count: Int,
+    labelInset: Double
   ) -> String {
     let x = axis.x(band.start)
     let width = max(axis.x(band.end) - x, 1)
@@ -170,9 +174,9 @@ struct TimelineSVG {
     svg += "x=\"\(Self.number(x))\" y=\"\(Self.number(y + 3))\" width=\"\(Self.number(width))\" "
     svg += "height=\"\(Self.number(height - 6))\"/>"
     // Written only where it fits, at about 6.5 pixels a character.
-    let room = Int((width - 8) / 6.5)
+    let room = Int((width - 2 * labelInset) / 6.5)
     if room >= 4 {
-      svg += "<text class=\"band-label on-\(family)\" x=\"\(Self.number(x + 4))\" "
+      svg += "<text class=\"band-label on-\(family)\" x=\"\(Self.number(x + labelInset))\" "
       svg += "y=\"\(Self.number(y + height / 2 + 4))\">"
       svg += "\(Self.xml(Self.shortened(band.label, to: room)))</text>"
     }

@@ -8,8 +8,10 @@ import Testing
 
 /// `simulate --timeline` draws the facts `simulate --json` prints, from the same run: the SVG,
 /// parsed as XML, has for every entitlement the bands the JSON lines' decisions give (each
-/// starting and ending at their instants), the snapshot's freshness and origin likewise, and a
-/// mark (alone or in a cluster that counts it) for every fetch, purchase and diagnostic line.
+/// starting and ending at their instants), the snapshot's freshness and origin likewise,
+/// whether the server answered each fetch, a mark (alone or in a cluster that counts it) for
+/// every fetch, purchase and diagnostic line, and a latency line only where a fetch line has
+/// one.
 @Suite(.enabled(if: CLI.simulates)) struct TimelineTests {
   /// The field reports in `Examples/FieldReports`, and the scripts below.
   static let examples = [
@@ -144,6 +146,7 @@ struct TimelineCheck {
   func verify(sourceLocation: SourceLocation = #_sourceLocation) throws {
     var access: [String: [Change]] = [:]
     var freshness: [Change] = []
+    var answers: [Change] = []
     func key(_ decision: [String: Any]) -> String {
       (decision["state"] as? String ?? "?")
         + ((decision["reason"] as? String).map { ":" + $0 } ?? "")
@@ -174,6 +177,10 @@ struct TimelineCheck {
         let name = decision["entitlement"] as? String ?? "?"
         access[name, default: []].append(Change(at: at, state: key(decision), user: user))
         freshness.append(Change(at: at, state: snapshotKey(decision), user: user))
+      case "fetch" where line["outcome"] as? String != "timedOut":
+        // A forced wait that stopped says nothing of the server; any other end does.
+        let answered = line["failure"] as? String != "transient"
+        answers.append(Change(at: at, state: answered ? "answering" : "no-answer", user: nil))
       default: break
       }
     }
@@ -186,6 +193,8 @@ struct TimelineCheck {
     }
     expectBands(
       svg.bands(in: "snapshot"), match: freshness, end: end, lane: "snapshot", sourceLocation)
+    expectBands(
+      svg.bands(in: "network"), match: answers, end: end, lane: "network", sourceLocation)
     // Each latency line drawn is a fetch line's, from its request to its answer.
     let requests = Set(
       lines.compactMap { line -> String? in
