@@ -117,12 +117,15 @@ import Testing
 
 /// One run of `simulate --json --timeline` and what it printed and drew.
 struct TimelineCheck {
+  /// The script the run replayed.
+  let script: String
   let lines: [[String: Any]]
   let page: String
   let svg: SVGDocument
 
   init(script: String, in directory: TemporaryDirectory? = nil) throws {
     let directory = try directory ?? TemporaryDirectory()
+    self.script = script
     try directory.write("script.json", script)
     let run = try CLI.run(
       ["simulate", "--script", "script.json", "--json", "--timeline", "timeline.html"],
@@ -208,6 +211,7 @@ struct TimelineCheck {
         "network: a latency line from \(line.from) to \(line.at) no fetch line gives",
         sourceLocation: sourceLocation)
     }
+    try verifySteps(sourceLocation)
     for (lane, type) in [("network", "fetch"), ("purchases", "purchase"), ("events", "event")] {
       let instants = lines.filter { $0["type"] as? String == type }
         .map { Instant.date($0["at"] as? String ?? "") }
@@ -233,7 +237,7 @@ struct TimelineCheck {
     return bands
   }
 
-  private func expectBands(
+  func expectBands(
     _ drawn: [SVGDocument.Band], match changes: [Change], end: String, lane: String,
     _ sourceLocation: SourceLocation
   ) {
@@ -268,7 +272,7 @@ struct TimelineCheck {
       sourceLocation: sourceLocation)
   }
 
-  private func expectMarks(
+  func expectMarks(
     _ drawn: [SVGDocument.Marker], cover instants: [Date], lane: String,
     _ sourceLocation: SourceLocation
   ) {
