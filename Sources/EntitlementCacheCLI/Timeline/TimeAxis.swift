@@ -4,8 +4,11 @@
 /// A field report is bursts with hours or days between them: a launch, then a flight, then a
 /// landing. Drawn linearly, a minute of launch is a sliver beside an idle hour. So every gap
 /// between two instants where something happened that is longer than ``breakFraction`` of the
-/// run is drawn a few pixels wide, with its true length written on the axis, and the rest is
-/// to scale. A run that is busy throughout (a year of daily refreshes) has no break at all.
+/// run, and several times the run's typical gap (``breakMultiple`` times the median), is drawn a
+/// few pixels wide, with its true length written on the axis, and the rest is to scale. A run
+/// that is busy throughout (a year of daily refreshes), or paced evenly (a check every two
+/// seconds), has no break at all: drawing each of its gaps short would leave no time to scale,
+/// and no tick to read it by.
 struct TimeAxis {
   let start: Int64
   let end: Int64
@@ -18,6 +21,8 @@ struct TimeAxis {
 
   /// How long a quiet stretch may be, as a fraction of the run, before it is drawn short.
   static let breakFraction = 0.06
+  /// How many times the median gap between instants a quiet stretch must be to be drawn short.
+  static let breakMultiple: Int64 = 4
 
   /// - Parameter instants: Where something happens: band boundaries and marks.
   init(start: Int64, end: Int64, instants: [Int64], left: Double, width: Double) {
@@ -27,7 +32,11 @@ struct TimeAxis {
     self.left = left
     self.width = width
     let points = Array(Set(instants.filter { $0 > start && $0 < self.end })).sorted()
-    let cap = max(Int64(Double(self.end - start) * Self.breakFraction), 1_000)
+    let gaps = zip([start] + points, points + [self.end]).map { $1 - $0 }.sorted()
+    let median = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+    let cap = max(
+      Int64(Double(self.end - start) * Self.breakFraction), 1_000,
+      min(median, Int64.max / Self.breakMultiple) * Self.breakMultiple)
     var previous = start
     for point in points + [self.end] {
       if point - previous > cap { breaks.append((previous, point)) }

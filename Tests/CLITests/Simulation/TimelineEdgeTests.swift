@@ -123,6 +123,51 @@ import Testing
     #expect(check.page.contains("bob\\u{A}2026-11-30T12:01:00Z"))
   }
 
+  @Test(
+    "tick labels read their instant, from seconds to months",
+    arguments: [
+      (every: "2s", count: 10, unit: "seconds"), (every: "15m", count: 12, unit: "minutes"),
+      (every: "6h", count: 20, unit: "days or hours"), (every: "5d", count: 18, unit: "days"),
+    ])
+  func tickLabels(every: String, count: Int, unit: String) throws {
+    let amount = Int(every.dropLast()) ?? 1
+    let steps = (1...count).map {
+      #"{ "at": "+\#($0 * amount)\#(every.suffix(1))", "do": "check", "entitlement": "pro" }"#
+    }
+    let script = """
+      { "start": "2026-11-30T12:00:00Z", \(SampleScope.scriptIdentity),
+        "steps": [ \(steps.joined(separator: ", ")) ] }
+      """
+    let ticks = try TimelineCheck(script: script).svg.ticks
+    #expect(ticks.count >= 3, "\(ticks)")
+    #expect(Set(ticks.map(\.label)).count == ticks.count, "\(ticks)")
+    #expect(ticks.map { Instant.date($0.at) } == ticks.map { Instant.date($0.at) }.sorted())
+    let months = [
+      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    for tick in ticks {
+      // 2026-11-30T12:30:15Z: Nov 30, 12:30, 12:30:15.
+      let stamp = Array(tick.at)
+      let day = "\(months[(Int(String(stamp[5..<7])) ?? 1) - 1]) \(Int(String(stamp[8..<10])) ?? 0)"
+      let time = String(stamp[11..<19])
+      let readings = [
+        time, String(time.prefix(5)), day, day + " " + time, day + " " + time.prefix(5),
+      ]
+      #expect(readings.contains(tick.label), "\(tick.label) does not read \(tick.at)")
+    }
+    switch unit {
+    case "seconds": #expect(ticks.contains { $0.label.count == 8 }, "\(ticks)")
+    case "minutes":
+      // Minutes, never seconds: each time of day is HH:MM.
+      let times = ticks.compactMap { $0.label.split(separator: " ").last }.filter {
+        $0.contains(":")
+      }
+      #expect(!times.isEmpty && times.allSatisfy { $0.count == 5 }, "\(ticks)")
+    case "days": #expect(ticks.allSatisfy { !$0.label.contains(":") }, "\(ticks)")
+    default: break
+    }
+  }
+
   @Test("twenty entitlements over a year stay under 2 MB")
   func manyLanes() throws {
     let watched = (1...20).map { "\"key\($0)\"" }.joined(separator: ", ")

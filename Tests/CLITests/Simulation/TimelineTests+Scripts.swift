@@ -32,6 +32,8 @@ struct SVGDocument {
   private var latenciesByLane: [String: [(from: String, at: String)]] = [:]
   /// Every hover text, in document order.
   private(set) var titles: [String] = []
+  /// The axis's ticks: each label with the instant it stands for.
+  private(set) var ticks: [(at: String, label: String)] = []
 
   func bands(in lane: String) -> [Band] { bandsByLane[lane] ?? [] }
   func markers(in lane: String) -> [Marker] { markersByLane[lane] ?? [] }
@@ -61,6 +63,8 @@ struct SVGDocument {
     var lane: String?
     /// The text of the `<title>` being read.
     var title: String?
+    /// The tick label being read.
+    var tick: (at: String, label: String)?
 
     func parser(
       _ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
@@ -70,6 +74,9 @@ struct SVGDocument {
       if name == "svg", document.root.isEmpty { document.root = attributes }
       let classes = Set((attributes["class"] ?? "").split(separator: " ").map(String.init))
       if name == "title" { title = "" }
+      if name == "text", classes.contains("tick-label") {
+        tick = (attributes["data-at"] ?? "", "")
+      }
       if name == "line", classes.contains("latency"), let lane {
         document.latenciesByLane[lane, default: []].append(
           (attributes["data-from"] ?? "", attributes["data-at"] ?? ""))
@@ -94,6 +101,7 @@ struct SVGDocument {
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
       title? += string
+      tick?.label += string
     }
 
     func parser(
@@ -102,6 +110,10 @@ struct SVGDocument {
     ) {
       if name == "title", let text = title { document.titles.append(text) }
       if name == "title" { title = nil }
+      if name == "text", let tick {
+        document.ticks.append(tick)
+        self.tick = nil
+      }
     }
   }
 }
