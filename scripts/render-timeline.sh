@@ -6,8 +6,9 @@
 #
 #   scripts/render-timeline.sh OUTDIR SCRIPT...   OUTDIR/NAME.html and OUTDIR/NAME.png each
 #   scripts/render-timeline.sh --docs             the pictures the manual and the README show
-#                                                 (the demo's run, and each example's), written
-#                                                 into the documentation catalog
+#                                                 (the demo's run, each example's, and one
+#                                                 lane of each kind alone: timeline-lane-KIND),
+#                                                 written into the documentation catalog
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,13 +26,15 @@ swift build --product entitlement-cache >&2
 cli="$(swift build --show-bin-path)/entitlement-cache"
 width=1320
 
-# render PAGE PNG: a screenshot as tall as the picture, without the legend below it.
+# render PAGE PNG [ABOVE]: a screenshot as tall as the picture, without the legend below it.
+# ABOVE is how much of the page is above the picture: 108 pixels for a page as `simulate`
+# writes it (the margin, the title and the summary), 20 for a lane's page (the margin alone).
 render() {
-  local page="$1" png="$2" svg_height height
+  local page="$1" png="$2" above="${3:-108}" svg_height height
   svg_height=$(grep -o 'class="timeline" width="[0-9.]*" height="[0-9.]*"' "$page" |
     sed 's/.*height="\([0-9]*\).*/\1/')
   [[ -n "$svg_height" ]] || { echo "render-timeline: $page holds no timeline" >&2; exit 1; }
-  height=$((svg_height + 108))
+  height=$((svg_height + above))
   rm -f "$png"
   timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
     --force-device-scale-factor=1 --window-size="$width,$height" \
@@ -104,6 +107,74 @@ draw() {
     --timeline "$page" >/dev/null)
 }
 
+# lane PAGE KIND LANEPAGE: a page of the first lane of KIND in PAGE's picture, alone: PAGE's
+# head and style, its SVG's definitions and axis, and the lane moved up under the axis, the SVG
+# as tall as that one lane (the axis' ticks and quiet stretches shortened with it). No title,
+# summary or legend: the manual's text around the picture says what the lane shows.
+lane() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+page, kind, out = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(page, encoding="utf-8").read()
+def fail(problem):
+    sys.exit(f"render-timeline: {page}: {problem}")
+def number(value):
+    return str(int(value)) if value == int(value) else f"{value:.1f}"
+body = text.find("<body>\n")
+opening = re.search(r'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="([0-9.]+)" '
+                    r'height="([0-9.]+)" viewBox="0 0 [0-9.]+ [0-9.]+"', text)
+if body < 0 or opening is None:
+    fail("holds no timeline")
+end = text.find("</svg>\n", opening.start())
+# Every lane starts a line of the SVG, after the definitions and the axis; hover text, which
+# may hold line breaks, is escaped, so no line of it starts with a tag.
+first = re.search(r'(?m)^<g class="lane ', text[opening.start():end])
+if end < 0 or first is None:
+    fail("holds no lane")
+top_part = text[opening.start():opening.start() + first.start()]
+lanes = re.split(r'(?m)^(?=<g class="lane )', text[opening.start() + first.start():end])
+lanes = [lane for lane in lanes if lane]
+ground = re.compile(r'<rect class="lane-ground" x="[0-9.]+" y="([0-9.]+)" width="[0-9.]+" '
+                    r'height="([0-9.]+)"/>')
+def place(lane):
+    found = ground.search(lane)
+    if found is None:
+        fail("a lane without its ground")
+    return float(found.group(1)), float(found.group(2))
+chosen = [lane for lane in lanes if lane.startswith(f'<g class="lane lane-{kind}" ')]
+if not chosen:
+    fail(f"no lane of kind {kind}")
+lane = chosen[0]
+axis_bottom = place(lanes[0])[0]
+last_y, last_height = place(lanes[-1])
+below = float(opening.group(2)) - (last_y + last_height)
+y, lane_height = place(lane)
+height = axis_bottom + lane_height + below
+# The axis' lines and shades ran to the old picture's bottom, less 10 (TimelineSVG's axis).
+bottom = height - 10
+top_part, ticks = re.subn(r'(<line class="tick" [^>]*?y2=")[0-9.]+"',
+                          lambda m: f'{m.group(1)}{number(bottom)}"', top_part)
+top_part, shades = re.subn(r'(<rect class="break-shade" [^>]*?height=")[0-9.]+"',
+                           lambda m: f'{m.group(1)}{number(bottom - 28)}"', top_part)
+if ticks == 0:
+    fail("an axis without ticks")
+width = opening.group(1)
+top_part = top_part.replace(
+    opening.group(0),
+    f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
+    f'height="{number(height)}" viewBox="0 0 {width} {number(height)}"', 1)
+title = re.match(r'<g class="lane [^"]*" data-lane="([^"]*)"', lane).group(1)
+top_part = top_part.replace('aria-label="timeline of the run"',
+                            f'aria-label="the {title} lane of a timeline"', 1)
+if y > axis_bottom:
+    lane = lane.replace(f'<g class="lane lane-{kind}" ',
+                        f'<g class="lane lane-{kind}" transform="translate(0,-{number(y - axis_bottom)})" ', 1)
+with open(out, "w", encoding="utf-8") as file:
+    file.write(text[:body + len("<body>\n")] + top_part + lane.rstrip("\n") + "\n</svg>\n"
+               + "</body>\n</html>\n")
+PY
+}
+
 if [[ "${1:-}" == "--docs" ]]; then
   out=Sources/EntitlementCacheCLI/EntitlementCacheCLI.docc/Resources
   mkdir -p "$out"
@@ -116,10 +187,21 @@ if [[ "${1:-}" == "--docs" ]]; then
     draw "$script" "$scratch/$name.html"
     render "$scratch/$name.html" "$out/timeline-$name.png"
   done
+  # One lane of each kind, for the manual's list of lanes: the demo's, but for the device
+  # clock and the device lock, which the demo does not draw.
+  for kind in access freshness user phase clock lock network purchases diagnostics; do
+    case "$kind" in
+      clock) page="$scratch/clock-set-back.html" ;;
+      lock) page="$scratch/locked-at-launch.html" ;;
+      *) page="$scratch/entitlement-cache-demo-timeline.html" ;;
+    esac
+    lane "$page" "$kind" "$scratch/lane-$kind.html"
+    render "$scratch/lane-$kind.html" "$out/timeline-lane-$kind.png" 20
+  done
   exit 0
 fi
 
-[[ $# -ge 2 ]] || { sed -n '2,9p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,11p' "$0" >&2; exit 2; }
 out="$1"
 shift
 mkdir -p "$out"
