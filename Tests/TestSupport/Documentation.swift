@@ -28,7 +28,10 @@ public enum Documentation {
     guard let begin = source.range(of: "// \(marker): begin\n"),
       let end = source.range(of: "// \(marker): end\n", range: begin.upperBound..<source.endIndex)
     else { throw MissingMarkers(path: path, marker: marker) }
-    return String(source[begin.upperBound..<end.lowerBound])
+    // An end marker indented with its code leaves its indentation after the last line.
+    var code = String(source[begin.upperBound..<end.lowerBound])
+    while code.hasSuffix(" ") { code.removeLast() }
+    return code
   }
 
   /// A file without the markers ``markedExample(in:marker:)`` looks for.

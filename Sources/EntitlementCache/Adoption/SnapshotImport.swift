@@ -44,7 +44,10 @@ public struct SnapshotImport: Sendable, Hashable {
   /// mark at the time a read now decides with: the import is a write, so a clock set back
   /// after it gains nothing, and the mark `existing` holds is raised, never lowered. A save
   /// ahead of that time within the policy's ``OfflinePolicy/clockRollbackTolerance`` is taken
-  /// as at that time. Device times are to the millisecond, as a file keeps them.
+  /// as at that time. It replaces the scope's bookkeeping, keeping only that mark: a failed
+  /// refresh's time and reason are gone, and the snapshot reads stale, not offline. Device
+  /// times are truncated to the millisecond, as a file keeps them. Pass the policy your reads
+  /// use when they are given none.
   ///
   /// - Throws: ``ImportRefusal/savedAfterNow`` when the save is ahead by more than the
   ///   tolerance (a clock set back since the save would re-grant what lapsed), and

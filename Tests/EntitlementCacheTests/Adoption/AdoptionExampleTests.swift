@@ -17,6 +17,17 @@ struct AdoptionExampleTests {
       "AdoptingOnAnInstalledBase.md's example drifted from AdoptionExample.swift")
   }
 
+  @Test("the article shows exactly MiniSDK's import, which its own tests run through the kit")
+  func articleShowsMiniSDKsImport() throws {
+    let article = try Documentation.article("AdoptingOnAnInstalledBase")
+    let code = try Documentation.markedExample(
+      in: "Examples/MiniSDK/Sources/MiniSDK/DictionaryCustomerInfoCache.swift",
+      marker: "AdoptingOnAnInstalledBase.md, a cache of your own")
+    #expect(
+      article.contains("```swift\n" + code + "```\n"),
+      "AdoptingOnAnInstalledBase.md's cache of your own drifted from MiniSDK's")
+  }
+
   /// An offline first launch after the upgrade: what was still valid grants (not high trust),
   /// what lapsed since the save is denied, and running it again changes nothing.
   @Test func theExampleImportsAsOfTheSave() throws {

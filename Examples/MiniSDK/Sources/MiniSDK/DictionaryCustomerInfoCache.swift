@@ -92,6 +92,7 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
     }
   }
 
+  // AdoptingOnAnInstalledBase.md, a cache of your own: begin
   /// Stores a previous cache's snapshot as of its save, only into a scope that holds no
   /// snapshot, decided under the same lock as the write.
   public func importSnapshot(_ request: SnapshotImport, for scope: CacheScope) throws(CacheError)
@@ -103,7 +104,8 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
       let existing = state.entries[scope]
       guard existing?.snapshot == nil else { return .scopeAlreadyFilled }
       do throws(ImportRefusal) {
-        // Over what a failed refresh left, so its high-water mark is kept.
+        // Over what a failed refresh left, so its high-water mark is kept; with the policy
+        // reads use when they pass none.
         let bookkeeping = try request.bookkeeping(
           at: now, bootInstant: boot, over: existing?.bookkeeping, policy: policy)
         state.entries[scope] = Entry(snapshot: request.snapshot, bookkeeping: bookkeeping)
@@ -114,6 +116,7 @@ public final class DictionaryCustomerInfoCache: CustomerInfoCache, CustomerInfoC
       }
     }
   }
+  // AdoptingOnAnInstalledBase.md, a cache of your own: end
 
   /// Records a failed refresh now; the snapshot and its access stay as they were. The mark
   /// rises as a read's does, to the device time a read now decides with: in the refresh's boot
