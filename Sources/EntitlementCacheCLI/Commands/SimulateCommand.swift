@@ -87,8 +87,9 @@ enum SimulateCommand: Command {
     }
     let timelineFile = invocation.arguments.value("--timeline")
     if let timelineFile {
-      try TimelineFile.checkWritable(
-        timelineFile, notOver: [file] + (script.database.map { [$0] } ?? []))
+      // The database, and the files SQLite keeps beside it.
+      let database = script.database.map { db in ["", "-wal", "-shm", "-journal"].map { db + $0 } }
+      try TimelineFile.checkWritable(timelineFile, notOver: [file] + (database ?? []))
     }
     let outcome = try SimulationRunner(script: script).run()
     Console.out(
@@ -100,7 +101,8 @@ enum SimulateCommand: Command {
         Timeline(script: script, events: outcome.events, stepsRun: outcome.stepsRun),
         events: outcome.events.count, title: "Timeline of \(file)", to: timelineFile,
         stopped: outcome.failure.map { _ in
-          "The run stopped here: the database refused a write (exit 3; the error is on stderr)."
+          "The run stopped here: the database could not be opened or written (exit 3; the error "
+            + "is on stderr)."
         })
     }
     if let failure = outcome.failure { throw failure }

@@ -71,10 +71,11 @@ enum SimulationOutput {
 
   /// Whether the server answered the fetch at all: false after a transient failure (no
   /// network, a timeout, a 5xx), true after any other end of a request; nil for a forced wait
-  /// that stopped before the answer, which says nothing of the network.
+  /// that stopped before the answer, and for an answer or failure the cache could not record
+  /// (its line says only `storageFailed`), which say nothing of the network.
   static func serverAnswered(_ outcome: RefreshOutcome) -> Bool? {
     switch outcome {
-    case .timedOut: nil
+    case .timedOut, .storageFailed: nil
     case .failed(.transient): false
     default: true
     }

@@ -22,8 +22,8 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     var remaining: [String: [ScriptedAnswer]]
     var remainingPosts: [String: [ScriptedPostAnswer]]
     var inFlight = 0
-    /// Each fetch answered, by user, with when its request arrived, in the order answered.
-    var answeredFetches: [(user: String, arrived: Int64)] = []
+    /// Each fetch request not yet reported, by user, with when it arrived, in arrival order.
+    var fetchRequests: [(user: String, arrived: Int64)] = []
   }
 
   private let state: Locked<State>
@@ -51,14 +51,15 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   /// passed. The run goes on while one is, so a late answer is not cut off by the last step.
   var answersInFlight: Int { state.withLock { $0.inFlight } }
 
-  /// When the request of `user`'s latest answered fetch arrived, forgetting it and any before
-  /// it: the client fetches one request a user at a time and reports it as soon as its answer
-  /// lands, so the report being written now is that fetch's. Nil when none was answered since
-  /// the last report (a forced wait that stopped before the answer).
+  /// When `user`'s latest fetch request arrived, forgetting it and any before it: the client
+  /// sends one request a user at a time and reports it when it ends (its answer landed, or
+  /// the client's own timeout gave up on it), so the report being written now is that
+  /// request's; an earlier one was given up on or lost with a killed process. Nil when no
+  /// request arrived since the last report.
   func takeArrival(ofFetchFor user: String) -> Int64? {
     state.withLock { state in
-      let latest = state.answeredFetches.last { $0.user == user }?.arrived
-      state.answeredFetches.removeAll { $0.user == user }
+      let latest = state.fetchRequests.last { $0.user == user }?.arrived
+      state.fetchRequests.removeAll { $0.user == user }
       return latest
     }
   }
@@ -66,8 +67,9 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
     -> FetchedCustomerInfo
   {
+    let now = start + SimulationTime.milliseconds(runtime.elapsed)
+    state.withLock { $0.fetchRequests.append((request.appUserID, now)) }
     let (taken, arrived) = try await take(\.remaining, for: request.appUserID)
-    state.withLock { $0.answeredFetches.append((request.appUserID, arrived)) }
     guard let answer = taken else { throw .transient(status: nil) }
     switch answer.reply {
     case .failure(let failure):

@@ -123,7 +123,6 @@ private final class SimulatedDevice: Sendable {
       identity: script.identity)
     log = EventLog(now: { start + SimulationTime.milliseconds(runtime.elapsed) })
     deviceLock = script.locksDevice ? try DeviceLock() : nil
-    if script.startsLocked { deviceLock?.lock() }
     let identity: ClientIdentity
     do {
       identity = try ClientIdentity(
@@ -132,6 +131,14 @@ private final class SimulatedDevice: Sendable {
     } catch {
       // The parser rejects empty parts, the only thing a scope refuses.
       throw CLIError.usage("identity: \(error)")
+    }
+    if script.startsLocked {
+      // Locked, every file is refused alike: a file the run could never use (a damaged one,
+      // another program's, one this user may not open) would pass for a locked one. Opened
+      // once unlocked first, it is refused as an unlocked run refuses it.
+      close(try openCache(onDiagnostic: { _ in }))
+      if let failure { throw failure }
+      deviceLock?.lock()
     }
     let app = try launch(identity)
     state.withLock { $0.app = app }
@@ -214,7 +221,9 @@ private final class SimulatedDevice: Sendable {
       do {
         _ = try await client.logOut(to: SimulationScript.anonymousUser)
       } catch {
-        failUnlessLocked(error)
+        // The log-out did not happen (the previous user's snapshot could not be removed, the
+        // device locked or not): the run stops here rather than go on as the same user.
+        fail(CLIError(error, path: path))
       }
     case .refresh(nil):
       _ = await client.refresh()
@@ -293,27 +302,7 @@ private final class SimulatedDevice: Sendable {
       guard running.isRunning else { return }
       log.record(user: diagnostic.scope.flatMap { labels[$0.key] }, .diagnostic(diagnostic))
     }
-    var cacheConfiguration = CacheConfiguration()
-    cacheConfiguration.policy = script.policy
-    cacheConfiguration.trustRoots = signer?.roots
-    cacheConfiguration.onDiagnostic = recordDiagnostic
-    // A script may come from someone else, and its `db` names any path: a file there that is
-    // not a usable database is refused and left as it is, never moved aside and replaced.
-    cacheConfiguration.damageHandling = .fail
-    cacheConfiguration.vfsName = deviceLock?.name
-    let cache: SQLiteCustomerInfoCache
-    do {
-      cache = try SQLiteCustomerInfoCache(
-        path: path, configuration: cacheConfiguration, clock: runtime.clock)
-    } catch {
-      throw CLIError(error, path: path)
-    }
-    // An app waits for a file it cannot open yet; a replay on one would show only the waiting,
-    // whatever the script holds. Refused as every command refuses it (exit 3), before any step.
-    // A script that launches the device locked means the waiting, until its `unlock`.
-    if deviceLock?.isLocked != true, let error = cache.awaitedStorageError(.open) {
-      throw CLIError(error, path: path)
-    }
+    let cache = try openCache(onDiagnostic: recordDiagnostic)
     var configuration = ClientConfiguration()
     configuration.watchedEntitlements = script.watched
     // One process owns the file, so there is no other writer to look for; polling for one
@@ -354,6 +343,38 @@ private final class SimulatedDevice: Sendable {
       }
     }
     return App(cache: cache, client: client, running: running)
+  }
+
+  /// Opens the run's cache file through the device's VFS, telling `onDiagnostic` what it
+  /// notices.
+  ///
+  /// - Throws: ``CLIError`` for a file that is not a usable database, or that cannot be opened
+  ///   while the device is unlocked.
+  private func openCache(
+    onDiagnostic: @escaping DiagnosticHandler
+  ) throws(CLIError) -> SQLiteCustomerInfoCache {
+    var configuration = CacheConfiguration()
+    configuration.policy = script.policy
+    configuration.trustRoots = signer?.roots
+    configuration.onDiagnostic = onDiagnostic
+    // A script may come from someone else, and its `db` names any path: a file there that is
+    // not a usable database is refused and left as it is, never moved aside and replaced.
+    configuration.damageHandling = .fail
+    configuration.vfsName = deviceLock?.name
+    let cache: SQLiteCustomerInfoCache
+    do {
+      cache = try SQLiteCustomerInfoCache(
+        path: path, configuration: configuration, clock: runtime.clock)
+    } catch {
+      throw CLIError(error, path: path)
+    }
+    // An app waits for a file it cannot open yet; a replay on one would show only the waiting,
+    // whatever the script holds. Refused as every command refuses it (exit 3), before any step.
+    // A script that locks the device means the waiting, until its `unlock`.
+    if deviceLock?.isLocked != true, let error = cache.awaitedStorageError(.open) {
+      throw CLIError(error, path: path)
+    }
+    return cache
   }
 
   /// The label of every user the script names (its identity, the server's users and those it

@@ -13,13 +13,19 @@
 /// Where `simulate --timeline` and the demo write a timeline's page.
 enum TimelineFile {
   /// Refuses, before the run, a path the page must not or cannot be written to: an empty one;
-  /// a directory, a device, a pipe or a link; the script itself or the run's database (any
-  /// SQLite file); one in a folder that does not exist or that this process cannot write; a
-  /// file it cannot write. Only a regular file is ever replaced.
+  /// a directory, a device, a pipe or a link; one of `others` (the script, the run's database
+  /// and its companions), whether or not it exists yet; any SQLite file; one in a folder that
+  /// does not exist or that this process cannot write; a file it cannot write. Only a regular
+  /// file is ever replaced.
   static func checkWritable(_ path: String, notOver others: [String] = []) throws(CLIError) {
     try InputFile.checkLength(of: path, named: "--timeline")
     guard !path.isEmpty else { throw CLIError.usage("--timeline: empty path") }
     let shown = TerminalText.excerpt(path)
+    // A database the run will create is not there yet: compared by where its name leads.
+    for other in others where samePlace(path, other) {
+      throw CLIError.usage(
+        "--timeline: \(shown) is \(TerminalText.excerpt(other)), which the page would replace")
+    }
     var info = stat()
     if lstat(path, &info) == 0 {
       guard (info.st_mode & S_IFMT) == S_IFREG else {
@@ -61,6 +67,18 @@ enum TimelineFile {
       throw CLIError.storage(
         "\(TerminalText.excerpt(path)): cannot write the timeline (\(error.localizedDescription))")
     }
+  }
+
+  /// Whether two paths name the same entry of the same folder, existing or not.
+  private static func samePlace(_ a: String, _ b: String) -> Bool {
+    func place(_ path: String) -> String? {
+      let url = URL(fileURLWithPath: path)
+      guard let folder = realpath(url.deletingLastPathComponent().path, nil) else { return nil }
+      defer { free(folder) }
+      return String(cString: folder) + "/" + url.lastPathComponent
+    }
+    guard let first = place(a), let second = place(b) else { return false }
+    return first == second
   }
 
   private static func sameFile(_ a: String, _ b: String) -> Bool {
