@@ -1,6 +1,5 @@
 import CSQLite
 import EntitlementCache
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -21,7 +20,7 @@ import Synchronization
 /// `@unchecked Sendable` is sound because:
 /// - `vfs` is written once, in `init`, before the VFS is registered, and freed in `deinit`
 ///   after it is unregistered; SQLite only reads it in between;
-/// - `locked` is an atomic, read by `xOpen` on whatever thread opens a file.
+/// - `locked` is behind its own lock, read by `xOpen` on whatever thread opens a file.
 final class DeviceLock: @unchecked Sendable {
   /// The VFS as SQLite sees it, with what `xOpen` needs beside it: SQLite hands each method a
   /// pointer to `vfs`, so the method finds the rest from that pointer.
@@ -40,7 +39,7 @@ final class DeviceLock: @unchecked Sendable {
 
   /// The name the cache's configuration opens the file through.
   let name: String
-  private let locked = Atomic<Bool>(false)
+  private let locked = Locked(false)
   private let registered: UnsafeMutablePointer<Registered>
   private let nameBytes: UnsafeMutablePointer<CChar>
 
@@ -98,11 +97,11 @@ final class DeviceLock: @unchecked Sendable {
   }
 
   /// Whether a file opened now is refused.
-  var isLocked: Bool { locked.load(ordering: .acquiring) }
+  var isLocked: Bool { locked.withLock { $0 } }
 
   /// The device restarted and is not unlocked yet.
-  func lock() { locked.store(true, ordering: .releasing) }
+  func lock() { locked.withLock { $0 = true } }
 
   /// The device's first unlock: files open again.
-  func unlock() { locked.store(false, ordering: .releasing) }
+  func unlock() { locked.withLock { $0 = false } }
 }
