@@ -61,16 +61,18 @@ while offset < len(data):
 pixels = zlib.decompress(b"".join(chunks))
 if len(set(pixels[i:i + 3] for i in range(0, len(pixels) - 3, 97))) < 12:
     sys.exit(f"render-timeline: {path}: blank")
-# The picture as drawn: undo each row's PNG filter, then find where anything not white is.
-depth, color = data[24], data[25]
+# The picture as drawn: undo each row's PNG filter, then find the lanes' ground.
+depth, color, interlace = data[24], data[25], data[28]
 channels = {2: 3, 6: 4}.get(color)
-if depth != 8 or channels is None:
-    sys.exit(f"render-timeline: {path}: an 8-bit RGB or RGBA PNG expected")
+if depth != 8 or channels is None or interlace != 0:
+    sys.exit(f"render-timeline: {path}: an 8-bit RGB or RGBA PNG, not interlaced, expected")
 stride = w * channels
 rows, previous, offset = [], bytearray(stride), 0
 for _ in range(h):
     kind, line = pixels[offset], bytearray(pixels[offset + 1:offset + 1 + stride])
     offset += 1 + stride
+    if kind > 4:
+        sys.exit(f"render-timeline: {path}: a row with filter {kind}, which PNG does not have")
     for i in range(stride):
         left = line[i - channels] if i >= channels else 0
         up, corner = previous[i], previous[i - channels] if i >= channels else 0

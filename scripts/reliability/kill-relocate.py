@@ -21,7 +21,9 @@ an app killed at launch would be, RUNS times:
 
 BIN: the second argument, else $ENTITLEMENT_CACHE_BIN, else the release build of this package
 (built when missing). KILL_SEED (env) replays a run's random choices; KEEP_TMP=1 keeps the
-temporary directory (kept anyway when a run fails). Exits 1 on any failure.
+temporary directory (kept anyway when a run fails). KILL_RELOCATE_LOSE=1 tries the checker: it
+then reads the new file as if the move had lost user o5's snapshot and purchase tx3, and every
+run must fail. Exits 1 on any failure.
 """
 
 import json
@@ -114,6 +116,9 @@ def held(binary, db):
     if result.returncode != 0:
         raise AssertionError(f"queue of {os.path.basename(db)}: {result.stderr.strip()}")
     queued = [entry["transactionId"] for entry in json.loads(result.stdout)["purchases"]]
+    if os.environ.get("KILL_RELOCATE_LOSE") == "1" and os.path.basename(db) == "new.sqlite":
+        dates.pop("o5", None)
+        queued = [transaction for transaction in queued if transaction != "tx3"]
     return dates, queued
 
 

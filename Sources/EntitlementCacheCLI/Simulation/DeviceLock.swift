@@ -18,8 +18,11 @@ import EntitlementCache
 /// one of its own, so runs in one process never share the switch.
 ///
 /// `@unchecked Sendable` is sound because:
-/// - `vfs` is written once, in `init`, before the VFS is registered, and freed in `deinit`
-///   after it is unregistered; SQLite only reads it in between;
+/// - Swift writes the registration once, in `init`, before SQLite has it, and never again; while
+///   it is registered, SQLite alone changes it (its `pNext`, when another VFS is registered or
+///   unregistered), under SQLite's own mutex; `deinit` unregisters it before freeing it;
+/// - the unretained reference to `self` inside it is read only by `xOpen`, which SQLite calls
+///   only while the VFS is registered, that is, while `self` is alive;
 /// - `locked` is behind its own lock, read by `xOpen` on whatever thread opens a file.
 final class DeviceLock: @unchecked Sendable {
   /// The VFS as SQLite sees it, with what `xOpen` needs beside it: SQLite hands each method a
@@ -73,10 +76,9 @@ final class DeviceLock: @unchecked Sendable {
     }
     registered.initialize(to: Registered(vfs: vfs, platform: platform, lock: .passUnretained(self)))
     let status = sqlite3_vfs_register(vfsPointer, 0)
+    // Every property is set, so `deinit` runs on this throw too and frees what `init` made
+    // (unregistering a VFS SQLite never took changes nothing).
     guard status == SQLITE_OK else {
-      registered.deinitialize(count: 1)
-      registered.deallocate()
-      nameBytes.deallocate()
       throw CLIError.storage("simulate: SQLite refused the simulated device's VFS (\(status))")
     }
   }

@@ -36,8 +36,9 @@ package struct SimulationRunner {
     package var stepsRun: Int
   }
 
-  /// The device's boot session: one boot clock for the whole run, since a relaunch is a new
-  /// process, not a reboot, so the boot clock of the time model (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TimeModel.md`) carries
+  /// The device's boot session: one boot clock for the run, since a relaunch is a new process,
+  /// not a reboot (unless it is a locked one, which restarts the device in a new session), so
+  /// the boot clock of the time model (`Sources/EntitlementCache/EntitlementCache.docc/Articles/TimeModel.md`) carries
   /// across it, as on a phone. Each run is a boot of its own: a kept database's readings from
   /// an earlier run, whose boot clock also started at zero, must not look like this boot's. The
   /// name is never printed and never equals a stored one, so the output does not depend on it.

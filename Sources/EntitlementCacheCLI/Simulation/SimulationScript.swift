@@ -53,13 +53,12 @@ package struct SimulationScript: Sendable {
     }
   }
 
-  /// Whether the app's first launch is a locked one: the file is opened before the first step,
-  /// so the device is locked from the run's start.
+  /// Whether the app's first launch is a locked `start`: the file is opened before the first
+  /// step, so the device is locked from the run's start. A locked `relaunch` restarts a device
+  /// that was unlocked until then, even as the first launch step.
   var startsLocked: Bool {
-    switch steps.first(where: \.isStart)?.action {
-    case .start(_, locked: true)?, .relaunch(_, locked: true)?: true
-    default: false
-    }
+    if case .start(_, locked: true)? = steps.first(where: \.isStart)?.action { return true }
+    return false
   }
 }
 

@@ -33,7 +33,9 @@ struct TimeAxis {
     self.width = width
     let points = Array(Set(instants.filter { $0 > start && $0 < self.end })).sorted()
     let gaps = zip([start] + points, points + [self.end]).map { $1 - $0 }.sorted()
-    let median = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+    // The lower median: with half the gaps long (a burst, hours, a burst), the short ones set
+    // the pace, and the long ones are still drawn short.
+    let median = gaps.isEmpty ? 0 : gaps[(gaps.count - 1) / 2]
     let cap = max(
       Int64(Double(self.end - start) * Self.breakFraction), 1_000,
       min(median, Int64.max / Self.breakMultiple) * Self.breakMultiple)

@@ -59,7 +59,7 @@ struct TimelineSVG {
       svg += "width=\"\(Self.number(axis.width))\" height=\"\(Self.number(height))\"/>"
       svg += "<text class=\"lane-title\" x=\"8\" y=\"\(Self.number(y + height / 2 + 4))\">"
       svg += "\(Self.xml(Self.shortened(lane.title, to: 17)))</text>"
-      // A lane with marks has one where each of its bands starts: its labels begin past it.
+      // A lane with marks may have one where a band starts: its labels begin past it.
       svg += drawBands(
         lane.bands, axis: axis, y: y, height: height, labelInset: lane.markers.isEmpty ? 4 : 12)
       svg += drawMarkers(lane.markers, axis: axis, y: y, height: height)

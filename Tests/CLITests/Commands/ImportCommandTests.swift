@@ -61,7 +61,9 @@ import Testing
     #expect(refreshed["importLabel"] is NSNull)
     // The text says where a snapshot came from only when it is an import.
     let textAfter = try workspace.run(
-      "check", Sample.scope() + ["--entitlement", "team", "--now", "2026-12-05T12:00:02Z"])
+      "check", Sample.scope() + ["--entitlement", "pro", "--now", "2026-12-05T12:00:02Z"])
+    #expect(textAfter.status == 0, "\(textAfter.stderr)")
+    #expect(textAfter.stdout.contains("verification"), "\(textAfter.stdout)")
     #expect(!textAfter.stdout.contains("origin"), "\(textAfter.stdout)")
   }
 

@@ -168,6 +168,20 @@ import Testing
     }
   }
 
+  @Test("a burst, hours of nothing, a burst: the quiet hours are drawn short, with their length")
+  func quietHoursDrawnShort() throws {
+    for second in [["+1s"], ["+1s", "+2s", "+35998s", "+35999s"]] {
+      let steps = second.map { #"{ "at": "\#($0)", "do": "check", "entitlement": "pro" }"# }
+      let script = """
+        { "start": "2026-11-30T12:00:00Z", \(SampleScope.scriptIdentity),
+          "steps": [ \(steps.joined(separator: ", ")), { "at": "+10h", "do": "check", "entitlement": "pro" } ] }
+        """
+      let page = try TimelineCheck(script: script).page
+      #expect(page.contains(#"<g class="break""#), "\(second): no stretch drawn short")
+      #expect(page.contains("≈ 10 h") || page.contains("≈ 9 h"), "\(second)")
+    }
+  }
+
   @Test("twenty entitlements over a year stay under 2 MB")
   func manyLanes() throws {
     let watched = (1...20).map { "\"key\($0)\"" }.joined(separator: ", ")

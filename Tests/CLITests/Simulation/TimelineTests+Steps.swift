@@ -83,7 +83,7 @@ extension TimelineCheck {
       if step.fields["locked"] as? Bool == true {
         // The first launch opens the file before any step: locked from the run's start. A
         // restart later locks a device that was unlocked until then.
-        if index == firstLaunch {
+        if index == firstLaunch, step.action == "start" {
           locks.append(Change(at: runStart, state: "locked"))
         } else {
           if locks.isEmpty { locks.append(Change(at: runStart, state: "unlocked")) }

@@ -180,8 +180,9 @@ struct TimelineCheck {
         let name = decision["entitlement"] as? String ?? "?"
         access[name, default: []].append(Change(at: at, state: key(decision), user: user))
         freshness.append(Change(at: at, state: snapshotKey(decision), user: user))
-      case "fetch" where line["outcome"] as? String != "timedOut":
-        // A forced wait that stopped says nothing of the server; any other end does.
+      case "fetch" where !["timedOut", "storageFailed"].contains(line["outcome"] as? String):
+        // A forced wait that stopped, or an end the cache could not record, says nothing of
+        // the server; any other end does.
         let answered = line["failure"] as? String != "transient"
         answers.append(Change(at: at, state: answered ? "answering" : "no-answer", user: nil))
       default: break
