@@ -133,9 +133,8 @@ public protocol CustomerInfoImporting: CustomerInfoCache {
   /// same transaction (or under the same lock) as the write.
   ///
   /// The bookkeeping is ``SnapshotImport/bookkeeping(at:bootInstant:over:policy:)``'s at the
-  /// clock's now, and
-  /// the origin ``SnapshotOrigin/imported(label:importedAt:)`` is kept with it until a refresh
-  /// replaces the snapshot, which the first successful one does.
+  /// clock's now, and the origin ``SnapshotOrigin/imported(label:importedAt:)`` is kept with it
+  /// until a refresh replaces the snapshot, which the first successful one does.
   ///
   /// - Returns: What happened; only ``ImportOutcome/imported`` changed anything.
   /// - Throws: ``CacheError/invalidSnapshot(_:)`` for a snapshot over the cache's size limit;

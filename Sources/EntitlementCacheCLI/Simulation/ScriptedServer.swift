@@ -47,6 +47,9 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
     self.identity = identity
   }
 
+  /// The true virtual time, in milliseconds since the Unix epoch: when a request arrives.
+  private var now: Int64 { start + SimulationTime.milliseconds(runtime.elapsed) }
+
   /// How many answers are on their way: requests that took an answer whose latency has not
   /// passed. The run goes on while one is, so a late answer is not cut off by the last step.
   var answersInFlight: Int { state.withLock { $0.inFlight } }
@@ -67,8 +70,8 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   func fetchCustomerInfo(_ request: FetchRequest) async throws(FetchFailure)
     -> FetchedCustomerInfo
   {
-    let now = start + SimulationTime.milliseconds(runtime.elapsed)
-    state.withLock { $0.fetchRequests.append((request.appUserID, now)) }
+    let requestedAt = now
+    state.withLock { $0.fetchRequests.append((request.appUserID, requestedAt)) }
     let (taken, arrived) = try await take(\.remaining, for: request.appUserID)
     guard let answer = taken else { throw .transient(status: nil) }
     switch answer.reply {
@@ -126,7 +129,7 @@ final class ScriptedServer: CustomerInfoFetcher, PurchasePoster {
   private func take<Answer: Sendable & ScriptedLatency>(
     _ list: WritableKeyPath<State, [String: [Answer]]> & Sendable, for user: String
   ) async throws(FetchFailure) -> (answer: Answer?, arrived: Int64) {
-    let arrived = start + SimulationTime.milliseconds(runtime.elapsed)
+    let arrived = now
     let answer: Answer? = state.withLock { state in
       // The user whose label has the request's bytes: a dictionary lookup would also take
       // another user whose ID is the same text in another Unicode form, which the cache and

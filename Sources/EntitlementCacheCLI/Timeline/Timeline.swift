@@ -195,7 +195,7 @@ extension Timeline {
       let when = SimulationTime.date(at).iso8601
       switch action {
       case .start(let phase, let locked):
-        phases.append((at, phase == .background ? "background" : "foreground", "launched"))
+        phases.append((at, phase.rawValue, "launched"))
         if locked {
           // The file is opened before the first step: locked from the run's start.
           locks.append(
@@ -211,7 +211,7 @@ extension Timeline {
           Marker(
             at: at, style: "relaunch", label: "relaunch",
             detail: "\(when)\nkilled and launched again on the same file\(restart)"))
-        phases.append((at, phase == .background ? "background" : "foreground", "relaunched"))
+        phases.append((at, phase.rawValue, "relaunched"))
         if locked {
           if locks.isEmpty { locks.append((start, "unlocked", "unlocked")) }
           locks.append(
