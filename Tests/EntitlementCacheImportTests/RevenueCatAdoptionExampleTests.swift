@@ -9,12 +9,11 @@ import Testing
 struct RevenueCatAdoptionExampleTests {
   @Test("the article shows exactly the example this file compiles")
   func articleShowsTheExample() throws {
-    let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let code = try Documentation.markedExample(
-      in: "Tests/EntitlementCacheImportTests/RevenueCatAdoptionExample.swift",
-      marker: "AdoptingOnAnInstalledBase.md, RevenueCat")
     #expect(
-      article.contains("```swift\n" + code + "```\n"),
+      try Documentation.article(
+        "AdoptingOnAnInstalledBase",
+        showsExampleIn: "Tests/EntitlementCacheImportTests/RevenueCatAdoptionExample.swift",
+        marker: "AdoptingOnAnInstalledBase.md, RevenueCat"),
       "AdoptingOnAnInstalledBase.md's RevenueCat example drifted from this file")
   }
 

@@ -34,6 +34,15 @@ public enum Documentation {
     return code
   }
 
+  /// Whether the article `name` shows, byte for byte in a Swift code block, the example
+  /// between `marker`'s lines in the file at `path` (``markedExample(in:marker:)``).
+  public static func article(
+    _ name: String, showsExampleIn path: String, marker: String
+  ) throws -> Bool {
+    let code = try markedExample(in: path, marker: marker)
+    return try article(name).contains("```swift\n" + code + "```\n")
+  }
+
   /// A file without the markers ``markedExample(in:marker:)`` looks for.
   public struct MissingMarkers: Error, CustomStringConvertible {
     /// The file.

@@ -8,23 +8,21 @@ import Testing
 struct AdoptionExampleTests {
   @Test("the article shows exactly the example this file compiles")
   func articleShowsTheExample() throws {
-    let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let code = try Documentation.markedExample(
-      in: "Tests/EntitlementCacheTests/Adoption/AdoptionExample.swift",
-      marker: "AdoptingOnAnInstalledBase.md")
     #expect(
-      article.contains("```swift\n" + code + "```\n"),
+      try Documentation.article(
+        "AdoptingOnAnInstalledBase",
+        showsExampleIn: "Tests/EntitlementCacheTests/Adoption/AdoptionExample.swift",
+        marker: "AdoptingOnAnInstalledBase.md"),
       "AdoptingOnAnInstalledBase.md's example drifted from AdoptionExample.swift")
   }
 
   @Test("the article shows exactly MiniSDK's import, which its own tests run through the kit")
   func articleShowsMiniSDKsImport() throws {
-    let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let code = try Documentation.markedExample(
-      in: "Examples/MiniSDK/Sources/MiniSDK/DictionaryCustomerInfoCache.swift",
-      marker: "AdoptingOnAnInstalledBase.md, a cache of your own")
     #expect(
-      article.contains("```swift\n" + code + "```\n"),
+      try Documentation.article(
+        "AdoptingOnAnInstalledBase",
+        showsExampleIn: "Examples/MiniSDK/Sources/MiniSDK/DictionaryCustomerInfoCache.swift",
+        marker: "AdoptingOnAnInstalledBase.md, a cache of your own"),
       "AdoptingOnAnInstalledBase.md's cache of your own drifted from MiniSDK's")
   }
 

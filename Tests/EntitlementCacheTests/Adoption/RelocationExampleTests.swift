@@ -8,12 +8,11 @@ import Testing
 struct RelocationExampleTests {
   @Test("the article shows exactly the move this file compiles")
   func articleShowsTheExample() throws {
-    let article = try Documentation.article("AdoptingOnAnInstalledBase")
-    let code = try Documentation.markedExample(
-      in: "Tests/EntitlementCacheTests/Adoption/RelocationExample.swift",
-      marker: "AdoptingOnAnInstalledBase.md, moving the file")
     #expect(
-      article.contains("```swift\n" + code + "```\n"),
+      try Documentation.article(
+        "AdoptingOnAnInstalledBase",
+        showsExampleIn: "Tests/EntitlementCacheTests/Adoption/RelocationExample.swift",
+        marker: "AdoptingOnAnInstalledBase.md, moving the file"),
       "AdoptingOnAnInstalledBase.md's move drifted from RelocationExample.swift")
   }
 
